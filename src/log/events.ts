@@ -1,0 +1,292 @@
+/**
+ * The event log's schema: every event the system writes, in one union (ARCHITECTURE "one idea").
+ *
+ * Invariants:
+ * - `seq` is dense and increasing per session, starting at 1; the store enforces it (expected-seq appends).
+ * - Events are never edited. Compaction, pruning and system-prompt rewrites append events whose
+ *   `surfaceOp` hides a range of surface nodes and puts the new event in its place (C1).
+ * - `data` round-trips byte for byte through both stores: tool-call arguments stay the model's exact string.
+ *
+ * Adding an event type means adding one row to `EventDataMap`; `assertNever` finds every switch to update.
+ */
+import type { AssistantBlock } from "./messages.js";
+
+export type SessionKind = "main" | "subagent" | "fork" | "ralph";
+
+export type TurnEndReason = "completed" | "max-tokens" | "blocked" | "aborted" | "error" | "interrupted";
+
+export type StepResult = "continue" | "completed" | "max-tokens" | "aborted" | "error";
+
+export type FinishKind = "stop" | "tool-calls" | "max-tokens" | "aborted" | "error";
+
+/** M20: usage kept disjoint. */
+export type Usage = {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens?: number;
+};
+
+/** A code from M17 (model errors), T3 (tool errors) or the loop's own, with the human-readable message. */
+export type ErrorInfo = { code: string; message: string };
+
+/** C1: hide the surface nodes from `startSeq` through `endSeq` (by position) and insert this event there. */
+export type SurfaceOp = { op: "replace"; startSeq: number; endSeq: number };
+
+/** Where a user-role message came from. Everything that is not `human` is harness-authored. */
+export type UserSource =
+  | "human"
+  | "runtime-context" // L13
+  | "time-context" // SP5
+  | "instructions" // SP6
+  | "skills" // SP7, T20
+  | "model-switch" // L14
+  | "mode-switch" // P2
+  | "policy-change" // T16
+  | "compact-checkpoint" // C8
+  | "context-reinjection" // after compaction: todos and goal (beyond DSH)
+  | "tool-context" // T15 additional contexts, G1 reminders
+  | "job-notice" // T9
+  | "subagent-settled" // S3
+  | "agent-message" // S5
+  | "goal-round" // P4
+  | "goal-wrapup" // P5
+  | "continuation" // §9 continuation checks
+  | "schedule"; // S8
+
+export type InboxQueue = "next-turn" | "next-step";
+export type InboxMode = "followup" | "steer" | "inject";
+
+/** L4: an inbox item as the log records it. The row in the store is the durable copy. */
+export type InboxItemRecord = { id: string; mode: InboxMode; source: UserSource; text: string };
+
+export type GoalPhase = "active" | "paused" | "blocked" | "complete";
+export type GoalSnapshot = {
+  id: string;
+  revision: number;
+  objective: string;
+  phase: GoalPhase;
+  roundsStarted: number;
+  maxRounds: number;
+  blockedReason?: string;
+};
+
+export type ApprovalDecision = "allow-once" | "allow-session" | "allow-always" | "deny" | "cancel";
+
+export interface EventDataMap {
+  // --- session lifecycle ---
+  "session/start": { kind: SessionKind; cwd?: string; parentId?: string; title?: string };
+  /** S1 fork: the parent's events up to `parentSeq` were copied above this marker (C9 stale-lock boundary). */
+  "session/end-seed": { parentId: string; parentSeq: number };
+  /** L18: an archived session's pre-step rejects with a `blocked` turn end. */
+  "session/archived": { archived: boolean };
+  "session/title": { title: string };
+
+  // --- agent driver (L1, L4, L6, L15) ---
+  "agent/status": { status: "idle" | "running" };
+  "agent/inbox/spliced": {
+    queue: InboxQueue;
+    op: "add" | "take" | "clear" | "redirect";
+    items: InboxItemRecord[];
+  };
+  "agent/error": ErrorInfo & { plugin?: string };
+
+  // --- turns and steps (L1, L2) ---
+  "turn/start": { trigger?: InboxMode | "resume" };
+  "turn/end": { reason: TurnEndReason; error?: ErrorInfo };
+  "step/start": Record<string, never>;
+  "step/end": { result: StepResult };
+
+  // --- model-visible messages (C1) ---
+  "system/message": { text: string; surfaceOp?: SurfaceOp };
+  "developer/message": { text: string; toolAdditions?: string[]; toolRemovals?: string[] };
+  "user/message": {
+    text: string;
+    source: UserSource;
+    inboxId?: string;
+    surfaceOp?: SurfaceOp;
+    /** C1: the raw events a replacement stands for. */
+    sourceEventSeqs?: number[];
+  };
+  "assistant/message": {
+    blocks: AssistantBlock[];
+    provider: string;
+    model: string;
+    finish: FinishKind;
+    usage?: Usage;
+    /** L7: cancelled mid-stream; the visible prefix is kept, tool calls are dropped. */
+    interrupted?: boolean;
+    /** M14: tool calls dropped because the reply was cut at max_tokens. */
+    droppedToolCalls?: number;
+  };
+  /** M16, L10: a failed or aborted attempt's output; log only, never model-visible. */
+  "assistant/attempt": { blocks: AssistantBlock[]; attempt: number; error: ErrorInfo };
+
+  // --- request envelope (L11, L14) ---
+  "request/header": {
+    provider: string;
+    model: string;
+    effort: string;
+    maxTokens: number;
+    tools: string[];
+    toolsHash: string;
+    systemHash: string;
+  };
+  "request/context": {
+    provider: string;
+    model: string;
+    contextWindow: number;
+    systemPromptUpdate: "in-history" | "rewrite";
+  };
+
+  // --- retry (M18) ---
+  "llm/retry": { attempt: number; delayMs: number; error: ErrorInfo };
+  "llm/retry-started": { attempt: number };
+
+  // --- tools (L8, L9, L19, T2, T15) ---
+  "tool/decision": {
+    callId: string;
+    name: string;
+    decision: "allow" | "deny" | "ask" | "cancel";
+    reason?: string;
+  };
+  /** The call was recorded as started (L9 distinguishes started from never started). */
+  "tool/call": { callId: string; name: string; arguments: string; synthetic?: boolean };
+  "tool/result": {
+    callId: string;
+    name: string;
+    text: string;
+    isError?: boolean;
+    code?: string;
+    synthetic?: boolean;
+    durationMs?: number;
+    /** C14: the full result lives in a spilled blob. */
+    spill?: { blobId: string; bytes: number };
+    /** C12: a pruned copy replacing the original result. */
+    surfaceOp?: SurfaceOp;
+  };
+
+  // --- context management (C9, C12) ---
+  "compaction/start": { reason: "pressure" | "overflow" | "manual" };
+  "compaction/summary": {
+    text: string;
+    startSeq: number;
+    endSeq: number;
+    tokensBefore?: number;
+    tokensAfter?: number;
+  };
+  "compaction/end": { ok: boolean; error?: string; replaced?: number };
+  "compaction/prune": { callId: string; resultSeq: number; charsBefore: number; charsAfter: number };
+
+  // --- background jobs (T9) ---
+  "job/started": { jobId: string; kind: string; label: string };
+  "job/finished": { jobId: string; status: string; exitCode?: number };
+
+  // --- goals (P3–P5) ---
+  "goal/updated": { goal: GoalSnapshot; action: string };
+  "goal/round": { round: number; maxRounds: number };
+
+  // --- subagents (S1, S3) ---
+  "subagent/started": { childId: string; mode: "spawn" | "fork"; task: string };
+  "subagent/settled": { childId: string; reason: string; closingMessage?: string };
+
+  // --- approvals and questions (T16, T18) ---
+  "approval/requested": { id: string; callId: string; tool: string; summary: string; reason?: string };
+  "approval/answered": { id: string; decision: ApprovalDecision };
+  "question/asked": { id: string; callId: string; questions: unknown[] };
+  "question/answered": { id: string; answers: unknown[] };
+
+  // --- planning (P2) ---
+  "plan/mode": { mode: "plan" | "default" };
+}
+
+export type EventType = keyof EventDataMap;
+
+export const EVENT_TYPES = [
+  "session/start",
+  "session/end-seed",
+  "session/archived",
+  "session/title",
+  "agent/status",
+  "agent/inbox/spliced",
+  "agent/error",
+  "turn/start",
+  "turn/end",
+  "step/start",
+  "step/end",
+  "system/message",
+  "developer/message",
+  "user/message",
+  "assistant/message",
+  "assistant/attempt",
+  "request/header",
+  "request/context",
+  "llm/retry",
+  "llm/retry-started",
+  "tool/decision",
+  "tool/call",
+  "tool/result",
+  "compaction/start",
+  "compaction/summary",
+  "compaction/end",
+  "compaction/prune",
+  "job/started",
+  "job/finished",
+  "goal/updated",
+  "goal/round",
+  "subagent/started",
+  "subagent/settled",
+  "approval/requested",
+  "approval/answered",
+  "question/asked",
+  "question/answered",
+  "plan/mode",
+] as const satisfies readonly EventType[];
+
+// Compile-time check that EVENT_TYPES lists every key of EventDataMap.
+type Missing = Exclude<EventType, (typeof EVENT_TYPES)[number]>;
+const _allListed: Missing extends never ? true : Missing = true;
+void _allListed;
+
+/** A stored event: `{sessionId, seq, type, at, turn?, step?, data}`. */
+export type LogEvent<T extends EventType = EventType> = {
+  [K in T]: {
+    sessionId: string;
+    seq: number;
+    type: K;
+    /** ISO-8601 UTC timestamp. */
+    at: string;
+    turn?: number;
+    step?: number;
+    data: EventDataMap[K];
+  };
+}[T];
+
+/** An event before the store gives it a session, a seq and (unless given) a time. */
+export type NewEvent<T extends EventType = EventType> = {
+  [K in T]: { type: K; data: EventDataMap[K]; turn?: number; step?: number; at?: string };
+}[T];
+
+export function newEvent<K extends EventType>(
+  type: K,
+  data: EventDataMap[K],
+  where: { turn?: number; step?: number } = {},
+): NewEvent<K> {
+  return { type, data, ...where } as NewEvent<K>;
+}
+
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}
+
+export function isEvent<K extends EventType>(
+  event: LogEvent,
+  type: K,
+): event is Extract<LogEvent, { type: K }> {
+  return event.type === type;
+}
+
+export function assertNever(value: never, what = "value"): never {
+  throw new Error(`unexpected ${what}: ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,98 @@
+/**
+ * M8: the strict tool-call/result pairing check, run before any request is sent. Providers reject a
+ * history with a call that has no result (or the reverse) with an opaque 400; this names the exact fault.
+ *
+ * Rules, over the model-visible messages in order:
+ * - every tool-call id is unique in the whole history;
+ * - a tool result answers a call of the assistant message directly before the run of results it is in;
+ * - an assistant message's calls are all answered before the next non-result message;
+ * - the history does not end with unanswered calls.
+ */
+import { type SurfaceMessage, toolCallsOf } from "./messages.js";
+
+export type PairingErrorCode =
+  | "DUPLICATE_TOOL_CALL_ID"
+  | "TOOL_RESULT_WITHOUT_CALL"
+  | "TOOL_CALLS_NEED_IMMEDIATE_RESULTS"
+  | "UNRESOLVED_TOOL_CALLS";
+
+export abstract class PairingError extends Error {
+  abstract readonly code: PairingErrorCode;
+  constructor(
+    message: string,
+    /** Index of the offending message in the checked list. */
+    readonly index: number,
+    readonly callIds: readonly string[],
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class DuplicateToolCallIdError extends PairingError {
+  readonly code = "DUPLICATE_TOOL_CALL_ID";
+  constructor(index: number, callId: string) {
+    super(`duplicate tool call id "${callId}" (message ${index})`, index, [callId]);
+  }
+}
+
+export class ToolResultWithoutCallError extends PairingError {
+  readonly code = "TOOL_RESULT_WITHOUT_CALL";
+  constructor(index: number, callId: string) {
+    super(`tool result "${callId}" has no matching call (message ${index})`, index, [callId]);
+  }
+}
+
+export class ToolCallsNeedImmediateResultsError extends PairingError {
+  readonly code = "TOOL_CALLS_NEED_IMMEDIATE_RESULTS";
+  constructor(index: number, callIds: string[]) {
+    super(
+      `tool calls need immediate results: ${quoteAll(callIds)} unanswered before message ${index}`,
+      index,
+      callIds,
+    );
+  }
+}
+
+export class UnresolvedToolCallsError extends PairingError {
+  readonly code = "UNRESOLVED_TOOL_CALLS";
+  constructor(index: number, callIds: string[]) {
+    super(`history ends with unresolved tool calls: ${quoteAll(callIds)}`, index, callIds);
+  }
+}
+
+function quoteAll(ids: string[]): string {
+  return ids.map((id) => `"${id}"`).join(", ");
+}
+
+/** Returns the first pairing fault, or undefined when the history is well formed. */
+export function findPairingError(messages: readonly SurfaceMessage[]): PairingError | undefined {
+  const seen = new Set<string>();
+  /** Calls of the latest assistant message still waiting for a result, in model order. */
+  let pending: string[] = [];
+  let answerable = new Set<string>();
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    if (message.role === "tool") {
+      if (!answerable.has(message.callId)) return new ToolResultWithoutCallError(i, message.callId);
+      answerable.delete(message.callId);
+      pending = pending.filter((id) => id !== message.callId);
+      continue;
+    }
+    if (pending.length > 0) return new ToolCallsNeedImmediateResultsError(i, pending);
+    answerable = new Set();
+    for (const call of toolCallsOf(message)) {
+      if (seen.has(call.id)) return new DuplicateToolCallIdError(i, call.id);
+      seen.add(call.id);
+      pending.push(call.id);
+      answerable.add(call.id);
+    }
+  }
+  if (pending.length > 0) return new UnresolvedToolCallsError(messages.length - 1, pending);
+  return undefined;
+}
+
+export function assertPairing(messages: readonly SurfaceMessage[]): void {
+  const error = findPairingError(messages);
+  if (error) throw error;
+}

@@ -1,0 +1,225 @@
+/**
+ * The one storage interface (ARCHITECTURE "Storage"). Two implementations pass one contract suite:
+ * embedded SQLite (`better-sqlite3`, WAL) and PostgreSQL (`pg`).
+ *
+ * Invariants every implementation keeps:
+ * - `append` is atomic and optimistic: it writes seqs `expectedSeq+1 …` only if the session's last seq is
+ *   `expectedSeq`; otherwise it writes nothing and throws `AppendConflictError`. Of two concurrent appends at
+ *   the same expected seq exactly one wins.
+ * - Event `data` is stored as text and read back byte for byte (no `jsonb`).
+ * - Inbox items, leases and spilled blobs are rows: a server can die at any moment and lose nothing.
+ * - Notifications only accelerate; a consumer that missed one finds the truth by reading rows.
+ */
+import type {
+  EventType,
+  InboxMode,
+  InboxQueue,
+  LogEvent,
+  NewEvent,
+  SessionKind,
+  UserSource,
+} from "../log/events.js";
+
+export type StoreKind = "sqlite" | "postgres";
+
+export type SessionRow = {
+  id: string;
+  parentId: string | null;
+  kind: SessionKind;
+  title: string | null;
+  status: string;
+  archived: boolean;
+  /** ISO-8601 UTC. */
+  createdAt: string;
+  updatedAt: string;
+  /** Seq of the last event; 0 for an empty log. */
+  lastSeq: number;
+  metadata: Record<string, unknown>;
+};
+
+export type CreateSessionInput = {
+  id?: string;
+  parentId?: string | null;
+  kind?: SessionKind;
+  title?: string | null;
+  status?: string;
+  metadata?: Record<string, unknown>;
+};
+
+export type SessionPatch = {
+  title?: string | null;
+  status?: string;
+  archived?: boolean;
+  metadata?: Record<string, unknown>;
+};
+
+export type ListSessionsOptions = {
+  limit?: number;
+  /** Sessions created strictly before this id (ids sort by time): the next page. */
+  before?: string;
+  includeArchived?: boolean;
+  parentId?: string;
+};
+
+export type ReadOptions = {
+  /** Events with seq > after (default 0). */
+  after?: number;
+  /** Events with seq <= upTo. */
+  upTo?: number;
+  limit?: number;
+  types?: readonly EventType[];
+};
+
+export type AppendOptions = {
+  /** Fencing: write only while this owner holds the live lease `session:<id>` (a lapsed holder is refused). */
+  leaseOwner?: string;
+  /** Consume these pending inbox items in the same transaction; if any is no longer pending, nothing is written. */
+  claimInbox?: readonly string[];
+};
+
+export type InboxItem = {
+  id: string;
+  sessionId: string;
+  queue: InboxQueue;
+  mode: InboxMode;
+  source: UserSource;
+  text: string;
+  createdAt: string;
+  metadata: Record<string, unknown>;
+};
+
+export type NewInboxItem = {
+  id?: string;
+  queue: InboxQueue;
+  mode: InboxMode;
+  source: UserSource;
+  text: string;
+  metadata?: Record<string, unknown>;
+};
+
+export type Lease = {
+  name: string;
+  owner: string;
+  /** Epoch milliseconds (on PostgreSQL, the server's clock: servers need not agree on time). */
+  expiresAt: number;
+  /** Increases every time the lease changes hands; a fencing token. */
+  fence: number;
+};
+
+export type BlobRef = {
+  id: string;
+  sessionId: string;
+  bytes: number;
+  createdAt: string;
+  metadata: Record<string, unknown>;
+};
+
+export type StoreNotification =
+  | { channel: "events"; sessionId: string; seq: number }
+  | { channel: "inbox"; sessionId: string }
+  /** The listener reconnected, or another process changed the database: re-read whatever you watch. */
+  | { channel: "resync" };
+
+export type FollowOptions = { after?: number; signal?: AbortSignal };
+
+export interface Store {
+  readonly kind: StoreKind;
+  /** Where the data lives, safe to print: a file path, or a URL without its password. */
+  readonly location: string;
+
+  /** Applies pending migrations once; safe when several processes start together. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  createSession(input?: CreateSessionInput): Promise<SessionRow>;
+  getSession(id: string): Promise<SessionRow | undefined>;
+  listSessions(options?: ListSessionsOptions): Promise<SessionRow[]>;
+  updateSession(id: string, patch: SessionPatch): Promise<SessionRow>;
+
+  append(
+    sessionId: string,
+    events: readonly NewEvent[],
+    expectedSeq: number,
+    options?: AppendOptions,
+  ): Promise<LogEvent[]>;
+  read(sessionId: string, options?: ReadOptions): Promise<LogEvent[]>;
+  /** Yields events after `after` as they are appended, from any process, until the signal aborts. */
+  follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent>;
+
+  enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem>;
+  /** Pending (unclaimed, undiscarded) items in arrival order. */
+  pendingInbox(sessionId: string): Promise<InboxItem[]>;
+  /** Drops pending items without consuming them (L7 cancel clears the inbox); returns how many. */
+  discardInbox(sessionId: string, ids: readonly string[]): Promise<number>;
+  /** Sessions that have pending inbox items, oldest first: the sweep that claims work (issue 8). */
+  sessionsWithPendingInbox(limit?: number): Promise<string[]>;
+
+  acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined>;
+  renewLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined>;
+  releaseLease(name: string, owner: string): Promise<boolean>;
+  getLease(name: string): Promise<Lease | undefined>;
+
+  putBlob(
+    sessionId: string,
+    content: Uint8Array | string,
+    metadata?: Record<string, unknown>,
+  ): Promise<BlobRef>;
+  getBlob(id: string): Promise<{ ref: BlobRef; content: Buffer } | undefined>;
+
+  /** Listen to wake-ups from this and other processes; returns the unsubscribe function. */
+  subscribe(listener: (notification: StoreNotification) => void): () => void;
+}
+
+export class StoreError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Another writer appended first (or the expected seq is wrong). Nothing was written. */
+export class AppendConflictError extends StoreError {
+  constructor(
+    readonly sessionId: string,
+    readonly expectedSeq: number,
+    readonly actualSeq: number,
+  ) {
+    super(
+      "APPEND_CONFLICT",
+      `append to session ${sessionId} expected seq ${expectedSeq}, but it is at ${actualSeq}`,
+    );
+  }
+}
+
+/** `leaseOwner` was given and does not hold the session's live lease. Nothing was written. */
+export class LeaseLostError extends StoreError {
+  constructor(
+    readonly sessionId: string,
+    readonly owner: string,
+  ) {
+    super("LEASE_LOST", `owner ${owner} does not hold the lease of session ${sessionId}`);
+  }
+}
+
+/** `claimInbox` named an item that is no longer pending. Nothing was written. */
+export class InboxClaimError extends StoreError {
+  constructor(
+    readonly sessionId: string,
+    readonly ids: readonly string[],
+  ) {
+    super("INBOX_CLAIMED", `inbox items already taken in session ${sessionId}: ${ids.join(", ")}`);
+  }
+}
+
+export class SessionNotFoundError extends StoreError {
+  constructor(readonly sessionId: string) {
+    super("SESSION_NOT_FOUND", `no session ${sessionId}`);
+  }
+}
+
+export function sessionLeaseName(sessionId: string): string {
+  return `session:${sessionId}`;
+}
