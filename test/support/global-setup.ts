@@ -6,7 +6,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import "vitest";
 
-const ADMIN_URL = process.env.BDSH_TEST_ADMIN_URL ?? "postgres://127.0.0.1:5432/test";
+const ADMIN_URL = process.env.BDSH_TEST_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import type { SurfaceMessage } from "../../src/log/messages.js";
+import {
+  DuplicateToolCallIdError,
+  findPairingError,
+  ToolCallsNeedImmediateResultsError,
+  ToolResultWithoutCallError,
+  UnresolvedToolCallsError,
+} from "../../src/log/pairing.js";
+
+const call = (id: string, name = "read"): SurfaceMessage => ({
+  role: "assistant",
+  blocks: [{ type: "tool-call", id, name, arguments: "{}" }],
+});
+const calls = (...ids: string[]): SurfaceMessage => ({
+  role: "assistant",
+  blocks: ids.map((id) => ({ type: "tool-call" as const, id, name: "read", arguments: "{}" })),
+});
+const result = (callId: string): SurfaceMessage => ({ role: "tool", callId, name: "read", text: "ok" });
+const user = (text = "hi"): SurfaceMessage => ({ role: "user", text });
+const system: SurfaceMessage = { role: "system", text: "sys" };
+
+describe("M8 pairing check", () => {
+  it("accepts a well-formed history with parallel calls answered in any order", () => {
+    expect(
+      findPairingError([system, user(), calls("a", "b"), result("b"), result("a"), user("next")]),
+    ).toBeUndefined();
+  });
+
+  it("accepts an empty history and assistant text without calls", () => {
+    expect(findPairingError([])).toBeUndefined();
+    expect(
+      findPairingError([user(), { role: "assistant", blocks: [{ type: "text", text: "done" }] }]),
+    ).toBeUndefined();
+  });
+
+  it("names a duplicate tool call id", () => {
+    const error = findPairingError([user(), call("a"), result("a"), call("a"), result("a")]);
+    expect(error).toBeInstanceOf(DuplicateToolCallIdError);
+    expect(error?.code).toBe("DUPLICATE_TOOL_CALL_ID");
+    expect(error?.message).toContain('duplicate tool call id "a"');
+    expect(error?.index).toBe(3);
+  });
+
+  it("names a result without its call", () => {
+    const error = findPairingError([user(), result("x")]);
+    expect(error).toBeInstanceOf(ToolResultWithoutCallError);
+    expect(error?.message).toContain('tool result "x" has no matching call');
+  });
+
+  it("rejects a second result for the same call", () => {
+    const error = findPairingError([user(), call("a"), result("a"), result("a")]);
+    expect(error).toBeInstanceOf(ToolResultWithoutCallError);
+  });
+
+  it("rejects a result for a call of an earlier assistant message", () => {
+    const error = findPairingError([user(), call("a"), result("a"), call("b"), result("a")]);
+    expect(error).toBeInstanceOf(ToolResultWithoutCallError);
+  });
+
+  it("names calls not immediately followed by their results", () => {
+    const error = findPairingError([user(), calls("a", "b"), result("a"), user("steer"), result("b")]);
+    expect(error).toBeInstanceOf(ToolCallsNeedImmediateResultsError);
+    expect(error?.callIds).toEqual(["b"]);
+    expect(error?.message).toContain("tool calls need immediate results");
+  });
+
+  it("names a history ending with unresolved calls", () => {
+    const error = findPairingError([user(), calls("a", "b"), result("b")]);
+    expect(error).toBeInstanceOf(UnresolvedToolCallsError);
+    expect(error?.callIds).toEqual(["a"]);
+    expect(error?.message).toContain("history ends with unresolved tool calls");
+  });
+});
