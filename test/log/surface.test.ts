@@ -190,15 +190,13 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
       started: fc.array(fc.boolean(), { minLength: count, maxLength: count }),
     }),
   ),
-  fc
-    .integer({ min: 1, max: 4 })
-    .chain((count) =>
-      fc.record({
-        kind: fc.constant("cancel" as const),
-        count: fc.constant(count),
-        dispatched: fc.nat(count),
-      }),
-    ),
+  fc.integer({ min: 1, max: 4 }).chain((count) =>
+    fc.record({
+      kind: fc.constant("cancel" as const),
+      count: fc.constant(count),
+      dispatched: fc.nat(count),
+    }),
+  ),
   fc.record({ kind: fc.constant("compact" as const), from: fc.nat(), to: fc.nat() }),
   fc.record({ kind: fc.constant("prune" as const), pick: fc.nat() }),
   fc.constant({ kind: "rewrite-system" as const }),
@@ -281,9 +279,9 @@ function play(actions: Action[]): LogBuilder {
       case "compact": {
         // C5: a range after node 0 that never splits a call from its results: starts and ends at unit boundaries.
         const nodes = log.nodes;
-        const starts = nodes.map((n, i) => i).filter((i) => i >= 1 && nodes[i]!.message.role !== "tool");
+        const starts = nodes.map((_n, i) => i).filter((i) => i >= 1 && nodes[i]!.message.role !== "tool");
         const ends = nodes
-          .map((n, i) => i)
+          .map((_n, i) => i)
           .filter((i) => i >= 1 && (i === nodes.length - 1 || nodes[i + 1]!.message.role !== "tool"));
         if (starts.length === 0) break;
         const from = starts[action.from % starts.length]!;
@@ -305,7 +303,7 @@ function play(actions: Action[]): LogBuilder {
       case "prune": {
         const results = log.nodes.filter((n) => n.message.role === "tool");
         const target = results[action.pick % Math.max(1, results.length)];
-        if (!target || target.message.role !== "tool") break;
+        if (target?.message.role !== "tool") break;
         log.add({
           type: "tool/result",
           data: {
