@@ -1,0 +1,131 @@
+/**
+ * Every configuration key, its type and its default, in one schema (INTERFACE.md "Config file").
+ * Every number the seeds give is a default here, so a test can shrink it.
+ *
+ * Keys are snake_case as written in YAML. The schema is strict: an unknown key is an error, never ignored.
+ */
+import { z } from "zod";
+
+export const PROVIDERS = [
+  "deepseek",
+  "deepseek-anthropic",
+  "together",
+  "openai",
+  "anthropic",
+  "openrouter",
+  "openai-compatible",
+  "replay",
+] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+export const EFFORTS = ["off", "low", "high", "max"] as const;
+export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
+export const APPROVAL_POLICIES = ["ask", "never"] as const;
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+const ratio = z.number().gt(0).lte(1);
+
+export const configSchema = z.strictObject({
+  model: z.strictObject({
+    provider: z.enum(PROVIDERS),
+    id: z.string().min(1),
+    base_url: z.url().optional(),
+    context_window: positiveInt, // M2, C3
+    max_output_tokens: positiveInt, // M2, M26
+    effort: z.enum(EFFORTS), // M4, M5
+  }),
+  retry: z.strictObject({
+    mode: z.enum(["normal", "always"]), // M18
+    max_retries: nonNegativeInt,
+    initial_delay_ms: nonNegativeInt,
+    max_delay_ms: nonNegativeInt,
+    jitter_ratio: z.number().min(0).max(1),
+  }),
+  stream: z.strictObject({ idle_timeout_ms: positiveInt }), // M19
+  compaction: z.strictObject({
+    auto: z.boolean(), // C4
+    threshold_ratio: ratio,
+    headroom_tokens: nonNegativeInt,
+    retain_ratio: ratio, // C5
+    max_overflow_retries: nonNegativeInt, // C10
+  }),
+  tools: z.strictObject({
+    max_parallel: positiveInt, // L19
+    bash: z.strictObject({
+      timeout_ms: positiveInt, // T8
+      max_timeout_ms: positiveInt,
+      max_output_bytes: positiveInt,
+    }),
+  }),
+  spill: z.strictObject({ max_inline_tokens: positiveInt }), // C14
+  goal: z.strictObject({ max_rounds: positiveInt }), // P3
+  sandbox: z.enum(SANDBOX_MODES), // T16, T17
+  approval: z.enum(APPROVAL_POLICIES), // T16
+  command_allowlist: z.array(z.string()),
+  terminal: z.strictObject({
+    backend: z.string().min(1),
+    /** Extra environment variable names removed from every child process (provider keys always are). */
+    strip_env_keys: z.array(z.string()),
+  }),
+  tts: z.strictObject({
+    provider: z.string().min(1),
+    streaming: z.strictObject({ provider: z.string().min(1) }),
+  }),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const DEFAULT_CONFIG: Config = {
+  model: {
+    provider: "deepseek",
+    id: "deepseek-flash",
+    context_window: 1_048_576,
+    max_output_tokens: 32_768,
+    effort: "high",
+  },
+  retry: { mode: "normal", max_retries: 5, initial_delay_ms: 500, max_delay_ms: 10_000, jitter_ratio: 0.1 },
+  stream: { idle_timeout_ms: 300_000 },
+  compaction: {
+    auto: true,
+    threshold_ratio: 0.8,
+    headroom_tokens: 65_536,
+    retain_ratio: 0.16,
+    max_overflow_retries: 1,
+  },
+  tools: {
+    max_parallel: 10,
+    bash: { timeout_ms: 60_000, max_timeout_ms: 600_000, max_output_bytes: 64_000 },
+  },
+  spill: { max_inline_tokens: 12_500 },
+  goal: { max_rounds: 256 },
+  sandbox: "workspace-write",
+  approval: "ask",
+  command_allowlist: [],
+  terminal: { backend: "local", strip_env_keys: [] },
+  tts: { provider: "espeak", streaming: { provider: "auto" } },
+};
+
+type DeepPartial<T> = T extends readonly unknown[]
+  ? T
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+
+/** What one source (a file, the environment, the flags) may set: any subset of the keys. */
+export type ConfigLayer = DeepPartial<Config>;
+
+function partialOf(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodObject) {
+    const shape: Record<string, z.ZodType> = {};
+    for (const [key, value] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+      shape[key] = partialOf(value).optional();
+    }
+    return z.strictObject(shape);
+  }
+  if (schema instanceof z.ZodOptional) return partialOf(schema.unwrap() as z.ZodType);
+  return schema;
+}
+
+/** The schema a single layer is checked against: every key optional, unknown keys still rejected. */
+export const layerSchema = partialOf(configSchema);
