@@ -1,0 +1,93 @@
+/**
+ * The one adapter: a route from the catalog plus the codec of its wire format.
+ *
+ * Invariants:
+ * - Before any HTTP call: the effort is validated (M4), the history passes the pairing check (M8), and a
+ *   route that needs a key has one. Each failure is an `LlmError` and nothing is sent.
+ * - The key is read from the environment on every request (M25) and placed only in the auth header;
+ *   caller headers cannot set or override credentials.
+ * - The adapter never retries (M18: single attempt); `RetryPolicy` in ./retry.ts wraps it.
+ */
+import type { EventSourceMessage } from "eventsource-parser";
+import { findPairingError } from "../log/pairing.js";
+import { anthropicParts } from "./anthropic/parse.js";
+import { anthropicBody } from "./anthropic/serialize.js";
+import { endpointUrl, type Route, resolveApiKey, type WireFormat } from "./catalog.js";
+import { assertEffort } from "./effort.js";
+import { openAiChatParts } from "./openai-chat/parse.js";
+import { openAiChatBody } from "./openai-chat/serialize.js";
+import { type FetchLike, postSse } from "./transport.js";
+import { LlmError, type ModelAdapter, type ModelPart, type ModelRequest } from "./types.js";
+
+type Codec = {
+  body(route: Route, request: ModelRequest): Record<string, unknown>;
+  auth(key: string | undefined): Record<string, string>;
+  parse(frames: AsyncIterable<EventSourceMessage[]>): AsyncGenerator<ModelPart>;
+};
+
+export const CODECS: Readonly<Record<WireFormat, Codec>> = {
+  "openai-chat": {
+    body: openAiChatBody,
+    auth: (key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
+    parse: openAiChatParts,
+  },
+  "anthropic-messages": {
+    body: anthropicBody,
+    // M1: protocol version header; the key goes in x-api-key.
+    auth: (key) => ({
+      "anthropic-version": "2023-06-01",
+      ...(key === undefined ? {} : { "x-api-key": key }),
+    }),
+    parse: anthropicParts,
+  },
+};
+
+const CREDENTIAL_HEADERS = new Set(["authorization", "x-api-key", "proxy-authorization", "cookie"]);
+
+export type AdapterOptions = {
+  /** Replaces global fetch: used by the recorder and the replay provider. */
+  fetch?: FetchLike;
+  /** Where keys are read from; defaults to `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+};
+
+export function createAdapter(route: Route, options: AdapterOptions = {}): ModelAdapter {
+  return {
+    provider: route.preset.name,
+    stream: (request) => streamReply(route, request, options),
+  };
+}
+
+async function* streamReply(
+  route: Route,
+  request: ModelRequest,
+  options: AdapterOptions,
+): AsyncGenerator<ModelPart> {
+  assertEffort(request.effort);
+  const pairing = findPairingError(request.messages);
+  if (pairing) throw new LlmError("INVALID_REQUEST", pairing.message);
+  const key = resolveApiKey(route, options.env);
+  if (key === undefined && route.preset.keyRequired) {
+    throw new LlmError("AUTH", `no API key: set ${route.keyEnvs.join(" or ")}`);
+  }
+  const codec = CODECS[route.preset.wire];
+  const body = JSON.stringify(codec.body(route, request));
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers ?? {})) {
+    if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+  }
+  Object.assign(headers, {
+    "content-type": "application/json",
+    accept: "text/event-stream",
+    ...codec.auth(key),
+  });
+  const frames = postSse({
+    url: endpointUrl(route),
+    headers,
+    body,
+    idleTimeoutMs: route.idleTimeoutMs,
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  yield* codec.parse(frames);
+}

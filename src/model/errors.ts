@@ -1,0 +1,114 @@
+/**
+ * M17: turning provider failures into `LlmError` codes, the same way for both wire formats.
+ *
+ * Invariants:
+ * - HTTP and in-band errors are classified in the seed's order: auth, quota, rate limit, context
+ *   overflow, invalid request, server, then `HTTP_<status>`.
+ * - `Retry-After` (seconds or an HTTP date) becomes `retryAfterMs`; a value that cannot be read is ignored.
+ * - The provider's message is kept (trimmed to a bounded length) but never the request's credentials:
+ *   nothing here sees them.
+ */
+import { LlmError, type LlmErrorCode } from "./types.js";
+
+const MAX_MESSAGE_CHARS = 500;
+
+/** M17 overflow wording (`isContextWindowExceededError`). */
+const OVERFLOW_PATTERNS: readonly RegExp[] = [
+  /context[_ -](length|window)[_ -](exceeded|overflow|limit exceeded)/i,
+  /maximum context length/i,
+  /(request|prompt|input) (is )?too (large|long) for (the )?(model'?s? )?context( window)?/i,
+  /input .*exceeds? .*model.? context/i,
+];
+
+const QUOTA_PATTERN = /quota|insufficient[_ ]balance|insufficient[_ ]credits|billing|payment required/i;
+const AUTH_PATTERN = /authentication|unauthori[sz]ed|invalid[_ ]api[_ ]key|permission[_ ]denied/i;
+const RATE_PATTERN = /rate[_ ]limit|too many requests/i;
+const INVALID_PATTERN = /invalid[_ ]request/i;
+const SERVER_PATTERN = /api_error|overloaded|internal server error|server_error/i;
+
+export function isContextOverflow(text: string): boolean {
+  return OVERFLOW_PATTERNS.some((re) => re.test(text));
+}
+
+/** Seconds or an HTTP date, to milliseconds from `now`; undefined when absent or unreadable. */
+export function parseRetryAfter(
+  value: string | null | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed === "") return undefined;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** Pulls a readable message and type out of the usual `{error:{message,type,code}}` bodies. */
+function describeBody(body: string): { message: string; kind: string } {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    const error = isRecord(parsed) && isRecord(parsed.error) ? parsed.error : parsed;
+    if (isRecord(error)) {
+      const message = typeof error.message === "string" ? error.message : body;
+      const kind = [error.type, error.code].filter((v) => typeof v === "string").join(" ");
+      return { message, kind };
+    }
+  } catch {
+    // not JSON: keep the text
+  }
+  return { message: body, kind: "" };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function clip(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > MAX_MESSAGE_CHARS ? `${flat.slice(0, MAX_MESSAGE_CHARS)}…` : flat;
+}
+
+/** M17 ordering over status (0 for in-band errors) and the provider's wording. */
+export function classify(status: number, text: string): LlmErrorCode {
+  if (status === 401 || status === 403 || (status < 500 && AUTH_PATTERN.test(text))) return "AUTH";
+  if (status === 402 || QUOTA_PATTERN.test(text)) return "QUOTA";
+  if (status === 429 || RATE_PATTERN.test(text)) return "RATE_LIMIT";
+  if (isContextOverflow(text)) return "CONTEXT_WINDOW_EXCEEDED";
+  if (status === 400 || status === 413 || status === 422 || INVALID_PATTERN.test(text)) {
+    return "INVALID_REQUEST";
+  }
+  if (status >= 500 || SERVER_PATTERN.test(text)) return "SERVER";
+  if (status === 0) return "SERVER";
+  return `HTTP_${status}`;
+}
+
+/** A non-2xx response, classified. */
+export function httpError(status: number, body: string, headers: Headers): LlmError {
+  const { message, kind } = describeBody(body);
+  const code = classify(status, `${kind} ${message}`);
+  const retryAfterMs = parseRetryAfter(headers.get("retry-after"));
+  const text = clip(message) || `HTTP ${status}`;
+  return new LlmError(code, `${status}: ${text}`, {
+    status,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
+
+/** An error object sent inside the stream (`{"error":…}` chunk or Anthropic `event: error`). */
+export function inBandError(payload: unknown): LlmError {
+  const body = JSON.stringify(payload);
+  const { message, kind } = describeBody(body);
+  return new LlmError(classify(0, `${kind} ${message}`), `in-stream error: ${clip(message)}`);
+}
+
+/** A failure of fetch or of reading the body, after the watchdog and abort were ruled out. */
+export function transportError(cause: unknown): LlmError {
+  const reason = cause instanceof Error ? describeCause(cause) : String(cause);
+  return new LlmError("TRANSPORT", `connection failed: ${clip(reason)}`, { cause });
+}
+
+function describeCause(error: Error): string {
+  const inner = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  return `${error.message}${inner}`;
+}

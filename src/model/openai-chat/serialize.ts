@@ -1,0 +1,106 @@
+/**
+ * The OpenAI Chat Completions request body (M3, M6, M26).
+ *
+ * Invariants:
+ * - Never sent: `tool_choice`, `top_p`, penalties, per-tool `strict`; `temperature` only when the caller
+ *   set it and thinking is off (M3).
+ * - Assistant content is a plain string (M26); an assistant message with no text, no reasoning and no
+ *   tool call is skipped.
+ * - Reasoning goes back on every later request under the field it arrived in (M6, M26). A block from the
+ *   other wire format uses the preset's field; a preset with no field sends none. Signatures and
+ *   redacted thinking do not exist on this wire and are not sent.
+ * - With `requiresReasoningContentOnAssistant`, an assistant message without reasoning carries
+ *   `reasoning_content: ""` (DeepSeek).
+ * - M9: historical arguments that are not a JSON object are sent as `{}`.
+ * - Developer messages (SP8) become `system` messages in place.
+ */
+import type { AssistantMessage, ReasoningField } from "../../log/messages.js";
+import { isJsonObject } from "../assembler.js";
+import type { Route } from "../catalog.js";
+import { reasoningBody, thinkingOn } from "../effort.js";
+import type { ModelRequest } from "../types.js";
+
+type WireToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
+export type WireMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "tool"; tool_call_id: string; content: string }
+  | ({ role: "assistant"; content: string; tool_calls?: WireToolCall[] } & Partial<
+      Record<ReasoningField, string>
+    >);
+
+export function openAiChatBody(route: Route, request: ModelRequest): Record<string, unknown> {
+  const preset = route.preset;
+  const maxTokens = request.maxTokens ?? route.maxOutputTokens;
+  const messages: WireMessage[] = [];
+  if (request.system !== "") messages.push({ role: "system", content: request.system });
+  for (const message of request.messages) {
+    switch (message.role) {
+      case "system":
+      case "developer":
+        if (message.text !== "") messages.push({ role: "system", content: message.text });
+        break;
+      case "user":
+        messages.push({ role: "user", content: message.text });
+        break;
+      case "tool":
+        messages.push({ role: "tool", tool_call_id: message.callId, content: message.text });
+        break;
+      case "assistant": {
+        const wire = assistantMessage(route, message);
+        if (wire) messages.push(wire);
+        break;
+      }
+    }
+  }
+  const body: Record<string, unknown> = {
+    model: request.model,
+    messages,
+    stream: true,
+    stream_options: { include_usage: true },
+    [preset.maxTokensField]: maxTokens,
+    ...reasoningBody(preset.reasoning, request.effort, maxTokens),
+  };
+  if (request.temperature !== undefined && !thinkingOn(preset.reasoning, request.effort)) {
+    body.temperature = request.temperature;
+  }
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+  }
+  return body;
+}
+
+function assistantMessage(route: Route, message: AssistantMessage): WireMessage | undefined {
+  const preset = route.preset;
+  let content = "";
+  const reasoning: Partial<Record<ReasoningField, string>> = {};
+  const toolCalls: WireToolCall[] = [];
+  for (const block of message.blocks) {
+    if (block.type === "text") content += block.text;
+    else if (block.type === "reasoning") {
+      const field = block.field ?? preset.reasoningField;
+      if (field === null || block.text === "") continue;
+      reasoning[field] = (reasoning[field] ?? "") + block.text;
+    } else {
+      toolCalls.push({
+        id: block.id,
+        type: "function",
+        function: { name: block.name, arguments: isJsonObject(block.arguments) ? block.arguments : "{}" },
+      });
+    }
+  }
+  const hasReasoning = Object.keys(reasoning).length > 0;
+  if (content.trim() === "" && toolCalls.length === 0 && !hasReasoning) return undefined;
+  if (preset.requiresReasoningContentOnAssistant && reasoning.reasoning_content === undefined) {
+    reasoning.reasoning_content = "";
+  }
+  return {
+    role: "assistant",
+    content,
+    ...reasoning,
+    ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * One streaming POST: send a JSON body, check the status, and read Server-Sent Events until the server
+ * closes the stream. Shared by both wire formats.
+ *
+ * Invariants:
+ * - M19: an idle watchdog, reset by every byte received (events, comments, pings), raises `TIMEOUT`;
+ *   there is no total deadline. The caller's signal is combined with the watchdog's: caller abort is
+ *   `ABORTED`, never `TIMEOUT`.
+ * - SSE framing is done by `eventsource-parser` (issue 3, item 4); this file only moves bytes.
+ * - Non-2xx responses are classified by M17 (`httpError`); fetch and socket failures are `TRANSPORT`.
+ * - When the consumer stops early the response body is cancelled, so no socket is left open.
+ * - Redirects are errors (M1): a key is never re-sent to a host it was not meant for.
+ */
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { httpError, transportError } from "./errors.js";
+import { LlmError } from "./types.js";
+
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+
+export type SseRequest = {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  idleTimeoutMs: number;
+  signal?: AbortSignal;
+  fetch?: FetchLike;
+};
+
+/** The SSE messages of one response, yielded in batches (one batch per network chunk). */
+export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceMessage[]> {
+  const controller = new AbortController();
+  let cause: "idle" | "caller" | undefined;
+  const onCallerAbort = (): void => {
+    cause ??= "caller";
+    controller.abort();
+  };
+  if (request.signal?.aborted) throw abortedError();
+  request.signal?.addEventListener("abort", onCallerAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      cause ??= "idle";
+      controller.abort();
+    }, request.idleTimeoutMs);
+  };
+  const failure = (error: unknown): LlmError => {
+    if (error instanceof LlmError) return error;
+    if (cause === "caller") return abortedError();
+    if (cause === "idle") {
+      return new LlmError("TIMEOUT", `no data from the provider for ${request.idleTimeoutMs} ms`);
+    }
+    return transportError(error);
+  };
+
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  let finished = false;
+  try {
+    arm();
+    let response: Response;
+    try {
+      response = await (request.fetch ?? fetch)(request.url, {
+        method: "POST",
+        headers: request.headers,
+        body: request.body,
+        signal: controller.signal,
+        redirect: "error",
+      });
+    } catch (error) {
+      throw failure(error);
+    }
+    if (!response.ok) {
+      let text = "";
+      try {
+        text = await response.text();
+      } catch (error) {
+        throw failure(error);
+      }
+      throw httpError(response.status, text, response.headers);
+    }
+    if (!response.body) throw new LlmError("EMPTY_RESPONSE", "the provider sent no response body");
+
+    let batch: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (message) => batch.push(message) });
+    const decoder = new TextDecoder();
+    reader = response.body.getReader();
+    for (;;) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        throw failure(error);
+      }
+      if (chunk.done) break;
+      arm();
+      parser.feed(decoder.decode(chunk.value, { stream: true }));
+      if (batch.length > 0) {
+        const ready = batch;
+        batch = [];
+        yield ready;
+      }
+    }
+    finished = true;
+    parser.feed(decoder.decode());
+    if (batch.length > 0) yield batch;
+  } finally {
+    if (timer) clearTimeout(timer);
+    request.signal?.removeEventListener("abort", onCallerAbort);
+    if (reader && !finished) reader.cancel().catch(() => {});
+  }
+}
+
+export function abortedError(): LlmError {
+  return new LlmError("ABORTED", "the request was cancelled");
+}
