@@ -261,7 +261,8 @@ describe("M9 malformed historical arguments", () => {
       { role: "tool", callId: "c1", name: "read", text: "Error: invalid arguments" },
     ];
     await drain(adapterFor(fake, "deepseek").stream(request(history)));
-    const call = (messagesOf(body(fake, 0))[2]?.tool_calls as { function: { arguments: string } }[])[0];
+    const calls = messagesOf(body(fake, 0))[2]!.tool_calls as { function: { arguments: string } }[];
+    const call = calls[0];
     expect(call?.function.arguments).toBe("{}");
   });
 });

@@ -137,7 +137,10 @@ async function respond(res: ServerResponse, reply: FakeReply, wire: FakeWire, mo
   for (let i = 0; i <= frames.length; i++) {
     if (fault && fault.afterFrames === i) {
       if (fault.kind === "drop") {
-        res.socket?.destroy();
+        // Let the frames already written reach the client, then cut the connection.
+        const socket = res.socket;
+        if (socket) await new Promise<void>((resolve) => socket.write("", () => resolve()));
+        socket?.destroy();
         return;
       }
       if (fault.kind === "eof") break;
