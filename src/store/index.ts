@@ -1,0 +1,8 @@
+/** The store's public surface: the interface, its errors, the two implementations and the factory. */
+
+export { type Migration, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from "./migrations.js";
+export { createStore, type OpenStoreOptions, openStore, SQLITE_FILE } from "./open-store.js";
+export { PostgresStore, type PostgresStoreOptions, redactUrl } from "./postgres-store.js";
+export { InvalidInputError } from "./rows.js";
+export { SqliteStore, type SqliteStoreOptions } from "./sqlite-store.js";
+export * from "./store.js";

@@ -1,0 +1,154 @@
+/**
+ * Versioned schema for both dialects (issue 2 item 3). Each migration runs once, inside the runner's
+ * transaction, and is recorded in `schema_migrations`; the runners serialise concurrent starts (PostgreSQL:
+ * an advisory transaction lock taken before anything is created; SQLite: a `BEGIN IMMEDIATE` write lock).
+ *
+ * Invariants:
+ * - Versions only grow; a migration is never edited once released — change the schema with a new one.
+ * - Event `data` and `at` are text, so they round-trip byte for byte (no `jsonb`, no timestamp reparsing).
+ * - Ids are UUIDv7 text: ordering by id is ordering by creation time, which keeps listings cheap.
+ * - Jobs, goals and schedules (C15: rows, not memory) arrive as later migrations.
+ */
+
+export type Migration = { version: number; name: string; sql: string };
+
+/** The advisory lock key the PostgreSQL runner holds while migrating ("bdsh" in ASCII). */
+export const MIGRATION_LOCK_KEY = 0x62647368;
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "sessions, events, inbox, leases, blobs",
+    sql: `
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        parent_id TEXT,
+        kind TEXT NOT NULL,
+        title TEXT,
+        status TEXT NOT NULL,
+        archived INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        last_seq INTEGER NOT NULL DEFAULT 0,
+        metadata TEXT NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX sessions_parent ON sessions (parent_id, id);
+
+      -- No foreign key: append updates the session row first, in the same transaction.
+      CREATE TABLE events (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        at TEXT NOT NULL,
+        turn INTEGER,
+        step INTEGER,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE inbox (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        queue TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        source TEXT NOT NULL,
+        text TEXT NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        claimed_at TEXT,
+        claimed_seq INTEGER,
+        discarded_at TEXT
+      );
+      CREATE INDEX inbox_pending ON inbox (session_id, position)
+        WHERE claimed_at IS NULL AND discarded_at IS NULL;
+
+      -- expires_at: epoch milliseconds. owner NULL: released (the row stays so the fence keeps growing).
+      CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        owner TEXT,
+        expires_at INTEGER NOT NULL,
+        fence INTEGER NOT NULL
+      );
+
+      CREATE TABLE blobs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        bytes INTEGER NOT NULL,
+        content BLOB NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX blobs_session ON blobs (session_id);
+    `,
+  },
+];
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "sessions, events, inbox, leases, blobs",
+    sql: `
+      CREATE TABLE sessions (
+        id text COLLATE "C" PRIMARY KEY,
+        parent_id text COLLATE "C",
+        kind text NOT NULL,
+        title text,
+        status text NOT NULL,
+        archived boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        last_seq integer NOT NULL DEFAULT 0,
+        metadata text NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX sessions_parent ON sessions (parent_id, id);
+
+      -- No foreign key: append updates the session row first, in the same statement.
+      CREATE TABLE events (
+        session_id text COLLATE "C" NOT NULL,
+        seq integer NOT NULL,
+        type text NOT NULL,
+        at text NOT NULL,
+        turn integer,
+        step integer,
+        data text NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+
+      CREATE TABLE inbox (
+        position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text COLLATE "C" NOT NULL UNIQUE,
+        session_id text COLLATE "C" NOT NULL REFERENCES sessions (id),
+        queue text NOT NULL,
+        mode text NOT NULL,
+        source text NOT NULL,
+        text text NOT NULL,
+        metadata text NOT NULL DEFAULT '{}',
+        created_at timestamptz NOT NULL DEFAULT now(),
+        claimed_at timestamptz,
+        claimed_seq integer,
+        discarded_at timestamptz
+      );
+      CREATE INDEX inbox_pending ON inbox (session_id, position)
+        WHERE claimed_at IS NULL AND discarded_at IS NULL;
+
+      -- owner NULL: released (the row stays so the fence keeps growing).
+      CREATE TABLE leases (
+        name text COLLATE "C" PRIMARY KEY,
+        owner text,
+        expires_at timestamptz NOT NULL,
+        fence bigint NOT NULL
+      );
+
+      CREATE TABLE blobs (
+        id text COLLATE "C" PRIMARY KEY,
+        session_id text COLLATE "C" NOT NULL REFERENCES sessions (id),
+        bytes integer NOT NULL,
+        content bytea NOT NULL,
+        metadata text NOT NULL DEFAULT '{}',
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX blobs_session ON blobs (session_id);
+    `,
+  },
+];

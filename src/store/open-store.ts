@@ -1,0 +1,42 @@
+/**
+ * Picks the store (ARCHITECTURE "Storage"): PostgreSQL when a database URL is given, else the embedded
+ * SQLite file `<home>/bdsh.db`, with the home directory created private (0700). The returned store is
+ * migrated and ready.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { PostgresStore } from "./postgres-store.js";
+import { SqliteStore } from "./sqlite-store.js";
+import type { Store } from "./store.js";
+
+export type OpenStoreOptions = {
+  /** `DATABASE_URL`: when set, PostgreSQL. */
+  databaseUrl?: string;
+  /** `$BDSH_HOME` (default `~/.bdsh`, resolved by the caller). */
+  home: string;
+  /** SQLite: how often to look for other processes' commits while subscribed. */
+  pollIntervalMs?: number;
+};
+
+export const SQLITE_FILE = "bdsh.db";
+
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  const store = createStore(options);
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+  return store;
+}
+
+/** The store `openStore` would open, not yet migrated. */
+export function createStore(options: OpenStoreOptions): Store {
+  if (options.databaseUrl) return new PostgresStore({ connectionString: options.databaseUrl });
+  mkdirSync(options.home, { recursive: true, mode: 0o700 });
+  return new SqliteStore(
+    join(options.home, SQLITE_FILE),
+    options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs },
+  );
+}

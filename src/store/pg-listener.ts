@@ -1,0 +1,141 @@
+/**
+ * A supervised LISTEN connection (ARCHITECTURE "Storage": neither `pg` nor `postgres.js` recovers a dropped
+ * listener by itself).
+ *
+ * Invariants:
+ * - One dedicated `pg.Client` with TCP keepalive, LISTENing on every channel given.
+ * - A heartbeat query every `heartbeatMs` detects a connection that died without telling us; a heartbeat
+ *   that fails or takes longer than `heartbeatTimeoutMs` counts as a dead connection.
+ * - On error, end or a failed heartbeat it reconnects with backoff (100 ms doubling to 5 s, reset after a
+ *   successful connect), LISTENs again, and only then calls `onConnected` — the store turns that into a
+ *   `resync`, because notifications sent while it was away are lost for good and rows must be re-read.
+ * - `stop()` ends the loop and the connection; nothing is retried afterwards.
+ */
+import pg from "pg";
+
+export type PgListenerOptions = {
+  connectionString: string;
+  channels: readonly string[];
+  applicationName?: string;
+  heartbeatMs?: number;
+  heartbeatTimeoutMs?: number;
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  onNotification: (channel: string, payload: string) => void;
+  /** Called after every successful (re)connect, once all channels are listened to. */
+  onConnected: () => void;
+  onError?: (error: Error) => void;
+};
+
+export class PgListener {
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private client: pg.Client | undefined;
+  private interrupt: (() => void) | undefined;
+  private isConnected = false;
+
+  constructor(private readonly options: PgListenerOptions) {}
+
+  /** True while the connection is up and every channel is listened to. */
+  get connected(): boolean {
+    return this.isConnected;
+  }
+
+  /** Starts the supervision loop once; later calls do nothing. */
+  start(): void {
+    if (this.running || this.stopped) return;
+    this.running = this.supervise();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.interrupt?.();
+    await this.running;
+  }
+
+  private async supervise(): Promise<void> {
+    const min = this.options.minBackoffMs ?? 100;
+    const max = this.options.maxBackoffMs ?? 5000;
+    let backoff = min;
+    while (!this.stopped) {
+      const client = new pg.Client({
+        connectionString: this.options.connectionString,
+        keepAlive: true,
+        application_name: this.options.applicationName ?? "bdsh-listener",
+      });
+      const broken = new Promise<void>((resolve) => {
+        this.interrupt = resolve;
+        client.on("error", (error) => {
+          this.options.onError?.(error);
+          resolve();
+        });
+        client.on("end", () => resolve());
+      });
+      client.on("notification", (m) => this.options.onNotification(m.channel, m.payload ?? ""));
+      try {
+        await Promise.race([
+          this.listen(client),
+          broken.then(() => Promise.reject(new Error("connection lost"))),
+        ]);
+        if (this.stopped) break;
+        this.client = client;
+        this.isConnected = true;
+        backoff = min;
+        this.options.onConnected();
+        await Promise.race([broken, this.heartbeat(client)]);
+      } catch (error) {
+        this.options.onError?.(error instanceof Error ? error : new Error(String(error)));
+      } finally {
+        this.isConnected = false;
+        this.client = undefined;
+        client.removeAllListeners("notification");
+        client.end().catch(() => {});
+      }
+      if (this.stopped) break;
+      await this.pause(backoff);
+      backoff = Math.min(backoff * 2, max);
+    }
+  }
+
+  private async listen(client: pg.Client): Promise<void> {
+    await client.connect();
+    for (const channel of this.options.channels)
+      await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+  }
+
+  /** Resolves when a heartbeat fails or times out; never resolves on a healthy connection. */
+  private heartbeat(client: pg.Client): Promise<void> {
+    const every = this.options.heartbeatMs ?? 10_000;
+    const timeout = this.options.heartbeatTimeoutMs ?? 5_000;
+    return new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (this.client !== client) return clearInterval(timer);
+        const deadline = setTimeout(() => {
+          clearInterval(timer);
+          resolve();
+        }, timeout);
+        deadline.unref();
+        client.query("SELECT 1").then(
+          () => clearTimeout(deadline),
+          () => {
+            clearTimeout(deadline);
+            clearInterval(timer);
+            resolve();
+          },
+        );
+      }, every);
+      timer.unref();
+    });
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      timer.unref();
+      this.interrupt = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The PostgreSQL store's SQL. Hot statements are named, so each pooled connection parses and plans them
+ * once (server-side prepared statements).
+ *
+ * The append (one round trip, ARCHITECTURE "Storage"): one statement whose first CTE advances the session's
+ * `last_seq` only if it still equals the expected seq (and, when fenced, only while the owner holds the live
+ * lease, by the database clock); the second inserts the events from parallel arrays only for the row the
+ * first one updated; the final SELECT queues `pg_notify`, which PostgreSQL delivers at commit. A concurrent
+ * append waits on the session row lock, re-checks `last_seq` against the committed row and matches nothing:
+ * zero rows back means nothing was written, and a follow-up read names the reason.
+ */
+
+export const EVENTS_CHANNEL = "bdsh_events";
+export const INBOX_CHANNEL = "bdsh_inbox";
+
+/** The database keeps `seq` in an `integer` column. */
+export const MAX_SEQ = 2_147_483_647;
+
+const SESSION_COLUMNS =
+  "id, parent_id, kind, title, status, archived, created_at, updated_at, last_seq, metadata";
+const INBOX_COLUMNS = "id, session_id, queue, mode, source, text, metadata, created_at";
+const LEASE_COLUMNS =
+  "name, owner, round(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at, fence::float8 AS fence";
+const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
+const LIVE_LEASE = "SELECT 1 FROM leases WHERE name = $3 AND owner = $4 AND expires_at > now()";
+
+export const SQL = {
+  /** $1 session, $2 expected seq, $3 lease name, $4 lease owner or null, $5… parallel event arrays. */
+  append: {
+    name: "bdsh_append",
+    text: `
+      WITH upd AS (
+        UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now()
+        WHERE id = $1 AND last_seq = $2::int AND ($4::text IS NULL OR EXISTS (${LIVE_LEASE}))
+        RETURNING id, last_seq
+      ), ins AS (
+        INSERT INTO events (session_id, seq, type, at, turn, step, data)
+        SELECT upd.id, $2::int + e.ord, e.type, e.at, e.turn, e.step, e.data
+        FROM upd, unnest($5::text[], $6::text[], $7::int[], $8::int[], $9::text[])
+          WITH ORDINALITY AS e(type, at, turn, step, data, ord)
+      )
+      SELECT pg_notify('${EVENTS_CHANNEL}', upd.id || ':' || upd.last_seq) FROM upd`,
+  },
+  /** Why an append matched nothing. */
+  diagnose: {
+    name: "bdsh_append_diagnose",
+    text: `SELECT last_seq,
+             ($3::text IS NULL OR EXISTS (SELECT 1 FROM leases WHERE name = $2 AND owner = $3 AND expires_at > now()))
+             AS held
+           FROM sessions WHERE id = $1`,
+  },
+  claimInbox: {
+    name: "bdsh_claim_inbox",
+    text: `
+      WITH c AS (
+        UPDATE inbox SET claimed_at = now(), claimed_seq = $3
+        WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING} RETURNING id
+      )
+      SELECT c.id, pg_notify('${INBOX_CHANNEL}', $1) FROM c`,
+  },
+  read: {
+    name: "bdsh_read",
+    text: `
+      SELECT session_id, seq, type, at, turn, step, data FROM events
+      WHERE session_id = $1 AND seq > $2 AND seq <= $3 AND ($4::text[] IS NULL OR type = ANY($4::text[]))
+      ORDER BY seq LIMIT $5`,
+  },
+  insertSession: `
+    INSERT INTO sessions (id, parent_id, kind, title, status, metadata) VALUES ($1, $2, $3, $4, $5, $6)
+    RETURNING ${SESSION_COLUMNS}`,
+  getSession: { name: "bdsh_get_session", text: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1` },
+  listSessions: `
+    SELECT ${SESSION_COLUMNS} FROM sessions
+    WHERE ($1::text IS NULL OR id < $1) AND ($2::boolean OR NOT archived) AND ($3::text IS NULL OR parent_id = $3)
+    ORDER BY id DESC LIMIT $4`,
+  updateSession: `
+    UPDATE sessions SET
+      title = CASE WHEN $2::boolean THEN $3 ELSE title END,
+      status = coalesce($4, status),
+      archived = coalesce($5, archived),
+      metadata = coalesce($6, metadata),
+      updated_at = now()
+    WHERE id = $1 RETURNING ${SESSION_COLUMNS}`,
+  enqueueInbox: `
+    WITH ins AS (
+      INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata)
+      SELECT $1, id, $3, $4, $5, $6, $7 FROM sessions WHERE id = $2
+      RETURNING ${INBOX_COLUMNS}
+    )
+    SELECT ins.*, pg_notify('${INBOX_CHANNEL}', ins.session_id) FROM ins`,
+  pendingInbox: {
+    name: "bdsh_pending_inbox",
+    text: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = $1 AND ${PENDING} ORDER BY position`,
+  },
+  discardInbox: `
+    WITH d AS (
+      UPDATE inbox SET discarded_at = now()
+      WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING} RETURNING id
+    )
+    SELECT d.id, pg_notify('${INBOX_CHANNEL}', $1) FROM d`,
+  sessionsWithPending: `
+    SELECT session_id FROM inbox WHERE ${PENDING}
+    GROUP BY session_id ORDER BY min(position) LIMIT $1`,
+  /** Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only. */
+  acquireLease: `
+    INSERT INTO leases AS l (name, owner, expires_at, fence)
+    VALUES ($1, $2, now() + $3::float8 * interval '1 millisecond', 1)
+    ON CONFLICT (name) DO UPDATE SET
+      owner = EXCLUDED.owner,
+      expires_at = EXCLUDED.expires_at,
+      fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
+    WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
+    RETURNING ${LEASE_COLUMNS}`,
+  renewLease: `
+    UPDATE leases SET expires_at = now() + $3::float8 * interval '1 millisecond'
+    WHERE name = $1 AND owner = $2 RETURNING ${LEASE_COLUMNS}`,
+  releaseLease: "UPDATE leases SET owner = NULL, expires_at = now() WHERE name = $1 AND owner = $2",
+  getLease: `SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1 AND owner IS NOT NULL AND expires_at > now()`,
+  insertBlob: `
+    INSERT INTO blobs (id, session_id, bytes, content, metadata) VALUES ($1, $2, $3, $4, $5)
+    RETURNING id, session_id, bytes, metadata, created_at`,
+  getBlob: "SELECT id, session_id, bytes, metadata, created_at, content FROM blobs WHERE id = $1",
+  migrationsTable: `
+    CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`,
+} as const;

@@ -1,0 +1,392 @@
+/**
+ * The scale-out store: PostgreSQL through a `pg` Pool, shared by any number of servers (C15: servers are
+ * disposable; everything they need is in rows).
+ *
+ * Invariants:
+ * - `append` is one statement, one round trip (see postgres-statements.ts); with `claimInbox` it is one
+ *   explicit transaction. Either way all or nothing; a zero-row append is diagnosed by a second read so the
+ *   caller gets the right typed error (conflict with the actual seq, lost lease, unknown session).
+ * - Event `data` and `at` are `text` (not `jsonb`, which reorders keys): byte-for-byte round trip (M23).
+ * - Lease expiry and fencing use the database clock (`now()`): servers need not agree on time.
+ * - Migrations run under `pg_advisory_xact_lock`, taken before anything is created, so servers starting
+ *   together apply each migration once.
+ * - Notifications: appends NOTIFY `bdsh_events` with `<sessionId>:<seq>`, inbox changes NOTIFY `bdsh_inbox`
+ *   with the session id, both delivered at commit. One supervised listener connection per store
+ *   (pg-listener.ts) starts with the first subscriber; every (re)connect is announced as `resync`.
+ * - `location` never contains the password.
+ */
+import pg from "pg";
+import type { LogEvent, NewEvent } from "../log/events.js";
+import { followEvents } from "./follow.js";
+import { MIGRATION_LOCK_KEY, POSTGRES_MIGRATIONS } from "./migrations.js";
+import { NotificationHub } from "./notification-hub.js";
+import { PgListener } from "./pg-listener.js";
+import { EVENTS_CHANNEL, INBOX_CHANNEL, MAX_SEQ, SQL } from "./postgres-statements.js";
+import {
+  type BlobRecord,
+  blobBytes,
+  checkLimit,
+  checkTtl,
+  DEFAULT_LIST_LIMIT,
+  decodeEvent,
+  type EncodedEvent,
+  type EventRecord,
+  encodeEvents,
+  type InboxRecord,
+  newId,
+  newInboxValues,
+  newSessionValues,
+  type SessionRecord,
+  toBlobRef,
+  toEvent,
+  toInboxItem,
+  toSession,
+  uniqueIds,
+} from "./rows.js";
+import {
+  AppendConflictError,
+  type AppendOptions,
+  type BlobRef,
+  type CreateSessionInput,
+  type FollowOptions,
+  InboxClaimError,
+  type InboxItem,
+  type Lease,
+  LeaseLostError,
+  type ListSessionsOptions,
+  type NewInboxItem,
+  type ReadOptions,
+  SessionNotFoundError,
+  type SessionPatch,
+  type SessionRow,
+  type Store,
+  StoreError,
+  type StoreNotification,
+  sessionLeaseName,
+} from "./store.js";
+
+export type PostgresStoreOptions = {
+  connectionString: string;
+  /** Shown in `pg_stat_activity`; the listener connection gets `<name>:listener`. */
+  applicationName?: string;
+  poolSize?: number;
+  /** Listener heartbeat period (default 10 s). */
+  heartbeatMs?: number;
+};
+
+type Queryable = Pick<pg.PoolClient, "query">;
+type LeaseRecord = { name: string; owner: string; expires_at: number; fence: number };
+
+export class PostgresStore implements Store {
+  readonly kind = "postgres";
+  readonly location: string;
+  private readonly pool: pg.Pool;
+  private readonly hub: NotificationHub;
+  private readonly listener: PgListener;
+
+  constructor(options: PostgresStoreOptions) {
+    const applicationName = options.applicationName ?? "bdsh";
+    this.location = redactUrl(options.connectionString);
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 10,
+      application_name: applicationName,
+    });
+    // An idle pooled connection that dies (restart, pg_terminate_backend) is dropped by the pool; without
+    // this handler the 'error' event would crash the process.
+    this.pool.on("error", () => {});
+    this.hub = new NotificationHub({ onFirst: () => this.listener.start() });
+    this.listener = new PgListener({
+      connectionString: options.connectionString,
+      channels: [EVENTS_CHANNEL, INBOX_CHANNEL],
+      applicationName: `${applicationName}:listener`,
+      ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
+      onNotification: (channel, payload) => this.dispatch(channel, payload),
+      onConnected: () => this.hub.emit({ channel: "resync" }),
+    });
+  }
+
+  async migrate(): Promise<void> {
+    await this.transaction(async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
+      await client.query(SQL.migrationsTable);
+      const { rows } = await client.query<{ version: number }>("SELECT version FROM schema_migrations");
+      const applied = new Set(rows.map((r) => r.version));
+      for (const m of POSTGRES_MIGRATIONS) {
+        if (applied.has(m.version)) continue;
+        await client.query(m.sql);
+        await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
+          m.version,
+          m.name,
+        ]);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.listener.stop();
+    await this.pool.end();
+  }
+
+  async createSession(input?: CreateSessionInput): Promise<SessionRow> {
+    const v = newSessionValues(input);
+    try {
+      const { rows } = await this.pool.query<SessionRecord>(SQL.insertSession, [
+        v.id,
+        v.parentId,
+        v.kind,
+        v.title,
+        v.status,
+        v.metadata,
+      ]);
+      return toSession(rows[0]!);
+    } catch (error) {
+      if (error instanceof pg.DatabaseError && error.code === "23505") {
+        throw new StoreError("SESSION_EXISTS", `session ${v.id} already exists`);
+      }
+      throw error;
+    }
+  }
+
+  async getSession(id: string): Promise<SessionRow | undefined> {
+    const { rows } = await this.pool.query<SessionRecord>({ ...SQL.getSession, values: [id] });
+    return rows[0] && toSession(rows[0]);
+  }
+
+  async listSessions(options: ListSessionsOptions = {}): Promise<SessionRow[]> {
+    checkLimit(options.limit);
+    const { rows } = await this.pool.query<SessionRecord>(SQL.listSessions, [
+      options.before ?? null,
+      options.includeArchived ?? false,
+      options.parentId ?? null,
+      options.limit ?? DEFAULT_LIST_LIMIT,
+    ]);
+    return rows.map(toSession);
+  }
+
+  async updateSession(id: string, patch: SessionPatch): Promise<SessionRow> {
+    const { rows } = await this.pool.query<SessionRecord>(SQL.updateSession, [
+      id,
+      patch.title !== undefined,
+      patch.title ?? null,
+      patch.status ?? null,
+      patch.archived ?? null,
+      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
+    ]);
+    if (!rows[0]) throw new SessionNotFoundError(id);
+    return toSession(rows[0]);
+  }
+
+  async append(
+    sessionId: string,
+    events: readonly NewEvent[],
+    expectedSeq: number,
+    options: AppendOptions = {},
+  ): Promise<LogEvent[]> {
+    const encoded = encodeEvents(events, expectedSeq);
+    const claims = uniqueIds(options.claimInbox ?? []);
+    const owner = options.leaseOwner ?? null;
+    const values = [sessionId, expectedSeq, sessionLeaseName(sessionId), owner, ...columnsOf(encoded)];
+    if (claims.length === 0) {
+      const { rowCount } = await this.pool.query({ ...SQL.append, values });
+      if (rowCount !== 1) return this.refuse(this.pool, sessionId, expectedSeq, owner);
+    } else {
+      await this.transaction(async (client) => {
+        const { rowCount } = await client.query({ ...SQL.append, values });
+        if (rowCount !== 1) return this.refuse(client, sessionId, expectedSeq, owner);
+        const { rows } = await client.query<{ id: string }>({
+          ...SQL.claimInbox,
+          values: [sessionId, claims, expectedSeq + 1],
+        });
+        if (rows.length !== claims.length) {
+          const taken = new Set(rows.map((r) => r.id));
+          throw new InboxClaimError(
+            sessionId,
+            claims.filter((id) => !taken.has(id)),
+          );
+        }
+      });
+    }
+    return encoded.map((e, i) => decodeEvent(sessionId, expectedSeq + 1 + i, e));
+  }
+
+  async read(sessionId: string, options: ReadOptions = {}): Promise<LogEvent[]> {
+    checkLimit(options.limit);
+    const { rows } = await this.pool.query<EventRecord>({
+      ...SQL.read,
+      values: [
+        sessionId,
+        Math.min(options.after ?? 0, MAX_SEQ),
+        Math.min(options.upTo ?? MAX_SEQ, MAX_SEQ),
+        options.types ?? null,
+        options.limit ?? null,
+      ],
+    });
+    return rows.map(toEvent);
+  }
+
+  follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent> {
+    return followEvents(this, sessionId, options);
+  }
+
+  async enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem> {
+    const v = newInboxValues(item);
+    const { rows } = await this.pool.query<InboxRecord>(SQL.enqueueInbox, [
+      v.id,
+      sessionId,
+      v.queue,
+      v.mode,
+      v.source,
+      v.text,
+      v.metadata,
+    ]);
+    if (!rows[0]) throw new SessionNotFoundError(sessionId);
+    return toInboxItem(rows[0]);
+  }
+
+  async pendingInbox(sessionId: string): Promise<InboxItem[]> {
+    const { rows } = await this.pool.query<InboxRecord>({ ...SQL.pendingInbox, values: [sessionId] });
+    return rows.map(toInboxItem);
+  }
+
+  async discardInbox(sessionId: string, ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const { rowCount } = await this.pool.query(SQL.discardInbox, [sessionId, uniqueIds(ids)]);
+    return rowCount ?? 0;
+  }
+
+  async sessionsWithPendingInbox(limit = DEFAULT_LIST_LIMIT): Promise<string[]> {
+    checkLimit(limit);
+    const { rows } = await this.pool.query<{ session_id: string }>(SQL.sessionsWithPending, [limit]);
+    return rows.map((r) => r.session_id);
+  }
+
+  async acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+    checkTtl(ttlMs);
+    return this.lease(SQL.acquireLease, [name, owner, ttlMs]);
+  }
+
+  async renewLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+    checkTtl(ttlMs);
+    return this.lease(SQL.renewLease, [name, owner, ttlMs]);
+  }
+
+  async releaseLease(name: string, owner: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(SQL.releaseLease, [name, owner]);
+    return rowCount === 1;
+  }
+
+  async getLease(name: string): Promise<Lease | undefined> {
+    return this.lease(SQL.getLease, [name]);
+  }
+
+  async putBlob(
+    sessionId: string,
+    content: Uint8Array | string,
+    metadata: Record<string, unknown> = {},
+  ): Promise<BlobRef> {
+    const bytes = blobBytes(content);
+    try {
+      const { rows } = await this.pool.query<BlobRecord>(SQL.insertBlob, [
+        newId(),
+        sessionId,
+        bytes.length,
+        bytes,
+        JSON.stringify(metadata),
+      ]);
+      return toBlobRef(rows[0]!);
+    } catch (error) {
+      if (error instanceof pg.DatabaseError && error.code === "23503")
+        throw new SessionNotFoundError(sessionId);
+      throw error;
+    }
+  }
+
+  async getBlob(id: string): Promise<{ ref: BlobRef; content: Buffer } | undefined> {
+    const { rows } = await this.pool.query<BlobRecord & { content: Buffer }>(SQL.getBlob, [id]);
+    const row = rows[0];
+    return row && { ref: toBlobRef(row), content: row.content };
+  }
+
+  /** A new subscriber gets a `resync` once the listener is LISTENing: from then on nothing is missed. */
+  subscribe(listener: (notification: StoreNotification) => void): () => void {
+    const unsubscribe = this.hub.add(listener);
+    if (this.listener.connected) queueMicrotask(() => listener({ channel: "resync" }));
+    return unsubscribe;
+  }
+
+  private dispatch(channel: string, payload: string): void {
+    if (channel === INBOX_CHANNEL) {
+      this.hub.emit({ channel: "inbox", sessionId: payload });
+    } else if (channel === EVENTS_CHANNEL) {
+      const colon = payload.lastIndexOf(":");
+      const seq = Number(payload.slice(colon + 1));
+      if (colon > 0 && Number.isSafeInteger(seq)) {
+        this.hub.emit({ channel: "events", sessionId: payload.slice(0, colon), seq });
+      }
+    }
+  }
+
+  /** Names why an append matched no row, and throws it. */
+  private async refuse(
+    db: Queryable,
+    sessionId: string,
+    expectedSeq: number,
+    owner: string | null,
+  ): Promise<never> {
+    const { rows } = await db.query<{ last_seq: number; held: boolean }>({
+      ...SQL.diagnose,
+      values: [sessionId, sessionLeaseName(sessionId), owner],
+    });
+    const row = rows[0];
+    if (!row) throw new SessionNotFoundError(sessionId);
+    if (owner !== null && !row.held) throw new LeaseLostError(sessionId, owner);
+    throw new AppendConflictError(sessionId, expectedSeq, row.last_seq);
+  }
+
+  private async lease(text: string, values: unknown[]): Promise<Lease | undefined> {
+    const { rows } = await this.pool.query<LeaseRecord>(text, values);
+    const row = rows[0];
+    return row && { name: row.name, owner: row.owner, expiresAt: row.expires_at, fence: row.fence };
+  }
+
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/** The event columns as parallel arrays for `unnest` (one parameter per column, any batch size). */
+function columnsOf(encoded: readonly EncodedEvent[]): unknown[][] {
+  return [
+    encoded.map((e) => e.type),
+    encoded.map((e) => e.at),
+    encoded.map((e) => e.turn),
+    encoded.map((e) => e.step),
+    encoded.map((e) => e.data),
+  ];
+}
+
+/** The connection string without its password (in the authority or as a `password` parameter). */
+export function redactUrl(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    if (url.password) url.password = "***";
+    for (const key of [...url.searchParams.keys()]) {
+      if (key.toLowerCase() === "password") url.searchParams.set(key, "***");
+    }
+    return url.toString();
+  } catch {
+    return "postgres (connection string not shown)";
+  }
+}

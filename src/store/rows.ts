@@ -1,0 +1,236 @@
+/**
+ * What the two dialects share: input validation, the encoding of new rows, and the mapping of stored rows
+ * back to the API's objects. Keeping it here means SQLite and PostgreSQL cannot drift apart on a detail such
+ * as how `data` is encoded or which defaults a new session gets.
+ *
+ * Invariants:
+ * - `data` is encoded once with `JSON.stringify` and stored as that text; reading parses the same text, so
+ *   tool-call arguments and key order come back exactly as written (M23: same request after a takeover).
+ * - An append's seqs are `expectedSeq + 1 …` with no gaps (dense, per session).
+ * - Timestamps leave the store as ISO-8601 UTC strings.
+ */
+import { v7 as uuidv7 } from "uuid";
+import type {
+  EventType,
+  InboxMode,
+  InboxQueue,
+  LogEvent,
+  NewEvent,
+  SessionKind,
+  UserSource,
+} from "../log/events.js";
+import {
+  type BlobRef,
+  type CreateSessionInput,
+  type InboxItem,
+  type NewInboxItem,
+  type SessionRow,
+  StoreError,
+} from "./store.js";
+
+export const DEFAULT_LIST_LIMIT = 100;
+
+export function newId(): string {
+  return uuidv7();
+}
+
+export function isoNow(): string {
+  return new Date().toISOString();
+}
+
+export function isoOf(value: string | Date): string {
+  return typeof value === "string" ? value : value.toISOString();
+}
+
+export class InvalidInputError extends StoreError {
+  constructor(message: string) {
+    super("INVALID_INPUT", message);
+  }
+}
+
+export function checkSeq(value: number, what: string): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidInputError(`${what} must be a non-negative integer, got ${value}`);
+  }
+}
+
+export function checkTtl(ttlMs: number): void {
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0)
+    throw new InvalidInputError(`lease ttl must be positive, got ${ttlMs}`);
+}
+
+export function checkLimit(limit: number | undefined): void {
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
+    throw new InvalidInputError(`limit must be a non-negative integer, got ${limit}`);
+  }
+}
+
+/** A new event as it goes into a row: everything decided except the seq. */
+export type EncodedEvent = {
+  type: EventType;
+  at: string;
+  turn: number | null;
+  step: number | null;
+  data: string;
+};
+
+export function encodeEvents(events: readonly NewEvent[], expectedSeq: number): EncodedEvent[] {
+  checkSeq(expectedSeq, "expected seq");
+  if (events.length === 0) throw new InvalidInputError("append needs at least one event");
+  const now = isoNow();
+  return events.map((e) => ({
+    type: e.type,
+    at: e.at ?? now,
+    turn: e.turn ?? null,
+    step: e.step ?? null,
+    data: JSON.stringify(e.data),
+  }));
+}
+
+export function decodeEvent(sessionId: string, seq: number, e: EncodedEvent): LogEvent {
+  return toEvent({
+    session_id: sessionId,
+    seq,
+    type: e.type,
+    at: e.at,
+    turn: e.turn,
+    step: e.step,
+    data: e.data,
+  });
+}
+
+export type EventRecord = {
+  session_id: string;
+  seq: number;
+  type: string;
+  at: string;
+  turn: number | null;
+  step: number | null;
+  data: string;
+};
+
+export function toEvent(row: EventRecord): LogEvent {
+  const data: unknown = JSON.parse(row.data);
+  const event: Record<string, unknown> = {
+    sessionId: row.session_id,
+    seq: row.seq,
+    type: row.type,
+    at: row.at,
+  };
+  if (row.turn !== null) event.turn = row.turn;
+  if (row.step !== null) event.step = row.step;
+  event.data = data;
+  return event as LogEvent;
+}
+
+/** Columns of a session as either driver returns them (SQLite: text and integers; pg: Dates and booleans). */
+export type SessionRecord = {
+  id: string;
+  parent_id: string | null;
+  kind: string;
+  title: string | null;
+  status: string;
+  archived: boolean | number;
+  created_at: string | Date;
+  updated_at: string | Date;
+  last_seq: number;
+  metadata: string;
+};
+
+export function toSession(row: SessionRecord): SessionRow {
+  return {
+    id: row.id,
+    parentId: row.parent_id,
+    kind: row.kind as SessionKind,
+    title: row.title,
+    status: row.status,
+    archived: Boolean(row.archived),
+    createdAt: isoOf(row.created_at),
+    updatedAt: isoOf(row.updated_at),
+    lastSeq: row.last_seq,
+    metadata: parseObject(row.metadata),
+  };
+}
+
+/** A new session's columns with the defaults applied: kind `main`, status `idle`, no title, no parent. */
+export function newSessionValues(input: CreateSessionInput = {}) {
+  return {
+    id: input.id ?? newId(),
+    parentId: input.parentId ?? null,
+    kind: input.kind ?? ("main" satisfies SessionKind),
+    title: input.title ?? null,
+    status: input.status ?? "idle",
+    metadata: JSON.stringify(input.metadata ?? {}),
+  };
+}
+
+export type InboxRecord = {
+  id: string;
+  session_id: string;
+  queue: string;
+  mode: string;
+  source: string;
+  text: string;
+  metadata: string;
+  created_at: string | Date;
+};
+
+export function toInboxItem(row: InboxRecord): InboxItem {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    queue: row.queue as InboxQueue,
+    mode: row.mode as InboxMode,
+    source: row.source as UserSource,
+    text: row.text,
+    createdAt: isoOf(row.created_at),
+    metadata: parseObject(row.metadata),
+  };
+}
+
+export function newInboxValues(item: NewInboxItem) {
+  return {
+    id: item.id ?? newId(),
+    queue: item.queue,
+    mode: item.mode,
+    source: item.source,
+    text: item.text,
+    metadata: JSON.stringify(item.metadata ?? {}),
+  };
+}
+
+export type BlobRecord = {
+  id: string;
+  session_id: string;
+  bytes: number;
+  metadata: string;
+  created_at: string | Date;
+};
+
+export function toBlobRef(row: BlobRecord): BlobRef {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    bytes: row.bytes,
+    createdAt: isoOf(row.created_at),
+    metadata: parseObject(row.metadata),
+  };
+}
+
+export function blobBytes(content: Uint8Array | string): Buffer {
+  return typeof content === "string"
+    ? Buffer.from(content, "utf8")
+    : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+}
+
+/** Claimed ids without duplicates, in the caller's order. */
+export function uniqueIds(ids: readonly string[]): string[] {
+  return [...new Set(ids)];
+}
+
+function parseObject(text: string): Record<string, unknown> {
+  const value: unknown = JSON.parse(text);
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}

@@ -1,0 +1,579 @@
+/**
+ * The store contract (issue 2 item 3): every behaviour the rest of the system relies on, run unchanged
+ * against each implementation. A store passes or it is not a store.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type LogEvent, type NewEvent, newEvent } from "../../src/log/events.js";
+import {
+  AppendConflictError,
+  InboxClaimError,
+  LeaseLostError,
+  type NewInboxItem,
+  SessionNotFoundError,
+  type Store,
+  type StoreNotification,
+  sessionLeaseName,
+} from "../../src/store/store.js";
+import type { FreshDatabase, StoreHarness } from "./harness.js";
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+/** Tool-call arguments exactly as a model might emit them: odd spacing, `1.0`, `2e3`. */
+const ODD_ARGUMENTS = '{"a": 1,  "b":[1.0, 2e3]}';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function step(n: number): NewEvent[] {
+  return [
+    newEvent("step/start", {}, { turn: 1, step: n }),
+    newEvent("step/end", { result: "continue" }, { turn: 1, step: n }),
+  ];
+}
+
+function followup(text: string): NewInboxItem {
+  return { queue: "next-turn", mode: "followup", source: "human", text };
+}
+
+/** Resolves with the first notification that matches, from the moment of the call. */
+function nextNotification(
+  store: Store,
+  matches: (n: StoreNotification) => boolean,
+): { received: Promise<StoreNotification>; stop: () => void } {
+  let stop = () => {};
+  const received = new Promise<StoreNotification>((resolve) => {
+    stop = store.subscribe((n) => {
+      if (matches(n)) {
+        stop();
+        resolve(n);
+      }
+    });
+  });
+  return { received, stop };
+}
+
+/** Subscribes and waits until the subscription is live (its first `resync`). */
+async function liveSubscription(store: Store): Promise<{ seen: StoreNotification[]; stop: () => void }> {
+  const seen: StoreNotification[] = [];
+  let ready!: () => void;
+  const live = new Promise<void>((resolve) => {
+    ready = resolve;
+  });
+  const stop = store.subscribe((n) => {
+    seen.push(n);
+    if (n.channel === "resync") ready();
+  });
+  await live;
+  return { seen, stop };
+}
+
+export function storeContract(harness: StoreHarness): void {
+  let db: FreshDatabase;
+  let store: Store;
+
+  beforeEach(async () => {
+    db = await harness.fresh();
+    store = await db.open();
+  });
+  afterEach(async () => {
+    await db.dispose();
+  });
+
+  describe("migrations", () => {
+    it("apply each migration exactly once, however often migrate runs", async () => {
+      await store.migrate();
+      const other = await db.open();
+      await other.migrate();
+      const rows = await db.exec("SELECT version FROM schema_migrations ORDER BY version");
+      const versions = rows.map((r) => Number(r.version));
+      expect(versions.length).toBeGreaterThan(0);
+      expect(new Set(versions).size).toBe(versions.length);
+    });
+  });
+
+  describe("sessions", () => {
+    it("are created with a UUIDv7 id and the defaults", async () => {
+      const s = await store.createSession();
+      expect(s).toMatchObject({ parentId: null, kind: "main", title: null, status: "idle", archived: false });
+      expect(s.id).toMatch(UUID_V7);
+      expect(s.lastSeq).toBe(0);
+      expect(s.metadata).toEqual({});
+      expect(s.createdAt).toMatch(ISO_UTC);
+      expect(s.updatedAt).toMatch(ISO_UTC);
+    });
+
+    it("keep what they were created with", async () => {
+      const parent = await store.createSession();
+      const s = await store.createSession({
+        id: "child-1",
+        parentId: parent.id,
+        kind: "subagent",
+        title: "Dig",
+        status: "running",
+        metadata: { z: 1, a: { y: 2, b: [3] } },
+      });
+      expect(await store.getSession("child-1")).toEqual(s);
+      expect(s).toMatchObject({ id: "child-1", parentId: parent.id, kind: "subagent", title: "Dig" });
+      expect(JSON.stringify(s.metadata)).toBe('{"z":1,"a":{"y":2,"b":[3]}}');
+    });
+
+    it("refuse a duplicate id", async () => {
+      await store.createSession({ id: "same" });
+      await expect(store.createSession({ id: "same" })).rejects.toMatchObject({ code: "SESSION_EXISTS" });
+    });
+
+    it("are undefined when unknown", async () => {
+      expect(await store.getSession("nope")).toBeUndefined();
+    });
+
+    it("are patched field by field, and a null title clears it", async () => {
+      const s = await store.createSession({ title: "t", metadata: { a: 1 } });
+      const archived = await store.updateSession(s.id, { archived: true, status: "done" });
+      expect(archived).toMatchObject({ title: "t", archived: true, status: "done", metadata: { a: 1 } });
+      const cleared = await store.updateSession(s.id, { title: null, metadata: { b: 2 } });
+      expect(cleared).toMatchObject({ title: null, archived: true, status: "done", metadata: { b: 2 } });
+      expect(await store.getSession(s.id)).toEqual(cleared);
+    });
+
+    it("cannot be patched when unknown", async () => {
+      await expect(store.updateSession("nope", { status: "x" })).rejects.toBeInstanceOf(SessionNotFoundError);
+    });
+
+    it("list newest first, page with `before`, and hide archived ones unless asked", async () => {
+      const made = [];
+      for (let i = 0; i < 5; i++) made.push(await store.createSession({ title: `s${i}` }));
+      await store.updateSession(made[2]!.id, { archived: true });
+      const newestFirst = [...made].reverse().map((s) => s.id);
+
+      const all = await store.listSessions({ includeArchived: true });
+      expect(all.map((s) => s.id)).toEqual(newestFirst);
+      const visible = await store.listSessions();
+      expect(visible.map((s) => s.id)).toEqual(newestFirst.filter((id) => id !== made[2]!.id));
+
+      const page1 = await store.listSessions({ limit: 2, includeArchived: true });
+      const page2 = await store.listSessions({ limit: 2, includeArchived: true, before: page1.at(-1)!.id });
+      const page3 = await store.listSessions({ limit: 2, includeArchived: true, before: page2.at(-1)!.id });
+      expect([...page1, ...page2, ...page3].map((s) => s.id)).toEqual(newestFirst);
+    });
+
+    it("list the children of a parent", async () => {
+      const parent = await store.createSession();
+      const child = await store.createSession({ parentId: parent.id, kind: "subagent" });
+      await store.createSession();
+      expect((await store.listSessions({ parentId: parent.id })).map((s) => s.id)).toEqual([child.id]);
+    });
+  });
+
+  describe("append", () => {
+    it("assigns dense seqs after the expected one and advances the session", async () => {
+      const s = await store.createSession();
+      const first = await store.append(s.id, step(1), 0);
+      const second = await store.append(s.id, step(2), 2);
+      expect([...first, ...second].map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect((await store.getSession(s.id))!.lastSeq).toBe(4);
+      expect(await store.read(s.id)).toEqual([...first, ...second]);
+    });
+
+    it("keeps a given time, stamps ISO-8601 UTC otherwise, and keeps turn and step", async () => {
+      const s = await store.createSession();
+      const [given, stamped] = await store.append(
+        s.id,
+        [
+          { ...newEvent("turn/start", {}, { turn: 3 }), at: "2024-01-02T03:04:05.678Z" },
+          newEvent("agent/status", { status: "idle" }),
+        ],
+        0,
+      );
+      expect(given).toMatchObject({ at: "2024-01-02T03:04:05.678Z", turn: 3 });
+      expect(given).not.toHaveProperty("step");
+      expect(stamped!.at).toMatch(ISO_UTC);
+      expect(stamped).not.toHaveProperty("turn");
+      expect(await store.read(s.id)).toEqual([given, stamped]);
+    });
+
+    it("round-trips data byte for byte: exact tool arguments, unicode, nested key order", async () => {
+      const s = await store.createSession();
+      const events: NewEvent[] = [
+        newEvent("assistant/message", {
+          blocks: [
+            { type: "text", text: 'héllo 👋 \u0000 \u2028 "quoted" \\ \n\t 日本語' },
+            { type: "tool-call", id: "call_1", name: "edit", arguments: ODD_ARGUMENTS },
+          ],
+          provider: "deepseek",
+          model: "deepseek-chat",
+          finish: "tool-calls",
+        }),
+        newEvent("tool/call", { callId: "call_1", name: "edit", arguments: ODD_ARGUMENTS }),
+        newEvent("question/asked", {
+          id: "q",
+          callId: "call_1",
+          questions: [{ zeta: 1, alpha: { z: [1.5, -0, 1e21], a: null }, middle: "" }],
+        }),
+      ];
+      await store.append(s.id, events, 0);
+      const read = await (await db.open()).read(s.id);
+      expect(read.map((e) => JSON.stringify(e.data))).toEqual(events.map((e) => JSON.stringify(e.data)));
+      const call = read[1] as LogEvent<"tool/call">;
+      expect(call.data.arguments).toBe(ODD_ARGUMENTS);
+    });
+
+    it("refuses a stale expected seq with the actual one, and writes nothing", async () => {
+      const s = await store.createSession();
+      await store.append(s.id, step(1), 0);
+      const error = await store.append(s.id, step(2), 1).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AppendConflictError);
+      expect(error).toMatchObject({ code: "APPEND_CONFLICT", expectedSeq: 1, actualSeq: 2 });
+      await expect(store.append(s.id, step(2), 7)).rejects.toMatchObject({ actualSeq: 2 });
+      expect((await store.read(s.id)).length).toBe(2);
+      expect((await store.getSession(s.id))!.lastSeq).toBe(2);
+    });
+
+    it("writes no event of a batch when a later event of it is refused", async () => {
+      const s = await store.createSession();
+      // A stray row at seq 2 (a state the API cannot produce) makes the batch's second insert fail.
+      await db.exec(
+        `INSERT INTO events (session_id, seq, type, at, data) VALUES ('${s.id}', 2, 'agent/status', '2024-01-01T00:00:00.000Z', '{}')`,
+      );
+      await expect(store.append(s.id, step(1), 0)).rejects.toThrow();
+      expect((await store.read(s.id)).map((e) => e.seq)).toEqual([2]);
+      expect((await store.getSession(s.id))!.lastSeq).toBe(0);
+    });
+
+    it("of two concurrent appends at the same expected seq exactly one wins", async () => {
+      const s = await store.createSession();
+      const other = await db.open();
+      for (let round = 0; round < 10; round++) {
+        const expected = round * 2;
+        const results = await Promise.allSettled([
+          store.append(s.id, step(round), expected),
+          other.append(s.id, step(round), expected),
+          store.append(s.id, step(round), expected),
+        ]);
+        expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+        for (const r of results) {
+          if (r.status === "rejected") expect(r.reason).toBeInstanceOf(AppendConflictError);
+        }
+      }
+      expect((await store.read(s.id)).map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    });
+
+    it("refuses an unknown session", async () => {
+      await expect(store.append("nope", step(1), 0)).rejects.toBeInstanceOf(SessionNotFoundError);
+    });
+
+    it("refuses an empty batch and a negative expected seq", async () => {
+      const s = await store.createSession();
+      await expect(store.append(s.id, [], 0)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+      await expect(store.append(s.id, step(1), -1)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    });
+  });
+
+  describe("append fenced by leaseOwner", () => {
+    it("writes while the owner holds the session's live lease", async () => {
+      const s = await store.createSession();
+      await store.acquireLease(sessionLeaseName(s.id), "server-a", 60_000);
+      expect(await store.append(s.id, step(1), 0, { leaseOwner: "server-a" })).toHaveLength(2);
+    });
+
+    it("refuses when nobody, or somebody else, holds the lease, and writes nothing", async () => {
+      const s = await store.createSession();
+      await expect(store.append(s.id, step(1), 0, { leaseOwner: "server-a" })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      await store.acquireLease(sessionLeaseName(s.id), "server-b", 60_000);
+      await expect(store.append(s.id, step(1), 0, { leaseOwner: "server-a" })).rejects.toMatchObject({
+        code: "LEASE_LOST",
+        owner: "server-a",
+      });
+      expect(await store.read(s.id)).toEqual([]);
+    });
+
+    it("refuses a holder whose lease lapsed", async () => {
+      const s = await store.createSession();
+      await store.acquireLease(sessionLeaseName(s.id), "server-a", 50);
+      await sleep(120);
+      await expect(store.append(s.id, step(1), 0, { leaseOwner: "server-a" })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+    });
+
+    it("still reports a seq conflict to the live holder", async () => {
+      const s = await store.createSession();
+      await store.acquireLease(sessionLeaseName(s.id), "server-a", 60_000);
+      await expect(store.append(s.id, step(1), 5, { leaseOwner: "server-a" })).rejects.toBeInstanceOf(
+        AppendConflictError,
+      );
+    });
+  });
+
+  describe("append claiming inbox items", () => {
+    it("consumes the claimed items with the events", async () => {
+      const s = await store.createSession();
+      const a = await store.enqueueInbox(s.id, followup("a"));
+      const b = await store.enqueueInbox(s.id, followup("b"));
+      await store.append(s.id, step(1), 0, { claimInbox: [a.id] });
+      expect((await store.pendingInbox(s.id)).map((i) => i.id)).toEqual([b.id]);
+      expect(await store.read(s.id)).toHaveLength(2);
+    });
+
+    it("is all or nothing: an item no longer pending fails the append and claims nothing", async () => {
+      const s = await store.createSession();
+      const a = await store.enqueueInbox(s.id, followup("a"));
+      const b = await store.enqueueInbox(s.id, followup("b"));
+      await store.discardInbox(s.id, [b.id]);
+      const error = await store
+        .append(s.id, step(1), 0, { claimInbox: [a.id, b.id] })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InboxClaimError);
+      expect(error).toMatchObject({ code: "INBOX_CLAIMED", ids: [b.id] });
+      expect(await store.read(s.id)).toEqual([]);
+      expect((await store.getSession(s.id))!.lastSeq).toBe(0);
+      expect((await store.pendingInbox(s.id)).map((i) => i.id)).toEqual([a.id]);
+    });
+
+    it("cannot claim another session's item", async () => {
+      const s = await store.createSession();
+      const t = await store.createSession();
+      const item = await store.enqueueInbox(t.id, followup("theirs"));
+      await expect(store.append(s.id, step(1), 0, { claimInbox: [item.id] })).rejects.toBeInstanceOf(
+        InboxClaimError,
+      );
+      expect(await store.pendingInbox(t.id)).toHaveLength(1);
+    });
+
+    it("lets only one of two racing claimers take an item", async () => {
+      const s = await store.createSession();
+      const item = await store.enqueueInbox(s.id, followup("once"));
+      const other = await db.open();
+      const results = await Promise.allSettled([
+        store.append(s.id, step(1), 0, { claimInbox: [item.id] }),
+        other.append(s.id, step(1), 0, { claimInbox: [item.id] }),
+      ]);
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      expect(await store.read(s.id)).toHaveLength(2);
+      expect(await store.pendingInbox(s.id)).toEqual([]);
+    });
+  });
+
+  describe("read", () => {
+    it("selects a range by after, upTo, limit and types", async () => {
+      const s = await store.createSession();
+      for (let i = 0; i < 5; i++) await store.append(s.id, step(i), i * 2);
+      const seqs = (events: LogEvent[]) => events.map((e) => e.seq);
+      expect(seqs(await store.read(s.id, { after: 3 }))).toEqual([4, 5, 6, 7, 8, 9, 10]);
+      expect(seqs(await store.read(s.id, { after: 3, upTo: 6 }))).toEqual([4, 5, 6]);
+      expect(seqs(await store.read(s.id, { after: 3, limit: 2 }))).toEqual([4, 5]);
+      expect(seqs(await store.read(s.id, { types: ["step/end"] }))).toEqual([2, 4, 6, 8, 10]);
+      expect(seqs(await store.read(s.id, { types: ["step/end"], after: 4, limit: 2 }))).toEqual([6, 8]);
+      expect(await store.read(s.id, { types: [] })).toEqual([]);
+    });
+
+    it("of an unknown session is empty", async () => {
+      expect(await store.read("nope")).toEqual([]);
+    });
+  });
+
+  describe("inbox", () => {
+    it("keeps pending items in arrival order with their fields", async () => {
+      const s = await store.createSession();
+      const a = await store.enqueueInbox(s.id, followup("first"));
+      const b = await store.enqueueInbox(s.id, {
+        queue: "next-step",
+        mode: "steer",
+        source: "agent-message",
+        text: "second",
+        metadata: { from: "child" },
+      });
+      expect(a.id).toMatch(UUID_V7);
+      expect(a.createdAt).toMatch(ISO_UTC);
+      expect(b).toMatchObject({
+        sessionId: s.id,
+        queue: "next-step",
+        mode: "steer",
+        metadata: { from: "child" },
+      });
+      expect(await store.pendingInbox(s.id)).toEqual([a, b]);
+    });
+
+    it("discards pending items and counts only those it dropped", async () => {
+      const s = await store.createSession();
+      const a = await store.enqueueInbox(s.id, followup("a"));
+      const b = await store.enqueueInbox(s.id, followup("b"));
+      expect(await store.discardInbox(s.id, [a.id, "unknown"])).toBe(1);
+      expect(await store.discardInbox(s.id, [a.id])).toBe(0);
+      expect(await store.discardInbox(s.id, [])).toBe(0);
+      expect((await store.pendingInbox(s.id)).map((i) => i.id)).toEqual([b.id]);
+    });
+
+    it("names the sessions with pending items, oldest item first", async () => {
+      const s1 = await store.createSession();
+      const s2 = await store.createSession();
+      const s3 = await store.createSession();
+      await store.enqueueInbox(s2.id, followup("x"));
+      const claimed = await store.enqueueInbox(s1.id, followup("y"));
+      await store.enqueueInbox(s3.id, followup("z"));
+      await store.enqueueInbox(s2.id, followup("w"));
+      expect(await store.sessionsWithPendingInbox()).toEqual([s2.id, s1.id, s3.id]);
+      expect(await store.sessionsWithPendingInbox(1)).toEqual([s2.id]);
+      await store.append(s1.id, step(1), 0, { claimInbox: [claimed.id] });
+      expect(await store.sessionsWithPendingInbox()).toEqual([s2.id, s3.id]);
+    });
+
+    it("refuses an item for an unknown session", async () => {
+      await expect(store.enqueueInbox("nope", followup("x"))).rejects.toBeInstanceOf(SessionNotFoundError);
+    });
+  });
+
+  describe("leases", () => {
+    it("are acquired when free, with fence 1", async () => {
+      const lease = await store.acquireLease("job", "a", 60_000);
+      expect(lease).toMatchObject({ name: "job", owner: "a", fence: 1 });
+      expect(lease!.expiresAt).toBeGreaterThan(Date.now() + 50_000);
+      expect(await store.getLease("job")).toEqual(lease);
+    });
+
+    it("are refused while another owner holds them", async () => {
+      await store.acquireLease("job", "a", 60_000);
+      expect(await store.acquireLease("job", "b", 60_000)).toBeUndefined();
+      expect((await store.getLease("job"))!.owner).toBe("a");
+    });
+
+    it("are extended by their owner's acquire or renew without a new fence", async () => {
+      const first = await store.acquireLease("job", "a", 1_000);
+      const again = await store.acquireLease("job", "a", 60_000);
+      const renewed = await store.renewLease("job", "a", 120_000);
+      expect(again).toMatchObject({ owner: "a", fence: first!.fence });
+      expect(renewed).toMatchObject({ owner: "a", fence: first!.fence });
+      expect(renewed!.expiresAt).toBeGreaterThan(again!.expiresAt);
+    });
+
+    it("are renewed and released only by their owner", async () => {
+      await store.acquireLease("job", "a", 60_000);
+      expect(await store.renewLease("job", "b", 60_000)).toBeUndefined();
+      expect(await store.releaseLease("job", "b")).toBe(false);
+      expect(await store.releaseLease("job", "a")).toBe(true);
+      expect(await store.releaseLease("job", "a")).toBe(false);
+      expect(await store.renewLease("job", "a", 60_000)).toBeUndefined();
+      expect(await store.getLease("job")).toBeUndefined();
+    });
+
+    it("pass to another owner after release with the next fence", async () => {
+      await store.acquireLease("job", "a", 60_000);
+      await store.releaseLease("job", "a");
+      expect(await store.acquireLease("job", "b", 60_000)).toMatchObject({ owner: "b", fence: 2 });
+    });
+
+    it("are taken over after expiry with the next fence, and the old owner can no longer renew", async () => {
+      await store.acquireLease("job", "a", 50);
+      await sleep(120);
+      expect(await store.getLease("job")).toBeUndefined();
+      expect(await store.acquireLease("job", "b", 60_000)).toMatchObject({ owner: "b", fence: 2 });
+      expect(await store.renewLease("job", "a", 60_000)).toBeUndefined();
+      expect(await store.acquireLease("job", "a", 60_000)).toBeUndefined();
+    });
+
+    it("lapsed but not taken over, can still be renewed by their owner", async () => {
+      await store.acquireLease("job", "a", 50);
+      await sleep(120);
+      expect(await store.renewLease("job", "a", 60_000)).toMatchObject({ owner: "a", fence: 1 });
+    });
+
+    it("refuse a ttl that is not positive", async () => {
+      await expect(store.acquireLease("job", "a", 0)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    });
+  });
+
+  describe("blobs", () => {
+    it("keep bytes and text exactly", async () => {
+      const s = await store.createSession();
+      const bytes = new Uint8Array([0, 1, 2, 253, 254, 255]);
+      const binary = await store.putBlob(s.id, bytes, { tool: "read" });
+      const text = await store.putBlob(s.id, "spilled output ✓");
+      expect(binary).toMatchObject({ sessionId: s.id, bytes: 6, metadata: { tool: "read" } });
+      expect(binary.id).toMatch(UUID_V7);
+      expect(text.bytes).toBe(Buffer.byteLength("spilled output ✓"));
+      const got = await store.getBlob(binary.id);
+      expect(got!.ref).toEqual(binary);
+      expect([...got!.content]).toEqual([...bytes]);
+      expect((await store.getBlob(text.id))!.content.toString("utf8")).toBe("spilled output ✓");
+    });
+
+    it("are undefined when unknown, and need a known session", async () => {
+      expect(await store.getBlob("nope")).toBeUndefined();
+      await expect(store.putBlob("nope", "x")).rejects.toBeInstanceOf(SessionNotFoundError);
+    });
+  });
+
+  describe("follow", () => {
+    it("yields the events after `after`, then later appends from any store instance, in order", async () => {
+      const s = await store.createSession();
+      await store.append(s.id, step(1), 0);
+      const other = await db.open();
+      const controller = new AbortController();
+      const seen: number[] = [];
+      for await (const event of store.follow(s.id, { after: 1, signal: controller.signal })) {
+        seen.push(event.seq);
+        if (event.seq === 2) await store.append(s.id, step(2), 2);
+        if (event.seq === 4) await other.append(s.id, step(3), 4);
+        if (event.seq === 6) controller.abort();
+      }
+      expect(seen).toEqual([2, 3, 4, 5, 6]);
+    });
+
+    it("ends without an error when aborted while waiting", async () => {
+      const s = await store.createSession();
+      await store.append(s.id, step(1), 0);
+      const controller = new AbortController();
+      const iterator = store.follow(s.id, { signal: controller.signal })[Symbol.asyncIterator]();
+      expect((await iterator.next()).value).toMatchObject({ seq: 1 });
+      expect((await iterator.next()).value).toMatchObject({ seq: 2 });
+      const waiting = iterator.next();
+      controller.abort();
+      expect(await waiting).toEqual({ done: true, value: undefined });
+    });
+  });
+
+  describe("subscribe", () => {
+    it("announces this store's appends and inbox changes", async () => {
+      const s = await store.createSession();
+      const { seen, stop } = await liveSubscription(store);
+      const appended = nextNotification(store, (n) => n.channel === "events" && n.sessionId === s.id);
+      await store.append(s.id, step(1), 0);
+      expect(await appended.received).toEqual({ channel: "events", sessionId: s.id, seq: 2 });
+      const inbox = nextNotification(store, (n) => n.channel === "inbox" && n.sessionId === s.id);
+      await store.enqueueInbox(s.id, followup("hi"));
+      expect(await inbox.received).toEqual({ channel: "inbox", sessionId: s.id });
+      stop();
+      expect(seen.length).toBeGreaterThan(0);
+    });
+
+    it("announces another store instance's appends and inbox changes", async () => {
+      const s = await store.createSession();
+      const other = await db.open();
+      await liveSubscription(store);
+      const precise = harness.crossProcessNotificationsArePrecise;
+
+      const appended = nextNotification(store, (n) =>
+        precise ? n.channel === "events" && n.sessionId === s.id && n.seq === 2 : n.channel === "resync",
+      );
+      await other.append(s.id, step(1), 0);
+      await appended.received;
+
+      const enqueued = nextNotification(store, (n) =>
+        precise ? n.channel === "inbox" && n.sessionId === s.id : n.channel === "resync",
+      );
+      await other.enqueueInbox(s.id, followup("from elsewhere"));
+      await enqueued.received;
+    });
+
+    it("stops delivering after unsubscribe", async () => {
+      const s = await store.createSession();
+      const { seen, stop } = await liveSubscription(store);
+      stop();
+      const count = seen.length;
+      const witness = nextNotification(store, (n) => n.channel === "events");
+      await store.append(s.id, step(1), 0);
+      await witness.received;
+      expect(seen.length).toBe(count);
+    });
+  });
+}

@@ -1,0 +1,7 @@
+import { describe, inject } from "vitest";
+import { storeContract } from "./contract.js";
+import { postgresHarness } from "./harness.js";
+
+describe("PostgresStore", () => {
+  storeContract(postgresHarness(inject("databaseUrl")));
+});
