@@ -10,92 +10,72 @@ const INBOX_COLUMNS = "id, session_id, queue, mode, source, text, metadata, crea
 const LEASE_COLUMNS = "name, owner, expires_at, fence";
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
 
-export function sqliteStatements(db: Database.Database) {
-  return {
-    insertSession: db.prepare(
-      `INSERT INTO sessions (id, parent_id, kind, title, status, archived, created_at, updated_at, last_seq, metadata)
+const SQL = {
+  insertSession: `INSERT INTO sessions (id, parent_id, kind, title, status, archived, created_at, updated_at, last_seq, metadata)
        VALUES (@id, @parentId, @kind, @title, @status, 0, @now, @now, 0, @metadata) RETURNING ${SESSION_COLUMNS}`,
-    ),
-    getSession: db.prepare(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`),
-    listSessions: db.prepare(
-      `SELECT ${SESSION_COLUMNS} FROM sessions
+  getSession: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`,
+  listSessions: `SELECT ${SESSION_COLUMNS} FROM sessions
        WHERE (@before IS NULL OR id < @before) AND (@all = 1 OR archived = 0)
          AND (@parent IS NULL OR parent_id = @parent)
        ORDER BY id DESC LIMIT @limit`,
-    ),
-    updateSession: db.prepare(
-      `UPDATE sessions SET
+  updateSession: `UPDATE sessions SET
          title = CASE WHEN @setTitle = 1 THEN @title ELSE title END,
          status = coalesce(@status, status),
          archived = coalesce(@archived, archived),
          metadata = coalesce(@metadata, metadata),
          updated_at = @now
        WHERE id = @id RETURNING ${SESSION_COLUMNS}`,
-    ),
-    lastSeq: db.prepare("SELECT last_seq FROM sessions WHERE id = ?").pluck(),
-    leaseHeld: db.prepare("SELECT 1 FROM leases WHERE name = ? AND owner = ? AND expires_at > ?").pluck(),
-    claimInbox: db
-      .prepare(
-        `UPDATE inbox SET claimed_at = ?, claimed_seq = ?
+  lastSeq: "SELECT last_seq FROM sessions WHERE id = ?",
+  leaseHeld: "SELECT 1 FROM leases WHERE name = ? AND owner = ? AND expires_at > ?",
+  claimInbox: `UPDATE inbox SET claimed_at = ?, claimed_seq = ?
          WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING} RETURNING id`,
-      )
-      .pluck(),
-    insertEvent: db.prepare(
-      "INSERT INTO events (session_id, seq, type, at, turn, step, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    ),
-    advanceSession: db.prepare("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?"),
-    read: db.prepare(
-      `SELECT session_id, seq, type, at, turn, step, data FROM events
+  insertEvent:
+    "INSERT INTO events (session_id, seq, type, at, turn, step, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  advanceSession: "UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?",
+  read: `SELECT session_id, seq, type, at, turn, step, data FROM events
        WHERE session_id = @id AND seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
-    ),
-    readTypes: db.prepare(
-      `SELECT session_id, seq, type, at, turn, step, data FROM events
+  readTypes: `SELECT session_id, seq, type, at, turn, step, data FROM events
        WHERE session_id = @id AND seq > @after AND seq <= @upTo
          AND type IN (SELECT value FROM json_each(@types)) ORDER BY seq LIMIT @limit`,
-    ),
-    insertInbox: db.prepare(
-      `INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata, created_at)
+  insertInbox: `INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata, created_at)
        SELECT @id, id, @queue, @mode, @source, @text, @metadata, @now FROM sessions WHERE id = @sessionId
        RETURNING ${INBOX_COLUMNS}`,
-    ),
-    pendingInbox: db.prepare(
-      `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = ? AND ${PENDING} ORDER BY position`,
-    ),
-    discardInbox: db.prepare(
-      `UPDATE inbox SET discarded_at = ?
+  pendingInbox: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = ? AND ${PENDING} ORDER BY position`,
+  discardInbox: `UPDATE inbox SET discarded_at = ?
        WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING}`,
-    ),
-    sessionsWithPending: db
-      .prepare(
-        `SELECT session_id FROM inbox WHERE ${PENDING}
+  sessionsWithPending: `SELECT session_id FROM inbox WHERE ${PENDING}
          GROUP BY session_id ORDER BY min(position) LIMIT ?`,
-      )
-      .pluck(),
-    // Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only.
-    acquireLease: db.prepare(
-      `INSERT INTO leases (name, owner, expires_at, fence) VALUES (@name, @owner, @expires, 1)
+  // Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only.
+  acquireLease: `INSERT INTO leases (name, owner, expires_at, fence) VALUES (@name, @owner, @expires, 1)
        ON CONFLICT (name) DO UPDATE SET
          fence = CASE WHEN leases.owner IS excluded.owner THEN leases.fence ELSE leases.fence + 1 END,
          owner = excluded.owner,
          expires_at = excluded.expires_at
        WHERE leases.owner IS NULL OR leases.owner = excluded.owner OR leases.expires_at <= @now
        RETURNING ${LEASE_COLUMNS}`,
-    ),
-    renewLease: db.prepare(
-      `UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ? RETURNING ${LEASE_COLUMNS}`,
-    ),
-    releaseLease: db.prepare("UPDATE leases SET owner = NULL, expires_at = ? WHERE name = ? AND owner = ?"),
-    getLease: db.prepare(
-      `SELECT ${LEASE_COLUMNS} FROM leases WHERE name = ? AND owner IS NOT NULL AND expires_at > ?`,
-    ),
-    insertBlob: db.prepare(
-      `INSERT INTO blobs (id, session_id, bytes, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)
+  renewLease: `UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ? RETURNING ${LEASE_COLUMNS}`,
+  releaseLease: "UPDATE leases SET owner = NULL, expires_at = ? WHERE name = ? AND owner = ?",
+  getLease: `SELECT ${LEASE_COLUMNS} FROM leases WHERE name = ? AND owner IS NOT NULL AND expires_at > ?`,
+  insertBlob: `INSERT INTO blobs (id, session_id, bytes, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)
        RETURNING id, session_id, bytes, metadata, created_at`,
-    ),
-    getBlob: db.prepare(
-      "SELECT id, session_id, bytes, metadata, created_at, content FROM blobs WHERE id = ?",
-    ),
-  };
-}
+  getBlob: "SELECT id, session_id, bytes, metadata, created_at, content FROM blobs WHERE id = ?",
+} as const;
 
-export type SqliteStatements = ReturnType<typeof sqliteStatements>;
+/** Statements that return the first column of each row instead of an object. */
+const PLUCKED: ReadonlySet<keyof typeof SQL> = new Set([
+  "lastSeq",
+  "leaseHeld",
+  "claimInbox",
+  "sessionsWithPending",
+]);
+
+export type SqliteStatements = { readonly [K in keyof typeof SQL]: Database.Statement };
+
+export function sqliteStatements(db: Database.Database): SqliteStatements {
+  const prepared: Partial<Record<keyof typeof SQL, Database.Statement>> = {};
+  for (const key of Object.keys(SQL) as (keyof typeof SQL)[]) {
+    const statement = db.prepare(SQL[key]);
+    prepared[key] = PLUCKED.has(key) ? statement.pluck() : statement;
+  }
+  return prepared as SqliteStatements;
+}

@@ -10,6 +10,7 @@ import {
   LeaseLostError,
   type NewInboxItem,
   SessionNotFoundError,
+  type SessionRow,
   type Store,
   type StoreNotification,
   sessionLeaseName,
@@ -139,7 +140,7 @@ export function storeContract(harness: StoreHarness): void {
     });
 
     it("list newest first, page with `before`, and hide archived ones unless asked", async () => {
-      const made = [];
+      const made: SessionRow[] = [];
       for (let i = 0; i < 5; i++) made.push(await store.createSession({ title: `s${i}` }));
       await store.updateSession(made[2]!.id, { archived: true });
       const newestFirst = [...made].reverse().map((s) => s.id);
