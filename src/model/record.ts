@@ -14,7 +14,7 @@
  *   out of exchanges is an `INVALID_REQUEST` error, not a network call.
  */
 import { appendFileSync, readFileSync } from "node:fs";
-import { createAdapter } from "./adapter.js";
+import { type AdapterOptions, createAdapter } from "./adapter.js";
 import { isProviderName, type ProviderName, type Route, resolveRoute } from "./catalog.js";
 import type { FetchLike } from "./transport.js";
 import { LlmError, type ModelAdapter } from "./types.js";
@@ -83,7 +83,8 @@ export function recordingFetch(file: string, provider: string, inner: FetchLike 
         }
       },
       cancel(reason) {
-        write(false);
+        // The parser stops at its end marker ([DONE], message_stop): what it read is the whole reply.
+        write(true);
         return reader.cancel(reason);
       },
     });
@@ -134,15 +135,16 @@ export function replayFetch(exchanges: readonly RecordedExchange[]): FetchLike {
         ? Buffer.from(exchange.bodyBase64, "base64")
         : Buffer.from(exchange.body ?? "", "utf8");
     const signal = init.signal;
+    let sent = false;
     const body = new ReadableStream<Uint8Array>({
-      start(controller) {
+      pull(controller) {
         if (signal?.aborted) controller.error(signal.reason);
-        else {
-          if (bytes.length > 0) controller.enqueue(new Uint8Array(bytes));
-          // A recording cut by a dropped connection replays as the same failure.
-          if (exchange.complete) controller.close();
-          else controller.error(new Error("recorded connection ended early"));
-        }
+        else if (!sent && bytes.length > 0) {
+          sent = true;
+          controller.enqueue(new Uint8Array(bytes));
+        } else if (exchange.complete) controller.close();
+        // A recording cut by a dropped connection replays as the same failure, after its bytes.
+        else controller.error(new Error("recorded connection ended early"));
       },
     });
     return new Response(body, { status: exchange.status, headers: exchange.headers });
@@ -150,8 +152,12 @@ export function replayFetch(exchanges: readonly RecordedExchange[]): FetchLike {
 }
 
 /** An adapter that records each exchange of `route` to `file`. */
-export function createRecordingAdapter(route: Route, file: string, inner?: FetchLike): ModelAdapter {
-  return createAdapter(route, { fetch: recordingFetch(file, route.preset.name, inner) });
+export function createRecordingAdapter(
+  route: Route,
+  file: string,
+  options: AdapterOptions = {},
+): ModelAdapter {
+  return createAdapter(route, { ...options, fetch: recordingFetch(file, route.preset.name, options.fetch) });
 }
 
 /**
