@@ -1,0 +1,96 @@
+/**
+ * `bdsh doctor`: checks configuration, credentials (present or not — a value is never printed), the store,
+ * the tool binaries and the sandbox. Exit 0 when nothing failed (warnings allowed), 1 when a check failed,
+ * 2 for a configuration error (raised before any check runs).
+ */
+import { spawnSync } from "node:child_process";
+import type { Command } from "commander";
+import { isProviderName, PRESETS } from "../../model/catalog.js";
+import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
+import { EXIT_FAILED, EXIT_OK } from "../errors.js";
+import type { Output } from "../output.js";
+
+type Status = "ok" | "warn" | "fail";
+type Check = { status: Status; name: string; detail: string };
+
+/** Binaries the builtin tools use; missing ones degrade a tool, they do not stop the harness. */
+const TOOL_BINARIES = [
+  { name: "bash", why: "bash tool" },
+  { name: "git", why: "workspace changes" },
+  { name: "rg", why: "grep tool (ripgrep)" },
+];
+
+export function registerDoctor(program: Command, output: Output, setExitCode: (code: number) => void): void {
+  program
+    .command("doctor")
+    .description("check configuration, credentials, store, sandbox and tool binaries")
+    .option("--json", "print the checks as JSON")
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
+      const { config, files } = environment.loaded;
+      const checks: Check[] = [];
+      checks.push({
+        status: "ok",
+        name: "config",
+        detail: `${files.length ? files.join(", ") : "defaults only"}; provider ${config.model.provider}, model ${config.model.id}, effort ${config.model.effort}, sandbox ${config.sandbox}, approval ${config.approval}`,
+      });
+
+      const variables = credentialVariables(config.model.provider);
+      const present = variables.filter((name) => !!environment.env[name]);
+      checks.push(
+        variables.length === 0
+          ? { status: "ok", name: "credentials", detail: `provider ${config.model.provider} needs no key` }
+          : present.length > 0
+            ? { status: "ok", name: "credentials", detail: `${present[0]} is set` }
+            : { status: "warn", name: "credentials", detail: `none of ${variables.join(", ")} is set` },
+      );
+
+      try {
+        await withStore(environment, async (store) => {
+          const sessions = await store.listSessions({ limit: 1000, includeArchived: true });
+          checks.push({
+            status: "ok",
+            name: "store",
+            detail: `${store.kind} at ${store.location} (${sessions.length}${sessions.length === 1000 ? "+" : ""} sessions)`,
+          });
+        });
+      } catch (error) {
+        checks.push({ status: "fail", name: "store", detail: `unreachable: ${(error as Error).message}` });
+      }
+
+      for (const binary of TOOL_BINARIES) {
+        const path = which(binary.name);
+        checks.push(
+          path
+            ? { status: "ok", name: binary.name, detail: path }
+            : { status: "warn", name: binary.name, detail: `not found (${binary.why})` },
+        );
+      }
+      const bwrap = which("bwrap");
+      checks.push({
+        status: "ok",
+        name: "sandbox",
+        detail: `file policy ${config.sandbox} enforced by the harness; OS sandbox ${bwrap ? `bwrap at ${bwrap}` : "not available (bwrap not found)"}`,
+      });
+
+      if (options.json) output.out(JSON.stringify({ checks }));
+      else
+        for (const check of checks)
+          output.out(`${check.status.padEnd(4)}  ${check.name.padEnd(11)}  ${check.detail}`);
+      setExitCode(checks.some((c) => c.status === "fail") ? EXIT_FAILED : EXIT_OK);
+    });
+}
+
+/** M25: the variables a provider's key may come from, in the order they are tried. */
+function credentialVariables(provider: string): string[] {
+  if (!isProviderName(provider)) return [];
+  const preset = PRESETS[provider];
+  if (!preset.keyRequired) return [];
+  return [...(preset.keyEnv ? [preset.keyEnv] : []), "BDSH_API_KEY"];
+}
+
+function which(binary: string): string | undefined {
+  const result = spawnSync("sh", ["-c", `command -v ${binary}`], { encoding: "utf8" });
+  const path = result.stdout.trim();
+  return result.status === 0 && path ? path : undefined;
+}

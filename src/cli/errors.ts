@@ -1,0 +1,42 @@
+/**
+ * How the CLI fails (INTERFACE.md "Exit codes and errors"): one line on stderr, `bdsh: <CODE>: <message>`,
+ * exit 2 for usage and configuration errors (nothing was sent to a model), 1 for a run that ended otherwise.
+ */
+import { ConfigError } from "../config/load.js";
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+/** An error the CLI reports with a code and exit status, without a stack trace. */
+export class CliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: number = EXIT_FAILED,
+  ) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+export function usageError(message: string): CliError {
+  return new CliError("USAGE", message, EXIT_USAGE);
+}
+
+/** The one stderr line for an error, and the exit code it maps to. */
+export function describeFailure(error: unknown): { line: string; exitCode: number } {
+  if (error instanceof ConfigError) return { line: `bdsh: CONFIG: ${error.message}`, exitCode: EXIT_USAGE };
+  if (error instanceof CliError)
+    return { line: `bdsh: ${error.code}: ${error.message}`, exitCode: error.exitCode };
+  const code =
+    error && typeof error === "object" && "code" in error && typeof error.code === "string"
+      ? error.code
+      : "ERROR";
+  const message = error instanceof Error ? error.message : String(error);
+  return { line: `bdsh: ${code}: ${oneLine(message)}`, exitCode: EXIT_FAILED };
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim();
+}

@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+/** The `bdsh` binary: runs the program and exits with its code (INTERFACE.md "Exit codes"). */
+import { main } from "./program.js";
+
+process.exitCode = await main(process.argv.slice(2));

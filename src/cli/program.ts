@@ -1,0 +1,62 @@
+/**
+ * The `bdsh` program. Commands register themselves on one commander program; every failure leaves as
+ * one `bdsh: CODE: message` line and an exit code from INTERFACE.md.
+ */
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { registerDoctor } from "./commands/doctor.js";
+import { registerSessions } from "./commands/sessions.js";
+import { describeFailure, EXIT_OK, EXIT_USAGE } from "./errors.js";
+import { type Output, processOutput } from "./output.js";
+
+const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
+export function buildProgram(output: Output, setExitCode: (code: number) => void): Command {
+  const program = new Command("bdsh")
+    .description("A durable agent harness: agents that finish the job and survive crashes.")
+    .version(packageJson.version, "-v, --version")
+    .option("--cwd <dir>", "the workspace (default: the current directory)")
+    .option("--config <file>", "an extra config file, applied last among files")
+    .option("--provider <name>", "model provider preset")
+    .option("--base-url <url>", "override the preset's endpoint")
+    .option("--model <id>", "model id sent on the wire")
+    .option("--effort <level>", "reasoning effort: off, low, high, max")
+    .option("--sandbox <mode>", "read-only, workspace-write or danger-full-access")
+    .option("--approval <policy>", "ask or never")
+    .enablePositionalOptions()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => output.out(text.trimEnd()),
+      writeErr: (text) => output.err(text.trimEnd()),
+      outputError: (text, write) => write(`bdsh: USAGE: ${text.replace(/^error: /, "").trim()}`),
+    });
+  registerDoctor(program, output, setExitCode);
+  registerSessions(program, output);
+  for (const command of program.commands) {
+    command.exitOverride();
+    for (const sub of command.commands) sub.exitOverride();
+  }
+  return program;
+}
+
+export async function main(argv: string[], output: Output = processOutput): Promise<number> {
+  let exitCode = EXIT_OK;
+  const program = buildProgram(output, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return EXIT_OK;
+      if (error.code === "commander.help") return EXIT_OK;
+      return EXIT_USAGE;
+    }
+    const { line, exitCode: code } = describeFailure(error);
+    output.err(line);
+    return code;
+  }
+}

@@ -1,0 +1,116 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, inject, it } from "vitest";
+import { newEvent } from "../../src/log/events.js";
+import { eventJson } from "../../src/log/serialize.js";
+import { openStore } from "../../src/store/open-store.js";
+import { runCli } from "../support/run-cli.js";
+
+/** A fresh home and workspace per test, so the tests can run concurrently. */
+function dirs(): { home: string; work: string } {
+  const root = mkdtempSync(join(tmpdir(), "bdsh-cli-"));
+  return { home: join(root, "home"), work: root };
+}
+
+describe.concurrent("bdsh CLI skeleton", () => {
+  it("--help lists the commands and exits 0", async () => {
+    const { home, work } = dirs();
+    const result = await runCli(["--help"], { BDSH_HOME: home });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("doctor");
+    expect(result.stdout).toContain("sessions");
+  });
+
+  it("--version prints the package version", async () => {
+    const { home, work } = dirs();
+    const result = await runCli(["--version"], { BDSH_HOME: home });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it("an unknown command is a usage error (exit 2)", async () => {
+    const { home, work } = dirs();
+    const result = await runCli(["frobnicate"], { BDSH_HOME: home });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("bdsh: USAGE:");
+  });
+
+  it("doctor works on an empty home, reports the SQLite store and never prints a secret", async () => {
+    const { home, work } = dirs();
+    const secret = "sk-test-7f3a9c1d-very-secret";
+    const result = await runCli(["doctor"], { BDSH_HOME: home, DEEPSEEK_API_KEY: secret }, work);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/store\s+sqlite at .*bdsh\.db \(0 sessions\)/);
+    expect(result.stdout).toContain("DEEPSEEK_API_KEY is set");
+    expect(result.stdout + result.stderr).not.toContain(secret);
+  });
+
+  it("doctor reports PostgreSQL when DATABASE_URL is set, without its password", async () => {
+    const { home, work } = dirs();
+    const url = new URL(inject("databaseUrl"));
+    url.password = "hunter2-password";
+    const result = await runCli(["doctor"], { BDSH_HOME: home, DATABASE_URL: url.toString() }, work);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/store\s+postgres at /);
+    expect(result.stdout + result.stderr).not.toContain("hunter2-password");
+  });
+
+  it("sessions list works on an empty home and says which store is in use", async () => {
+    const { home, work } = dirs();
+    const result = await runCli(["sessions", "list"], { BDSH_HOME: home }, work);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("No sessions yet.");
+    expect(result.stderr).toContain("store: sqlite");
+  });
+
+  it("a config error exits 2 naming the key and the file, before anything else happens", async () => {
+    const { home, work } = dirs();
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, "config.yaml"), "model:\n  effort: extreme\n");
+    const result = await runCli(["sessions", "list"], { BDSH_HOME: home }, work);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      `bdsh: CONFIG: ${join(home, "config.yaml")}: model.effort: expected one of off|low|high|max, got "extreme"`,
+    );
+    expect(result.stdout).toBe("");
+  });
+
+  it("a bad flag value exits 2 naming the flag", async () => {
+    const { home, work } = dirs();
+    const result = await runCli(["--sandbox", "yolo", "doctor"], { BDSH_HOME: home }, work);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("bdsh: CONFIG: flag --sandbox: sandbox:");
+  });
+
+  it("sessions events --json prints the stored events as JSON Lines, exactly", async () => {
+    const { home, work } = dirs();
+    const store = await openStore({ home });
+    const session = await store.createSession({ title: "demo" });
+    const stored = await store.append(
+      session.id,
+      [
+        newEvent("session/start", { kind: "main" }),
+        newEvent("turn/start", {}, { turn: 1 }),
+        newEvent("user/message", { text: "hello", source: "human" }, { turn: 1 }),
+      ],
+      0,
+    );
+    await store.close();
+    const result = await runCli(["sessions", "events", session.id, "--json"], { BDSH_HOME: home }, work);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trimEnd().split("\n")).toEqual(stored.map(eventJson));
+    const listed = await runCli(["sessions", "list"], { BDSH_HOME: home }, work);
+    expect(listed.stdout).toContain(session.id);
+    const shown = await runCli(["sessions", "show", session.id], { BDSH_HOME: home }, work);
+    expect(shown.stdout).toContain("title:     demo");
+  });
+
+  it("sessions show of an unknown id fails with one error line", async () => {
+    const { home, work } = dirs();
+    const result = await runCli(["sessions", "show", "nope"], { BDSH_HOME: home }, work);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^bdsh: NOT_FOUND: no session nope/);
+  });
+});
