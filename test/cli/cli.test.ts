@@ -15,7 +15,7 @@ function dirs(): { home: string; work: string } {
 
 describe.concurrent("bdsh CLI skeleton", () => {
   it("--help lists the commands and exits 0", async () => {
-    const { home, work } = dirs();
+    const { home } = dirs();
     const result = await runCli(["--help"], { BDSH_HOME: home });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("doctor");
@@ -23,14 +23,14 @@ describe.concurrent("bdsh CLI skeleton", () => {
   });
 
   it("--version prints the package version", async () => {
-    const { home, work } = dirs();
+    const { home } = dirs();
     const result = await runCli(["--version"], { BDSH_HOME: home });
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it("an unknown command is a usage error (exit 2)", async () => {
-    const { home, work } = dirs();
+    const { home } = dirs();
     const result = await runCli(["frobnicate"], { BDSH_HOME: home });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("bdsh: USAGE:");
