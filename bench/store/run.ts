@@ -128,7 +128,16 @@ async function postgres(): Promise<Result> {
 const ms = (n: number) => n.toFixed(3);
 const results = [await sqlite("full"), await sqlite("normal"), await postgres()];
 console.log(`store bench: ${STEPS} steps × 5 events, one append per step; node ${process.version}\n`);
-const header = ["store", "append p50 ms", "append p99 ms", "append total s", "events", "read ms", "project ms", "read+project ms"];
+const header = [
+  "store",
+  "append p50 ms",
+  "append p99 ms",
+  "append total s",
+  "events",
+  "read ms",
+  "project ms",
+  "read+project ms",
+];
 const rows = results.map((r) => [
   r.store,
   ms(r.p50),
