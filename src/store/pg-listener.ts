@@ -103,28 +103,31 @@ export class PgListener {
       await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
   }
 
-  /** Resolves when a heartbeat fails or times out; never resolves on a healthy connection. */
+  /**
+   * Resolves when a heartbeat fails or times out; never resolves on a healthy connection. The next beat is
+   * scheduled only after the previous one answered, so beats never queue up behind a silent connection.
+   */
   private heartbeat(client: pg.Client): Promise<void> {
     const every = this.options.heartbeatMs ?? 10_000;
     const timeout = this.options.heartbeatTimeoutMs ?? 5_000;
     return new Promise<void>((resolve) => {
-      const timer = setInterval(() => {
-        if (this.client !== client) return clearInterval(timer);
-        const deadline = setTimeout(() => {
-          clearInterval(timer);
-          resolve();
-        }, timeout);
+      const beat = () => {
+        if (this.client !== client) return;
+        const deadline = setTimeout(resolve, timeout);
         deadline.unref();
         client.query("SELECT 1").then(
-          () => clearTimeout(deadline),
           () => {
             clearTimeout(deadline);
-            clearInterval(timer);
+            schedule();
+          },
+          () => {
+            clearTimeout(deadline);
             resolve();
           },
         );
-      }, every);
-      timer.unref();
+      };
+      const schedule = () => setTimeout(beat, every).unref();
+      schedule();
     });
   }
 
