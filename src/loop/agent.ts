@@ -1,0 +1,609 @@
+/**
+ * The driver: one per session, the only place with loop logic (L1–L19, R1). Behaviour beyond the loop is
+ * added by plugins on hooks (./hooks.ts), never by branches here.
+ *
+ * Invariants:
+ * - The driver writes only while it holds the session's lease (`session:<id>`, renewed by heartbeat); every
+ *   append is fenced by it. Idle sessions hold nothing: the lease is released when no input is pending.
+ * - On taking the lease it reads the log and closes a turn left open by a crash (R1); it never re-runs it.
+ * - Input arrives only through the durable inbox (L4); it is claimed in the same transaction that appends
+ *   its `user/message`, so it is consumed exactly once even across servers.
+ * - A turn always ends with `turn/end` (finally). A step ends on a reply without tool calls unless next-step
+ *   input is pending; `agent/turn-stopping` runs first and may keep it open (L5). No step budget (L3).
+ * - The log is flushed on pre-step, before every request and before every tool dispatch (L17).
+ * - Cancel keeps the visible prefix, drops tool calls, closes undispatched calls (L7, L8); a failing step
+ *   closes every unanswered call (L9). A plugin or pipeline failure ends the turn, not the agent (L15).
+ */
+import { HookBus } from "../hooks/hook-bus.js";
+import type { ErrorInfo, InboxItemRecord, NewEvent, TurnEndReason } from "../log/events.js";
+import type { AssistantBlock, ToolCallBlock } from "../log/messages.js";
+import { abortableSleep } from "../model/retry.js";
+import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../model/types.js";
+import type { InboxItem, NewInboxItem, Store } from "../store/store.js";
+import { sessionLeaseName } from "../store/store.js";
+import type { SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
+import type { PendingUserMessage } from "./hooks.js";
+import "./hooks.js";
+import type { ModelSettings } from "./model-settings.js";
+import { createServiceRegistry, type Plugin, type PluginContext, type ServiceRegistry } from "./plugin.js";
+import { PromptRegistry } from "./prompt.js";
+import { abortedBeforeDispatch, closeUnansweredCalls, interruptedTurnClosers } from "./recovery.js";
+import { RequestBuilder } from "./request-builder.js";
+import { runToolBatch } from "./scheduler.js";
+import { SessionLog } from "./session-log.js";
+import { NO_TOOLS, type ToolHost, toolCallRequest } from "./tool-host.js";
+
+export type AgentOptions = {
+  store: Store;
+  sessionId: string;
+  /** Lease owner id: this process or server. */
+  owner: string;
+  adapter: ModelAdapter;
+  model: ModelSettings;
+  tools?: ToolHost;
+  plugins?: readonly Plugin[];
+  workspace: string;
+  sandbox?: SandboxMode;
+  approval?: "ask" | "never";
+  session?: Partial<ToolSessionInfo>;
+  maxParallelTools?: number;
+  leaseTtlMs?: number;
+  now?: () => Date;
+};
+
+export type LiveDelta = { type: "text" | "reasoning"; delta: string; turn: number; step: number };
+
+class TurnAborted extends Error {
+  constructor() {
+    super("turn aborted");
+  }
+}
+
+export class Agent {
+  readonly hooks = new HookBus();
+  readonly prompt = new PromptRegistry();
+  readonly services: ServiceRegistry = createServiceRegistry();
+  readonly log: SessionLog;
+  status: "idle" | "running" = "idle";
+
+  private readonly store: Store;
+  private readonly tools: ToolHost;
+  private readonly request: RequestBuilder;
+  private driving: Promise<void> | undefined;
+  private kickAgain = false;
+  private turnAbort: AbortController | undefined;
+  private readonly nextStepLocal: PendingUserMessage[] = [];
+  private readonly deltaListeners = new Set<(delta: LiveDelta) => void>();
+  private lastError: unknown;
+  private setupDone: Promise<void> | undefined;
+
+  constructor(private readonly options: AgentOptions) {
+    this.store = options.store;
+    this.tools = options.tools ?? NO_TOOLS;
+    this.log = new SessionLog(options.store, options.sessionId, options.owner, options.now);
+    this.request = new RequestBuilder(this.log, this.prompt, this.tools, options.model);
+    this.prompt.setVariable("model", options.model.id);
+    this.prompt.setVariable("provider", options.model.provider);
+  }
+
+  get sessionId(): string {
+    return this.options.sessionId;
+  }
+
+  /** Runs every plugin's setup once, in order. */
+  setup(): Promise<void> {
+    this.setupDone ??= (async () => {
+      const ctx: PluginContext = {
+        sessionId: this.sessionId,
+        store: this.store,
+        hooks: this.hooks,
+        prompt: this.prompt,
+        services: this.services,
+        log: this.log,
+        model: this.options.model,
+        workspace: this.options.workspace,
+      };
+      for (const plugin of this.options.plugins ?? []) await plugin.setup(ctx);
+    })();
+    return this.setupDone;
+  }
+
+  // ---- input (L4) ----
+
+  /** Next turn; wakes the agent. */
+  followup(text: string, source: InboxItem["source"] = "human"): Promise<InboxItem> {
+    return this.enqueue({ queue: "next-turn", mode: "followup", source, text }, true);
+  }
+
+  /** Next step of the running turn (or a new turn when idle); wakes the agent. */
+  steer(text: string, source: InboxItem["source"] = "human"): Promise<InboxItem> {
+    return this.enqueue({ queue: "next-step", mode: "steer", source, text }, true);
+  }
+
+  /** Next step, without waking an idle agent. */
+  inject(text: string, source: InboxItem["source"] = "tool-context"): Promise<InboxItem> {
+    return this.enqueue({ queue: "next-step", mode: "inject", source, text }, false);
+  }
+
+  private async enqueue(item: NewInboxItem, wake: boolean): Promise<InboxItem> {
+    const stored = await this.store.enqueueInbox(this.sessionId, item);
+    if (wake) this.kick();
+    return stored;
+  }
+
+  /** L7: aborts the running turn. The pending inbox is cleared unless `keepInbox`. */
+  async cancel(options: { keepInbox?: boolean } = {}): Promise<void> {
+    if (!options.keepInbox) {
+      const pending = await this.store.pendingInbox(this.sessionId);
+      if (pending.length)
+        await this.store.discardInbox(
+          this.sessionId,
+          pending.map((p) => p.id),
+        );
+    }
+    this.turnAbort?.abort();
+  }
+
+  /** Starts driving if input is pending (idempotent). */
+  kick(): void {
+    if (this.driving) {
+      this.kickAgain = true;
+      return;
+    }
+    this.driving = this.drive().finally(() => {
+      this.driving = undefined;
+      if (this.kickAgain) {
+        this.kickAgain = false;
+        this.kick();
+      }
+    });
+  }
+
+  /** Resolves when the agent has no turn running and nothing to start. */
+  async whenIdle(): Promise<void> {
+    while (this.driving) await this.driving;
+    if (this.lastError) {
+      const error = this.lastError;
+      this.lastError = undefined;
+      throw error;
+    }
+  }
+
+  /** R1 without new input: takes the lease, closes an interrupted turn, releases. */
+  async open(): Promise<void> {
+    this.kick();
+    await this.whenIdle();
+  }
+
+  onDelta(listener: (delta: LiveDelta) => void): () => void {
+    this.deltaListeners.add(listener);
+    return () => this.deltaListeners.delete(listener);
+  }
+
+  // ---- driving ----
+
+  private async drive(): Promise<void> {
+    await this.setup();
+    const leaseName = sessionLeaseName(this.sessionId);
+    const ttl = this.options.leaseTtlMs ?? 10_000;
+    const lease = await this.store.acquireLease(leaseName, this.options.owner, ttl);
+    if (!lease) return; // another process drives this session; it will see the input.
+    const lost = new AbortController();
+    const heartbeat = setInterval(
+      () => {
+        this.store.renewLease(leaseName, this.options.owner, ttl).then(
+          (renewed) => {
+            if (!renewed) lost.abort();
+          },
+          () => lost.abort(),
+        );
+      },
+      Math.max(50, Math.floor(ttl / 3)),
+    );
+    heartbeat.unref();
+    try {
+      await this.log.load();
+      await this.repair();
+      while (!lost.signal.aborted) {
+        while (!lost.signal.aborted && (await this.hasTurnInput())) await this.runTurn(lost.signal);
+        if (this.status === "running") await this.becomeIdle();
+        if (!(await this.hasTurnInput())) break;
+      }
+    } catch (error) {
+      this.lastError = error;
+    } finally {
+      clearInterval(heartbeat);
+      await this.store.releaseLease(leaseName, this.options.owner).catch(() => undefined);
+    }
+  }
+
+  /** R1: close a turn a crash left open; the interrupted work is not re-run. */
+  private async repair(): Promise<void> {
+    const closers = interruptedTurnClosers(this.log.events);
+    if (closers.length === 0) return;
+    this.log.add(...closers);
+    if (this.log.last("agent/status")?.data.status === "running") {
+      this.log.add({ type: "agent/status", data: { status: "idle" } });
+    }
+    await this.log.flush();
+  }
+
+  private async becomeIdle(): Promise<void> {
+    this.status = "idle";
+    this.log.add({ type: "agent/status", data: { status: "idle" } });
+    await this.log.flush();
+    try {
+      await this.hooks.serial("agent/status", { sessionId: this.sessionId, status: "idle" });
+    } catch (error) {
+      this.log.add({ type: "agent/error", data: errorData(error, "PLUGIN_FAILED") });
+      await this.log.flush();
+    }
+  }
+
+  /** Input that opens a turn: a follow-up or a steer (inject does not wake, L4). */
+  private async hasTurnInput(): Promise<boolean> {
+    if (this.nextStepLocal.length) return true;
+    const pending = await this.store.pendingInbox(this.sessionId);
+    return pending.some((item) => item.mode !== "inject");
+  }
+
+  private async hasNextStepInput(): Promise<boolean> {
+    if (this.nextStepLocal.length) return true;
+    const pending = await this.store.pendingInbox(this.sessionId);
+    return pending.some((item) => item.queue === "next-step");
+  }
+
+  private async runTurn(leaseLost: AbortSignal): Promise<void> {
+    const turn = (this.log.last("turn/start")?.turn ?? 0) + 1;
+    const controller = new AbortController();
+    const signal = AbortSignal.any([controller.signal, leaseLost]);
+    this.turnAbort = controller;
+    let reason: TurnEndReason = "completed";
+    let error: ErrorInfo | undefined;
+    let step = 0;
+    let stepOpen = false;
+    try {
+      // L1: at a turn boundary, all pending next-step input plus one queued prompt.
+      const pending = await this.store.pendingInbox(this.sessionId);
+      const firstPrompt = pending.find((item) => item.queue === "next-turn");
+      const claimed = pending.filter((item) => item.queue === "next-step" || item === firstPrompt);
+      if (this.status === "idle") {
+        this.status = "running";
+        this.log.add({ type: "agent/status", data: { status: "running" } });
+        await this.hooks.serial("agent/status", { sessionId: this.sessionId, status: "running" });
+      }
+      this.log.add({ type: "turn/start", data: { trigger: firstPrompt?.mode ?? "steer" }, turn });
+      this.request.ensureSystem({ turn });
+      this.addClaimed(claimed, turn);
+      await this.log.flush({ claimInbox: claimed.map((item) => item.id) });
+
+      let maxTokens = false;
+      let keptOpen = 0;
+      for (;;) {
+        step++;
+        stepOpen = false;
+        const result = await this.runStep(turn, step, signal, () => {
+          stepOpen = true;
+        });
+        stepOpen = false;
+        if (result === "blocked") {
+          reason = "blocked";
+          break;
+        }
+        if (result === "max-tokens") maxTokens = true; // sticky for the turn
+        if (result === "continue") continue;
+        if (await this.hasNextStepInput()) continue;
+        const injected: PendingUserMessage[] = [];
+        await this.hooks.serial("agent/turn-stopping", {
+          sessionId: this.sessionId,
+          turn,
+          step,
+          firstStepOfTurn: step === 1,
+          result,
+          lastBlocks: this.lastAssistantBlocks(),
+          inject: (message) => injected.push(message),
+          keptOpen,
+        });
+        if (injected.length) {
+          keptOpen++;
+          this.nextStepLocal.push(...injected);
+          continue;
+        }
+        if (!(await this.hasNextStepInput())) break;
+      }
+      if (reason === "completed" && maxTokens) reason = "max-tokens";
+    } catch (caught) {
+      if (caught instanceof TurnAborted || signal.aborted) {
+        reason = "aborted";
+      } else if (caught instanceof LlmError) {
+        reason = "error";
+        error = { code: caught.code, message: caught.message };
+      } else {
+        reason = "error";
+        error = errorData(caught, "PLUGIN_FAILED");
+        this.log.add({ type: "agent/error", data: error, turn });
+      }
+    } finally {
+      this.turnAbort = undefined;
+      if (stepOpen) {
+        // L9: close every unanswered call before step/end.
+        this.log.add(...closeUnansweredCalls(this.log.events, { turn, step }));
+        this.log.add({
+          type: "step/end",
+          data: { result: reason === "aborted" ? "aborted" : "error" },
+          turn,
+          step,
+        });
+      }
+      if (reason === "aborted") await this.discardPendingOnAbort(turn);
+      this.log.add({ type: "turn/end", data: error ? { reason, error } : { reason }, turn });
+      try {
+        await this.log.flush();
+      } catch (flushError) {
+        this.lastError ??= flushError; // lease lost: the next holder repairs the log (R1)
+      }
+    }
+    try {
+      await this.hooks.serial("agent/turn-end", { sessionId: this.sessionId, turn, reason });
+    } catch (hookError) {
+      this.log.add({ type: "agent/error", data: errorData(hookError, "PLUGIN_FAILED") });
+      await this.log.flush();
+    }
+  }
+
+  /** L7: a cancel clears what was queued for this run (already discarded in the store by `cancel`). */
+  private async discardPendingOnAbort(turn: number): Promise<void> {
+    if (this.nextStepLocal.length === 0) return;
+    const items: InboxItemRecord[] = this.nextStepLocal
+      .splice(0)
+      .map((m, i) => ({ id: `local-${turn}-${i}`, mode: "inject", source: m.source, text: m.text }));
+    this.log.add({ type: "agent/inbox/spliced", data: { queue: "next-step", op: "clear", items }, turn });
+  }
+
+  private addClaimed(items: readonly InboxItem[], turn: number, step?: number): void {
+    const where = step === undefined ? { turn } : { turn, step };
+    for (const queue of ["next-turn", "next-step"] as const) {
+      const taken = items.filter((item) => item.queue === queue);
+      if (taken.length === 0) continue;
+      this.log.add({
+        type: "agent/inbox/spliced",
+        data: {
+          queue,
+          op: "take",
+          items: taken.map(({ id, mode, source, text }) => ({ id, mode, source, text })),
+        },
+        ...where,
+      });
+    }
+    for (const item of items) {
+      this.log.add({
+        type: "user/message",
+        data: { text: item.text, source: item.source, inboxId: item.id },
+        ...where,
+      });
+    }
+  }
+
+  private lastAssistantBlocks(): AssistantBlock[] {
+    return this.log.last("assistant/message")?.data.blocks ?? [];
+  }
+
+  private async runStep(
+    turn: number,
+    step: number,
+    signal: AbortSignal,
+    opened: () => void,
+  ): Promise<"continue" | "completed" | "max-tokens" | "blocked"> {
+    const where = { turn, step };
+    const claimed =
+      step === 1
+        ? []
+        : (await this.store.pendingInbox(this.sessionId)).filter((i) => i.queue === "next-step");
+    const local = this.nextStepLocal.splice(0);
+    const state = await this.hooks.waterfall("agent/pre-step", {
+      sessionId: this.sessionId,
+      turn,
+      step,
+      firstStepOfTurn: step === 1,
+      messages: [],
+    });
+    if (state.reject) {
+      this.log.add({ type: "agent/error", data: { code: "BLOCKED", message: state.reject.reason }, turn });
+      return "blocked";
+    }
+    this.log.add({ type: "step/start", data: {}, ...where });
+    opened();
+    this.addClaimed(claimed, turn, step);
+    for (const message of [...local, ...state.messages]) {
+      this.log.add({ type: "user/message", data: { text: message.text, source: message.source }, ...where });
+    }
+    this.request.prepare(where, state.startsRequestSeries === true);
+    await this.log.flush({ claimInbox: claimed.map((item) => item.id) }); // L17: before the request
+
+    const reply = await this.requestReply(turn, step, signal);
+    this.log.add({
+      type: "assistant/message",
+      data: {
+        blocks: reply.blocks,
+        provider: this.options.adapter.provider,
+        model: this.options.model.id,
+        finish: reply.finish,
+        usage: reply.usage,
+        ...(reply.droppedToolCalls ? { droppedToolCalls: reply.droppedToolCalls } : {}),
+      },
+      ...where,
+    });
+    const calls = reply.blocks.filter((b): b is ToolCallBlock => b.type === "tool-call");
+    let result: "continue" | "completed" | "max-tokens";
+    if (reply.finish === "max-tokens") result = "max-tokens";
+    else if (calls.length === 0) result = "completed";
+    else result = (await this.runTools(calls, turn, step, signal)) ? "completed" : "continue";
+    this.log.add({ type: "step/end", data: { result }, ...where });
+    return result;
+  }
+
+  /** One reply, with the `agent/request-error` waterfall deciding retries on the same history (L10). */
+  private async requestReply(turn: number, step: number, signal: AbortSignal) {
+    for (let attempt = 1; ; attempt++) {
+      const draft = this.request.build(signal);
+      const { request } = await this.hooks.waterfall("agent/request", {
+        sessionId: this.sessionId,
+        turn,
+        step,
+        firstStepOfTurn: step === 1,
+        request: draft,
+      });
+      const onPart = (part: ModelPart) => {
+        if (part.type === "text" || part.type === "reasoning") {
+          for (const listener of this.deltaListeners)
+            listener({ type: part.type, delta: part.delta, turn, step });
+        }
+      };
+      try {
+        return await collectReply(this.options.adapter.stream(Object.freeze(request)), onPart);
+      } catch (caught) {
+        if (signal.aborted) {
+          this.keepInterruptedPrefix(caught, attempt, turn, step);
+          throw new TurnAborted();
+        }
+        if (!(caught instanceof LlmError)) throw caught;
+        // M16: the failed attempt is log-only.
+        this.log.add({
+          type: "assistant/attempt",
+          data: { blocks: caught.partial, attempt, error: { code: caught.code, message: caught.message } },
+          turn,
+          step,
+        });
+        const decided = await this.hooks.waterfall("agent/request-error", {
+          sessionId: this.sessionId,
+          turn,
+          step,
+          firstStepOfTurn: step === 1,
+          error: caught,
+          attempt,
+          signal,
+          decision: { kind: "throw" },
+          emit: (event: NewEvent) => {
+            this.log.add({ ...event, turn, step } as NewEvent);
+          },
+        });
+        if (decided.decision.kind !== "retry") throw caught;
+        await this.log.flush();
+        try {
+          await abortableSleep(decided.decision.delayMs, signal);
+        } catch {
+          throw new TurnAborted();
+        }
+        this.log.add({ type: "llm/retry-started", data: { attempt: attempt + 1 }, turn, step });
+      }
+    }
+  }
+
+  /** L7: keep the streamed text and reasoning as an interrupted message; drop tool calls. */
+  private keepInterruptedPrefix(caught: unknown, attempt: number, turn: number, step: number): void {
+    const partial = caught instanceof LlmError ? caught.partial : [];
+    const kept = partial.filter((b) => b.type !== "tool-call" && b.text.trim().length > 0);
+    if (kept.length > 0) {
+      this.log.add({
+        type: "assistant/message",
+        data: {
+          blocks: kept,
+          provider: this.options.adapter.provider,
+          model: this.options.model.id,
+          finish: "aborted",
+          interrupted: true,
+        },
+        turn,
+        step,
+      });
+    } else if (partial.length > 0) {
+      this.log.add({
+        type: "assistant/attempt",
+        data: { blocks: partial, attempt, error: { code: "ABORTED", message: "cancelled" } },
+        turn,
+        step,
+      });
+    }
+  }
+
+  /** L19 + T15: runs the calls; returns true when a tool concluded the turn. */
+  private async runTools(
+    calls: ToolCallBlock[],
+    turn: number,
+    step: number,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const where = { turn, step };
+    let concluded = false;
+    const contexts: PendingUserMessage[] = [];
+    const { undispatched } = await runToolBatch({
+      calls,
+      maxParallel: this.options.maxParallelTools ?? 10,
+      signal,
+      classOf: (call) => this.tools.concurrencyOf(toolCallRequest(call.id, call.name, call.arguments)),
+      beforeDispatch: async (call) => {
+        this.log.add({
+          type: "tool/call",
+          data: { callId: call.id, name: call.name, arguments: call.arguments },
+          ...where,
+        });
+        await this.log.flush(); // L17: before every dispatch
+      },
+      run: (call) =>
+        this.tools.run(
+          toolCallRequest(call.id, call.name, call.arguments),
+          this.execFor(call, signal, () => {
+            concluded = true;
+          }),
+        ),
+      commit: (call, output) => {
+        this.log.add({
+          type: "tool/result",
+          data: {
+            callId: call.id,
+            name: call.name,
+            text: output.text,
+            ...(output.isError ? { isError: true } : {}),
+            ...(output.code ? { code: output.code } : {}),
+            ...(output.spill ? { spill: output.spill } : {}),
+          },
+          ...where,
+        });
+        for (const text of output.additionalContexts ?? []) contexts.push({ text, source: "tool-context" });
+      },
+    });
+    if (undispatched.length > 0) {
+      for (const call of undispatched) this.log.add(...abortedBeforeDispatch(call, where));
+    }
+    if (signal.aborted) throw new TurnAborted();
+    this.nextStepLocal.push(...contexts); // T15: after the results, in model order
+    return concluded;
+  }
+
+  private execFor(call: ToolCallBlock, signal: AbortSignal, conclude: () => void): ToolExec {
+    return {
+      callId: call.id,
+      toolName: call.name,
+      session: {
+        sessionId: this.sessionId,
+        kind: this.options.session?.kind ?? "main",
+        depth: this.options.session?.depth ?? 0,
+      },
+      workspace: this.options.workspace,
+      cwd: this.options.workspace,
+      sandbox: this.options.sandbox ?? "workspace-write",
+      approval: this.options.approval ?? "ask",
+      signal,
+      concludeTurn: conclude,
+      services: this.services,
+    };
+  }
+}
+
+function errorData(error: unknown, fallbackCode: string): ErrorInfo {
+  const code =
+    error && typeof error === "object" && "code" in error && typeof error.code === "string"
+      ? error.code
+      : fallbackCode;
+  return { code, message: error instanceof Error ? error.message : String(error) };
+}

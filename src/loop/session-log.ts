@@ -1,0 +1,109 @@
+/**
+ * The driver's view of its session log: the events read so far, the events added but not yet flushed,
+ * and the surface projected from both (C1).
+ *
+ * Invariants:
+ * - Only the lease holder writes. Events get their seq when added (the holder is the only writer), and
+ *   `flush` appends every buffered event in one transaction, fenced by the lease owner (L17).
+ * - The surface and the event list always include buffered events: the request is built from them, and
+ *   `flush` runs before every request, so what is sent is always durable first.
+ * - A flush that fails leaves the buffer in place and throws: the caller's turn ends and nothing is lost
+ *   from memory; the store holds exactly what was committed.
+ */
+import type { EventType, LogEvent, NewEvent } from "../log/events.js";
+import { SurfaceProjector } from "../log/surface.js";
+import type { AppendOptions, Store } from "../store/store.js";
+
+export type LogListener = (events: readonly LogEvent[]) => void;
+
+export class SessionLog {
+  readonly events: LogEvent[] = [];
+  private projector = new SurfaceProjector();
+  private buffered: LogEvent[] = [];
+  private durableSeq = 0;
+  private readonly listeners = new Set<LogListener>();
+
+  constructor(
+    private readonly store: Store,
+    readonly sessionId: string,
+    private readonly owner: string,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Loads the events after what is already known (used on lease takeover and at open). */
+  async load(): Promise<LogEvent[]> {
+    const fresh = await this.store.read(this.sessionId, { after: this.seq });
+    for (const event of fresh) this.accept(event);
+    this.durableSeq = this.seq;
+    if (fresh.length) this.publish(fresh);
+    return fresh;
+  }
+
+  /** Forgets everything; the next `load` reads the whole log again. */
+  reset(): void {
+    this.events.length = 0;
+    this.buffered = [];
+    this.durableSeq = 0;
+    this.projector = new SurfaceProjector();
+  }
+
+  get seq(): number {
+    return this.events.length === 0 ? 0 : this.events[this.events.length - 1]!.seq;
+  }
+
+  get surface() {
+    return this.projector;
+  }
+
+  get hasUnflushed(): boolean {
+    return this.buffered.length > 0;
+  }
+
+  add(...events: NewEvent[]): LogEvent[] {
+    const at = this.now().toISOString();
+    const added = events.map((event) => {
+      const stored = { at, ...event, sessionId: this.sessionId, seq: this.seq + 1 } as LogEvent;
+      this.accept(stored);
+      return stored;
+    });
+    this.buffered.push(...added);
+    this.publish(added);
+    return added;
+  }
+
+  /** L17: makes every added event durable. `claimInbox` consumes inbox rows in the same transaction. */
+  async flush(options: Pick<AppendOptions, "claimInbox"> = {}): Promise<void> {
+    if (this.buffered.length === 0 && !options.claimInbox?.length) return;
+    const batch = this.buffered;
+    await this.store.append(
+      this.sessionId,
+      batch.map(({ type, data, turn, step, at }) => ({ type, data, turn, step, at }) as NewEvent),
+      this.durableSeq,
+      { leaseOwner: this.owner, ...(options.claimInbox?.length ? { claimInbox: options.claimInbox } : {}) },
+    );
+    this.durableSeq += batch.length;
+    this.buffered = [];
+  }
+
+  last<K extends EventType>(type: K): Extract<LogEvent, { type: K }> | undefined {
+    for (let i = this.events.length - 1; i >= 0; i--) {
+      const event = this.events[i]!;
+      if (event.type === type) return event as Extract<LogEvent, { type: K }>;
+    }
+    return undefined;
+  }
+
+  onEvents(listener: LogListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private accept(event: LogEvent): void {
+    this.events.push(event);
+    this.projector.apply(event);
+  }
+
+  private publish(events: readonly LogEvent[]): void {
+    for (const listener of this.listeners) listener(events);
+  }
+}

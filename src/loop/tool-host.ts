@@ -1,0 +1,34 @@
+/**
+ * What the loop needs from the tool layer: the declarations sent to the model, the L19 class of a call
+ * (re-checked just before it starts) and a `run` that always answers (T2: a failing tool never ends the
+ * turn). The tool pipeline implements it; tests may use a small table of functions.
+ */
+import type { ToolSpec } from "../model/types.js";
+import type { ConcurrencyClass, ToolCallRequest, ToolExec, ToolOutput } from "../tools/types.js";
+
+export interface ToolHost {
+  /** Stable order and content across steps (SP8, M23). */
+  declarations(): ToolSpec[];
+  concurrencyOf(call: ToolCallRequest): ConcurrencyClass;
+  run(call: ToolCallRequest, exec: ToolExec): Promise<ToolOutput>;
+}
+
+export const NO_TOOLS: ToolHost = {
+  declarations: () => [],
+  concurrencyOf: () => "exclusive",
+  run: async (call) => ({ text: `Error: unknown tool "${call.name}"`, isError: true, code: "UNKNOWN_TOOL" }),
+};
+
+/** M9/M15: the call's arguments as an object when they parse to one; the exact string is kept beside it. */
+export function toolCallRequest(callId: string, name: string, rawArguments: string): ToolCallRequest {
+  let args: Record<string, unknown> | undefined;
+  try {
+    const parsed: unknown = JSON.parse(rawArguments === "" ? "{}" : rawArguments);
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
+      args = Object.freeze(parsed as Record<string, unknown>);
+    }
+  } catch {
+    args = undefined;
+  }
+  return { callId, name, rawArguments, args };
+}

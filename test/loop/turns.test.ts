@@ -1,0 +1,52 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { findPairingError } from "../../src/log/pairing.js";
+import { surfaceMessagesOf } from "../../src/log/surface.js";
+import { type LoopFixture, loopFixture, types } from "./harness.js";
+
+let fixture: LoopFixture | undefined;
+afterEach(async () => {
+  await fixture?.close();
+  fixture = undefined;
+});
+
+describe("L1 turn and step machine", () => {
+  it("runs a tool step then a text step, and ends the turn completed", async () => {
+    fixture = await loopFixture({
+      script: [
+        { reasoning: "look", toolCalls: [{ id: "c1", name: "echo", arguments: { text: "hi" } }] },
+        { text: "All done." },
+      ],
+      tools: { echo: { run: (args) => ({ text: `echo: ${String(args.text)}` }) } },
+    });
+    await fixture.agent.followup("say hi");
+    await fixture.agent.whenIdle();
+    const events = await fixture.events();
+    expect(types(events)).toEqual([
+      "agent/status",
+      "turn/start",
+      "system/message",
+      "agent/inbox/spliced",
+      "user/message",
+      "step/start",
+      "request/header",
+      "request/context",
+      "assistant/message",
+      "tool/call",
+      "tool/result",
+      "step/end",
+      "step/start",
+      "assistant/message",
+      "step/end",
+      "turn/end",
+      "agent/status",
+    ]);
+    const end = events.find((e) => e.type === "turn/end");
+    expect(end?.type === "turn/end" && end.data.reason).toBe("completed");
+    expect(findPairingError(surfaceMessagesOf(events))).toBeUndefined();
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    // M6: the second request carries the first reply's reasoning back.
+    const second = fixture.fake.requests[1]!.body as { messages: Array<Record<string, unknown>> };
+    const assistant = second.messages.find((m) => m.role === "assistant");
+    expect(assistant?.reasoning_content).toBe("look");
+  });
+});
