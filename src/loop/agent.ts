@@ -313,7 +313,9 @@ export class Agent {
       }
       if (reason === "completed" && maxTokens) reason = "max-tokens";
     } catch (caught) {
-      if (caught instanceof TurnAborted || signal.aborted) {
+      const aborted = caught instanceof TurnAborted || signal.aborted;
+      controller.abort(); // stop tools still running in a failed step
+      if (aborted) {
         reason = "aborted";
       } else if (caught instanceof LlmError) {
         reason = "error";

@@ -33,45 +33,57 @@ export async function runToolBatch(options: BatchOptions): Promise<BatchResult> 
   let committed = 0;
   const running = new Set<Promise<void>>();
   let dispatched = 0;
+  let failed = false;
 
   const commitReady = () => {
-    while (committed < dispatched && outputs[committed] !== undefined) {
+    while (!failed && committed < dispatched && outputs[committed] !== undefined) {
       options.commit(calls[committed]!, outputs[committed]!);
       committed++;
     }
   };
 
-  for (let index = 0; index < calls.length; index++) {
-    const call = calls[index]!;
-    if (options.signal.aborted) break;
-    const kind = options.classOf(call);
-    if (kind === "exclusive") await Promise.all(running);
-    else while (running.size >= Math.max(1, options.maxParallel)) await Promise.race(running);
-    if (options.signal.aborted) break;
-    // Once recorded as started the call is dispatched; `run` answers "aborted before dispatch" itself if the
-    // signal fired during the flush (L17).
-    await options.beforeDispatch(call);
-    dispatched = index + 1;
-    const task = options
-      .run(call)
-      .catch(
-        (error: unknown): ToolOutput => ({
-          text: `Error: ${messageOf(error)}`,
-          isError: true,
-          code: "TOOL_ERROR",
-        }),
-      )
-      .then((output) => {
-        outputs[index] = output;
-        commitReady();
-      });
-    const tracked = task.finally(() => running.delete(tracked));
-    running.add(tracked);
-    if (kind === "exclusive") await tracked;
+  try {
+    await dispatchAll();
+  } catch (error) {
+    // L9: the step failed; calls still running are aborted by the caller and their results are not
+    // committed (the caller closes them as outcome unknown).
+    failed = true;
+    throw error;
   }
   await Promise.all(running);
   commitReady();
   return { undispatched: calls.slice(dispatched) };
+
+  async function dispatchAll(): Promise<void> {
+    for (let index = 0; index < calls.length; index++) {
+      const call = calls[index]!;
+      if (options.signal.aborted) break;
+      const kind = options.classOf(call);
+      if (kind === "exclusive") await Promise.all(running);
+      else while (running.size >= Math.max(1, options.maxParallel)) await Promise.race(running);
+      if (options.signal.aborted) break;
+      // Once recorded as started the call is dispatched; `run` answers "aborted before dispatch" itself if the
+      // signal fired during the flush (L17).
+      await options.beforeDispatch(call);
+      dispatched = index + 1;
+      const task = options
+        .run(call)
+        .catch(
+          (error: unknown): ToolOutput => ({
+            text: `Error: ${messageOf(error)}`,
+            isError: true,
+            code: "TOOL_ERROR",
+          }),
+        )
+        .then((output) => {
+          outputs[index] = output;
+          commitReady();
+        });
+      const tracked = task.finally(() => running.delete(tracked));
+      running.add(tracked);
+      if (kind === "exclusive") await tracked;
+    }
+  }
 }
 
 function messageOf(error: unknown): string {
