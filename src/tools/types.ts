@@ -132,11 +132,22 @@ export type ToolCallRequest = {
   args: Readonly<Record<string, unknown>> | undefined;
 };
 
+/** T16: what an approval answerer can say. */
+export type ApprovalAnswer = "allow-once" | "allow-session" | "allow-always" | "deny" | "cancel";
+
 /** T2 step 2: `tools/pre-execute` decides allow, deny, ask or cancel; arguments cannot be rewritten. */
 export type PreExecuteDecision =
   | { kind: "allow" }
   | { kind: "deny"; reason: string }
-  | { kind: "ask"; reason: string; summary: string }
+  | {
+      kind: "ask";
+      reason: string;
+      summary: string;
+      /** Told the user's answer (the dangerous-command guard records session and permanent approvals). */
+      onAnswer?: (answer: ApprovalAnswer) => void | Promise<void>;
+      /** Replaces the T16 rejection text (T17 escalation has its own). */
+      rejectedText?: string;
+    }
   | { kind: "cancel" };
 
 export type PreExecuteState = {

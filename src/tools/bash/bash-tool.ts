@@ -1,0 +1,236 @@
+/**
+ * `bash` (T7, T8, T17): one `bash -c` per call through the session's terminal environment.
+ *
+ * Invariants:
+ * - A non-zero exit is not a tool error; the text says `[exit code: N]`.
+ * - The result keeps the last 64,000 bytes per stream; when more was written, the full output is a blob
+ *   and the result names its locator.
+ * - On the deadline the command is not killed when a job store exists: it becomes a background job (T8).
+ *   Without one it is killed (SIGTERM, SIGKILL after 3 s) and the result says `[timed out after <ms>ms]`.
+ * - `sandbox_permissions` wider than the session's mode needs the user's approval every time (T17).
+ */
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { requestApproval } from "../approvals.js";
+import { JobLimitError } from "../jobs/job-store.js";
+import { spillLocator } from "../spill/blob-store.js";
+import type { RunningCommand } from "../terminal/environment.js";
+import type { SandboxMode, ToolDefinition, ToolExec, ToolOutput } from "../types.js";
+import { formatBashResult, movedToBackgroundText } from "./bash-result.js";
+import { StreamCapture } from "./output-capture.js";
+
+export type BashArgs = {
+  description: string;
+  command: string;
+  timeout_ms?: number;
+  workdir?: string;
+  run_in_background?: boolean;
+  sandbox_permissions?: SandboxMode;
+  justification?: string;
+};
+
+export type BashToolOptions = { timeoutMs: number; maxTimeoutMs: number; maxOutputBytes: number };
+
+export const BASH_DEFAULTS: BashToolOptions = {
+  timeoutMs: 60_000,
+  maxTimeoutMs: 600_000,
+  maxOutputBytes: 64_000,
+};
+
+/** T7 environment, plus the managed `$BDSH_*` facts. */
+export function bashEnvironment(exec: ToolExec): Record<string, string> {
+  return {
+    NO_COLOR: "1",
+    TERM: "dumb",
+    PAGER: "cat",
+    GIT_PAGER: "cat",
+    BDSH_WORKSPACE: exec.workspace,
+    BDSH_SESSION_ID: exec.session.sessionId,
+    BDSH_SANDBOX: exec.sandbox,
+  };
+}
+
+const MODE_RANK: Record<SandboxMode, number> = {
+  "read-only": 0,
+  "workspace-write": 1,
+  "danger-full-access": 2,
+};
+
+const DESCRIPTION =
+  "Run a bash command (`bash -c`) and return its stdout and stderr. Every call starts a fresh shell: pass `workdir` rather than using `cd`. The `$BDSH_*` variables describe the harness environment. Long output is cut to its tail, and the full output is stored at a locator given in the result. Put `description` before `command` in the arguments. Before deleting or moving anything, check that the resolved absolute target path is the one you mean; never run such a command on a computed path you have not checked. An unset variable expands to an empty string, so guard variables in such paths with `${VAR:?}`. Commands may run under a file sandbox; a blocked file operation is reported as `[sandbox: file access denied under <mode> mode]`. That is a policy decision: do not retry another way.";
+
+export function createBashTool(options: BashToolOptions = BASH_DEFAULTS): ToolDefinition<BashArgs> {
+  return {
+    name: "bash",
+    toolset: "terminal",
+    description: DESCRIPTION,
+    parameters: {
+      type: "object",
+      properties: {
+        description: {
+          type: "string",
+          description: "What this command does, in active voice, 5-10 words (shown in the UI).",
+        },
+        command: { type: "string", description: "The command to run." },
+        timeout_ms: {
+          type: "integer",
+          minimum: 1,
+          maximum: options.maxTimeoutMs,
+          description: `Deadline in milliseconds (default ${options.timeoutMs}, at most ${options.maxTimeoutMs}). On expiry the command moves to the background as a job instead of being killed.`,
+        },
+        workdir: {
+          type: "string",
+          description: "Working directory, absolute or relative to the current one.",
+        },
+        run_in_background: {
+          type: "boolean",
+          description:
+            "Run in the background and return a job id at once (read output with job_output, stop with job_kill). No timeout applies.",
+        },
+        sandbox_permissions: {
+          type: "string",
+          enum: ["workspace-write", "danger-full-access"],
+          description:
+            "Only after a sandbox denial: the narrowest wider sandbox mode this exact command needs. The user is asked to approve.",
+        },
+        justification: {
+          type: "string",
+          description: "Why the wider sandbox mode is needed (shown to the user).",
+        },
+      },
+      required: ["description", "command"],
+      additionalProperties: false,
+    },
+    isAvailable: ({ services }) => services.get("terminal") !== undefined,
+    concurrency: "exclusive",
+    execute: (args, exec) => runBash(args, exec, options),
+  };
+}
+
+async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions): Promise<ToolOutput> {
+  const terminal = exec.services.require("terminal");
+  const cwd = resolve(exec.cwd, args.workdir ?? ".");
+  const info = await stat(cwd).catch(() => undefined);
+  if (!info?.isDirectory()) throw new Error(`workdir "${cwd}" is not a directory`);
+
+  let mode = exec.sandbox;
+  const wanted = args.sandbox_permissions;
+  if (wanted && MODE_RANK[wanted] > MODE_RANK[mode]) {
+    const outcome = await requestApproval(exec, {
+      summary: `${args.command}`,
+      reason: `run with sandbox "${wanted}" instead of "${mode}": ${args.justification ?? "(no justification given)"}`,
+    });
+    if (outcome.kind === "refused") {
+      throw new Error(
+        outcome.answer === "no-channel"
+          ? `tool "bash" requires approval, but no approval channel is available`
+          : `the user rejected escalating this command to "${wanted}"; it stays denied, so stop and explain instead of working around it`,
+      );
+    }
+    mode = wanted;
+  }
+
+  const spawnOptions = { cwd, env: bashEnvironment(exec), sandbox: { mode, workspace: exec.workspace } };
+  const label = args.description || args.command;
+  const jobs = exec.services.get("jobs");
+  if (args.run_in_background) {
+    if (!jobs) throw new Error("background jobs are not available");
+    const running = terminal.spawn(args.command, spawnOptions);
+    const job = adoptOrKill(jobs.adopt.bind(jobs), exec, label, running);
+    return { text: `started background job ${(await job).id}` };
+  }
+
+  const running = terminal.spawn(args.command, spawnOptions);
+  const stdout = new StreamCapture(options.maxOutputBytes);
+  const stderr = new StreamCapture(options.maxOutputBytes);
+  const detach = running.onOutput((stream, chunk) => (stream === "stdout" ? stdout : stderr).append(chunk));
+  const timeoutMs = Math.min(args.timeout_ms ?? options.timeoutMs, options.maxTimeoutMs);
+  const ending = await raceExit(running, timeoutMs, exec.signal);
+
+  if (ending === "timeout" && jobs) {
+    detach();
+    try {
+      const job = await adoptOrKill(jobs.adopt.bind(jobs), exec, label, running);
+      const sofar = formatBashResult({ stdout: stdout.tail(), stderr: stderr.tail() });
+      return { text: `${sofar}\n${movedToBackgroundText(timeoutMs, job.id)}` };
+    } catch {
+      // The job limit was reached: fall back to the kill below (adoptOrKill already killed it).
+    }
+  }
+  if (ending !== "exit") await running.kill();
+  detach();
+  const status = await running.exited;
+  const truncated = stdout.truncated || stderr.truncated;
+  const locator = truncated ? await spillFullOutput(exec, stdout, stderr) : undefined;
+  const stderrTail = stderr.tail();
+  const denied = running.sandboxed && status.exitCode !== 0 && /Read-only file system/.test(stderrTail);
+  const text = formatBashResult({
+    stdout: stdout.tail(),
+    stderr: stderrTail,
+    truncated,
+    ...(locator ? { fullOutputLocator: locator } : {}),
+    ...(ending === "timeout" ? { timedOutMs: timeoutMs } : {}),
+    ...(ending === "abort" ? { stopped: "aborted" } : {}),
+    signal: status.signal,
+    exitCode: status.exitCode,
+    ...(denied ? { sandboxDenied: mode } : {}),
+  });
+  return {
+    text,
+    metadata: { exitCode: status.exitCode, signal: status.signal, sandboxed: running.sandboxed },
+  };
+}
+
+async function adoptOrKill(
+  adopt: (input: { owner: string; kind: string; label: string; command: RunningCommand }) => { id: string },
+  exec: ToolExec,
+  label: string,
+  running: RunningCommand,
+): Promise<{ id: string }> {
+  try {
+    return adopt({ owner: exec.session.sessionId, kind: "bash", label, command: running });
+  } catch (error) {
+    await running.kill();
+    if (error instanceof JobLimitError) throw error;
+    throw error;
+  }
+}
+
+function raceExit(
+  running: RunningCommand,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<"exit" | "timeout" | "abort"> {
+  return new Promise((resolveRace) => {
+    const finish = (how: "exit" | "timeout" | "abort") => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      resolveRace(how);
+    };
+    const onAbort = () => finish("abort");
+    const timer = setTimeout(() => finish("timeout"), timeoutMs);
+    signal.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) finish("abort");
+    void running.exited.then(() => finish("exit"));
+  });
+}
+
+async function spillFullOutput(
+  exec: ToolExec,
+  stdout: StreamCapture,
+  stderr: StreamCapture,
+): Promise<string | undefined> {
+  const blobs = exec.services.get("blobs");
+  if (!blobs) return undefined;
+  const err = stderr.fullText();
+  const full = err === "" ? stdout.fullText() : `${stdout.fullText()}\n[stderr]\n${err}`;
+  try {
+    const ref = await blobs.putBlob(exec.session.sessionId, full, {
+      kind: "bash-output",
+      callId: exec.callId,
+    });
+    return spillLocator(ref.id);
+  } catch {
+    return undefined;
+  }
+}

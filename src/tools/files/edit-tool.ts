@@ -1,0 +1,70 @@
+/**
+ * `edit` (T11): replace literal text in an existing file, atomically.
+ *
+ * Matching is literal with CRLF normalised: the file, `old_string` and `new_string` are compared with `\n`
+ * line ends, and a CRLF file is written back with CRLF. Texts:
+ * - `old_string was not found in "<p>"`
+ * - `old_string matched N times in "<p>"; provide a more specific old_string or set replace_all to true`
+ * - `old_string and new_string must differ`
+ * - `The file <p> has been updated successfully.` / `… All occurrences were successfully replaced.`
+ */
+import { readFile } from "node:fs/promises";
+import type { ToolDefinition, ToolOutput } from "../types.js";
+import { writeFileAtomic } from "./atomic-write.js";
+import { guardModification } from "./modify-guard.js";
+
+export type EditArgs = { file_path: string; old_string: string; new_string: string; replace_all?: boolean };
+
+export const editTool: ToolDefinition<EditArgs> = {
+  name: "edit",
+  toolset: "files",
+  description:
+    "Edit an existing UTF-8 text file by replacing literal text. The file must have been read first, and not changed since.",
+  parameters: {
+    type: "object",
+    properties: {
+      file_path: { type: "string", description: "Absolute path, or relative to the working directory." },
+      old_string: { type: "string", description: "The exact text to replace." },
+      new_string: {
+        type: "string",
+        description: "The replacement. Use an empty string to delete the match.",
+      },
+      replace_all: {
+        type: "boolean",
+        description: "Defaults to false; when false, old_string must appear exactly once.",
+      },
+    },
+    required: ["file_path", "old_string", "new_string"],
+    additionalProperties: false,
+  },
+  concurrency: "exclusive",
+  async execute(args, exec): Promise<ToolOutput> {
+    if (args.old_string === args.new_string) throw new Error("old_string and new_string must differ");
+    if (args.old_string === "")
+      throw new Error("old_string must not be empty; use write to create or replace a whole file");
+    const target = await guardModification(exec, args.file_path, "edit");
+    if (!target.exists) throw new Error(`cannot edit "${target.shown}": not found`);
+    const original = await readFile(target.real, "utf8");
+    const crlf = original.includes("\r\n");
+    const content = crlf ? original.replace(/\r\n/g, "\n") : original;
+    const oldText = args.old_string.replace(/\r\n/g, "\n");
+    const newText = args.new_string.replace(/\r\n/g, "\n");
+    const matches = content.split(oldText).length - 1;
+    if (matches === 0) throw new Error(`old_string was not found in "${target.shown}"`);
+    if (matches > 1 && !args.replace_all) {
+      throw new Error(
+        `old_string matched ${matches} times in "${target.shown}"; provide a more specific old_string or set replace_all to true`,
+      );
+    }
+    const index = content.indexOf(oldText);
+    const updated = args.replace_all
+      ? content.split(oldText).join(newText)
+      : content.slice(0, index) + newText + content.slice(index + oldText.length);
+    await writeFileAtomic(target.real, crlf ? updated.replace(/\n/g, "\r\n") : updated);
+    await exec.services.require("fileObservations").recordCurrent(target.real);
+    const text = args.replace_all
+      ? `The file ${target.shown} has been updated successfully. All occurrences were successfully replaced.`
+      : `The file ${target.shown} has been updated successfully.`;
+    return { text };
+  },
+};

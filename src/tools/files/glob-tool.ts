@@ -1,0 +1,61 @@
+/**
+ * `glob` (T13): files matching a glob pattern, newest first, at most 100 (overflow stored), `No files found`
+ * when none. Ignore files (.gitignore, .ignore) are respected, as ripgrep does. Exclusive (L19).
+ */
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { ToolDefinition, ToolOutput } from "../types.js";
+import { listWithOverflow } from "./overflow.js";
+import { ripgrepAvailable, runRipgrep } from "./ripgrep.js";
+
+export const GLOB_MAX_PATHS = 100;
+
+export type GlobArgs = { pattern: string; path?: string };
+
+export const globTool: ToolDefinition<GlobArgs> = {
+  name: "glob",
+  toolset: "files",
+  description:
+    "Find files by glob pattern (for example `**/*.ts` or `src/**/test_*.py`). Returns up to 100 absolute paths, most recently modified first.",
+  parameters: {
+    type: "object",
+    properties: {
+      pattern: { type: "string", description: "The glob pattern to match file paths against." },
+      path: { type: "string", description: "Directory to search in. Defaults to the working directory." },
+    },
+    required: ["pattern"],
+    additionalProperties: false,
+  },
+  isAvailable: () => ripgrepAvailable(),
+  concurrency: "exclusive",
+  timeoutMs: 33_000,
+  async execute(args, exec): Promise<ToolOutput> {
+    const root = resolve(exec.cwd, args.path ?? ".");
+    const info = await stat(root).catch(() => undefined);
+    if (!info?.isDirectory()) throw new Error(`cannot search "${root}": not a directory`);
+    const result = await runRipgrep(["--files", "--no-messages", "--glob", args.pattern], root, exec.signal);
+    if (result.exitCode === 2 && result.stdout.length === 0)
+      throw new Error(result.stderr.trim() || "rg failed");
+    const relativePaths = result.stdout.toString("utf8").split("\n").filter(Boolean);
+    if (relativePaths.length === 0) return { text: "No files found" };
+    const dated = await Promise.all(
+      relativePaths.map(async (relativePath) => {
+        const path = resolve(root, relativePath);
+        const mtime = await stat(path).then(
+          (s) => s.mtimeMs,
+          () => 0,
+        );
+        return { path, mtime };
+      }),
+    );
+    dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : 1));
+    return {
+      text: await listWithOverflow(
+        exec,
+        dated.map((entry) => entry.path),
+        GLOB_MAX_PATHS,
+        "paths",
+      ),
+    };
+  },
+};

@@ -1,0 +1,114 @@
+/**
+ * `grep` (T13, C16): ripgrep over files, or a regular-expression search inside a `spill://` locator.
+ *
+ * Output lines are `<path>:<line>:<text>`, sorted by path then line, at most 250 (overflow stored, T13's
+ * notice), each cut at 2000 bytes. `No matches found` when none. 30 s (+3 s) timeout (T6). Exclusive (L19).
+ */
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { parseSpillLocator } from "../spill/blob-store.js";
+import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
+import { listWithOverflow } from "./overflow.js";
+import { ripgrepAvailable, runRipgrep } from "./ripgrep.js";
+
+export const GREP_MAX_MATCHES = 250;
+export const GREP_MAX_LINE_BYTES = 2000;
+
+export type GrepArgs = { pattern: string; path?: string; glob?: string; ignore_case?: boolean };
+
+export const grepTool: ToolDefinition<GrepArgs> = {
+  name: "grep",
+  toolset: "files",
+  description:
+    "Search file contents with a regular expression (ripgrep syntax). Returns up to 250 matching lines as `path:line:text`. `path` may be a directory, a file, or a spill:// locator of a stored result.",
+  parameters: {
+    type: "object",
+    properties: {
+      pattern: { type: "string", description: "The regular expression to search for." },
+      path: {
+        type: "string",
+        description: "File, directory or spill:// locator. Defaults to the working directory.",
+      },
+      glob: {
+        type: "string",
+        description: "Only search files whose path matches this glob (for example `*.ts`).",
+      },
+      ignore_case: { type: "boolean", description: "Case-insensitive search. Defaults to false." },
+    },
+    required: ["pattern"],
+    additionalProperties: false,
+  },
+  isAvailable: () => ripgrepAvailable(),
+  concurrency: "exclusive",
+  timeoutMs: 33_000,
+  execute: (args, exec) => grep(args, exec),
+};
+
+async function grep(args: GrepArgs, exec: ToolExec): Promise<ToolOutput> {
+  const blobId = args.path === undefined ? undefined : parseSpillLocator(args.path);
+  const lines = blobId !== undefined ? await grepBlob(exec, args, blobId) : await grepFiles(exec, args);
+  if (lines.length === 0) return { text: "No matches found" };
+  return { text: await listWithOverflow(exec, lines.map(cutLine), GREP_MAX_MATCHES, "matches") };
+}
+
+async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<string[]> {
+  const target = resolve(exec.cwd, args.path ?? ".");
+  if (!(await stat(target).catch(() => undefined))) throw new Error(`cannot search "${target}": not found`);
+  const rgArgs = [
+    "--line-number",
+    "--no-heading",
+    "--with-filename",
+    "--null",
+    "--color",
+    "never",
+    "--no-messages",
+  ];
+  if (args.ignore_case) rgArgs.push("--ignore-case");
+  if (args.glob) rgArgs.push("--glob", args.glob);
+  rgArgs.push("--regexp", args.pattern, "--", target);
+  const result = await runRipgrep(rgArgs, exec.cwd, exec.signal);
+  if (result.exitCode === 2 && result.stdout.length === 0)
+    throw new Error(result.stderr.trim() || "rg failed");
+  const matches: { path: string; line: number; text: string }[] = [];
+  for (const record of result.stdout.toString("utf8").split("\n")) {
+    const nul = record.indexOf("\0");
+    if (nul < 0) continue;
+    const rest = record.slice(nul + 1);
+    const colon = rest.indexOf(":");
+    matches.push({
+      path: record.slice(0, nul),
+      line: Number(rest.slice(0, colon)),
+      text: rest.slice(colon + 1),
+    });
+  }
+  matches.sort((a, b) => (a.path === b.path ? a.line - b.line : a.path < b.path ? -1 : 1));
+  return matches.map((match) => `${match.path}:${match.line}:${match.text}`);
+}
+
+async function grepBlob(exec: ToolExec, args: GrepArgs, blobId: string): Promise<string[]> {
+  const blob = await exec.services.get("blobs")?.getBlob(blobId);
+  if (!blob) throw new Error(`cannot search "${args.path}": not found`);
+  let pattern: RegExp;
+  try {
+    pattern = new RegExp(args.pattern, args.ignore_case ? "i" : "");
+  } catch (error) {
+    throw new Error(`invalid pattern: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const out: string[] = [];
+  blob.content
+    .toString("utf8")
+    .split("\n")
+    .forEach((text, index) => {
+      if (pattern.test(text)) out.push(`${args.path}:${index + 1}:${text}`);
+    });
+  return out;
+}
+
+function cutLine(line: string): string {
+  if (Buffer.byteLength(line) <= GREP_MAX_LINE_BYTES) return line;
+  const cut = Buffer.from(line)
+    .subarray(0, GREP_MAX_LINE_BYTES)
+    .toString("utf8")
+    .replace(/\uFFFD$/, "");
+  return `${cut}… (line truncated to ${GREP_MAX_LINE_BYTES} bytes)`;
+}

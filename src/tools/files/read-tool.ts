@@ -1,0 +1,80 @@
+/**
+ * `read` (T10, C16): a UTF-8 text file, or a spilled result by its `spill://` locator, as numbered lines.
+ *
+ *   <path>/abs/path</path>
+ *   <type>file</type>
+ *   <content>
+ *   1: first line
+ *   (End of file - total 1 lines)
+ *   </content>
+ *
+ * Errors: `cannot read "<p>": not found`, `…: binary file` (a NUL byte in the first 8 KiB),
+ * `…: is a directory`, `offset <o> is out of range for "<p>" (<n> lines)`.
+ * Parallel-safe; exempt from spill. A successful read of a file records its version (read-before-write).
+ */
+import { readFile, stat } from "node:fs/promises";
+import { parseSpillLocator } from "../spill/blob-store.js";
+import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
+import { versionOf } from "./file-observations.js";
+import { READ_MAX_LINES, renderWindow } from "./line-window.js";
+import { absolutePath, realPathOf } from "./sandbox-paths.js";
+
+export type ReadArgs = { file_path: string; offset?: number; limit?: number };
+
+const BINARY_PROBE_BYTES = 8 * 1024;
+
+export const readTool: ToolDefinition<ReadArgs> = {
+  name: "read",
+  toolset: "files",
+  description:
+    "Read a UTF-8 text file and return line-numbered content. Reads up to 2000 lines from `offset`; use offset and limit to page through longer files. Also reads `spill://` locators of stored full results.",
+  parameters: {
+    type: "object",
+    properties: {
+      file_path: {
+        type: "string",
+        description: "Absolute path, path relative to the working directory, or a spill:// locator.",
+      },
+      offset: { type: "integer", minimum: 1, description: "First line to show, 1-based. Defaults to 1." },
+      limit: { type: "integer", minimum: 1, description: "How many lines to show. Defaults to 2000." },
+    },
+    required: ["file_path"],
+    additionalProperties: false,
+  },
+  concurrency: "safe",
+  execute: (args, exec) => read(args, exec),
+};
+
+async function read(args: ReadArgs, exec: ToolExec): Promise<ToolOutput> {
+  const offset = args.offset ?? 1;
+  const limit = args.limit ?? READ_MAX_LINES;
+  const blobId = parseSpillLocator(args.file_path);
+  if (blobId !== undefined) {
+    const blob = await exec.services.get("blobs")?.getBlob(blobId);
+    if (!blob) throw new Error(`cannot read "${args.file_path}": not found`);
+    return render(args.file_path, "spill", blob.content, offset, limit);
+  }
+  const path = absolutePath(exec, args.file_path);
+  const info = await stat(path).catch(() => undefined);
+  if (!info) throw new Error(`cannot read "${path}": not found`);
+  if (info.isDirectory()) throw new Error(`cannot read "${path}": is a directory`);
+  const real = await realPathOf(path);
+  const before = await versionOf(real);
+  const content = await readFile(real);
+  if (content.subarray(0, BINARY_PROBE_BYTES).includes(0))
+    throw new Error(`cannot read "${path}": binary file`);
+  const output = render(path, "file", content, offset, limit);
+  const observations = exec.services.get("fileObservations");
+  if (observations && before) observations.record(real, before);
+  return output;
+}
+
+function render(shown: string, type: string, content: Buffer, offset: number, limit: number): ToolOutput {
+  const window = renderWindow(content, offset, limit);
+  if (!window.ok)
+    throw new Error(`offset ${offset} is out of range for "${shown}" (${window.totalLines} lines)`);
+  return {
+    text: `<path>${shown}</path>\n<type>${type}</type>\n<content>\n${window.body}\n</content>`,
+    noSpill: true,
+  };
+}

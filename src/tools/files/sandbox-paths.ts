@@ -1,0 +1,53 @@
+/**
+ * The file sandbox of the file tools (T17): the mode applied to resolved real paths.
+ *
+ * Invariants:
+ * - Paths are resolved against the call's cwd, `..` collapsed, then every symlink resolved (for a path that
+ *   does not exist yet, the deepest existing ancestor is resolved and the rest appended). The check is on
+ *   that real path, so neither a symlink nor `..` leads out of the workspace.
+ * - `read-only`: no writes. `workspace-write`: writes only under the workspace's real path.
+ *   `danger-full-access`: no restriction. Reads are allowed in every mode.
+ * - A denial is `cannot write "<p>": [sandbox: file access denied under <mode> mode]`.
+ */
+import { realpath } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import type { ToolExec } from "../types.js";
+
+export function absolutePath(exec: ToolExec, path: string): string {
+  return resolve(exec.cwd, path);
+}
+
+/** The real path of `path`, which need not exist yet. */
+export async function realPathOf(path: string): Promise<string> {
+  const rest: string[] = [];
+  let current = resolve(path);
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      return rest.length === 0 ? real : join(real, ...rest.reverse());
+    } catch {
+      const parent = dirname(current);
+      if (parent === current) return resolve(path);
+      rest.push(basename(current));
+      current = parent;
+    }
+  }
+}
+
+export function sandboxDeniedText(path: string, exec: ToolExec): string {
+  return `cannot write "${path}": [sandbox: file access denied under ${exec.sandbox} mode]`;
+}
+
+/** Undefined when `realPath` may be written under the call's sandbox mode, else the denial text. */
+export async function writeDenial(
+  exec: ToolExec,
+  shownPath: string,
+  realPath: string,
+): Promise<string | undefined> {
+  if (exec.sandbox === "danger-full-access") return undefined;
+  if (exec.sandbox === "read-only") return sandboxDeniedText(shownPath, exec);
+  const root = await realPathOf(exec.workspace);
+  const inside = relative(root, realPath);
+  if (inside === "" || (!inside.startsWith("..") && !isAbsolute(inside))) return undefined;
+  return sandboxDeniedText(shownPath, exec);
+}

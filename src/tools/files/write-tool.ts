@@ -1,0 +1,37 @@
+/**
+ * `write` (T11): create or replace a whole file, atomically, after the read-before-write and sandbox checks.
+ * Texts: `Created file <p>` / `Updated file <p>`.
+ */
+import { stat } from "node:fs/promises";
+import type { ToolDefinition, ToolOutput } from "../types.js";
+import { writeFileAtomic } from "./atomic-write.js";
+import { guardModification } from "./modify-guard.js";
+import { absolutePath } from "./sandbox-paths.js";
+
+export type WriteArgs = { file_path: string; content: string };
+
+export const writeTool: ToolDefinition<WriteArgs> = {
+  name: "write",
+  toolset: "files",
+  description:
+    "Create or fully replace a UTF-8 text file. An existing file must have been read first, and not changed since.",
+  parameters: {
+    type: "object",
+    properties: {
+      file_path: { type: "string", description: "Absolute path, or relative to the working directory." },
+      content: { type: "string", description: "The complete new content of the file." },
+    },
+    required: ["file_path", "content"],
+    additionalProperties: false,
+  },
+  concurrency: "exclusive",
+  async execute(args, exec): Promise<ToolOutput> {
+    const shown = absolutePath(exec, args.file_path);
+    const existing = await stat(shown).catch(() => undefined);
+    if (existing?.isDirectory()) throw new Error(`cannot write "${shown}": is a directory`);
+    const target = await guardModification(exec, args.file_path, "write");
+    await writeFileAtomic(target.real, args.content);
+    await exec.services.require("fileObservations").recordCurrent(target.real);
+    return { text: `${target.exists ? "Updated" : "Created"} file ${target.shown}` };
+  },
+};

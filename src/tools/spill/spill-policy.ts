@@ -1,0 +1,68 @@
+/**
+ * The spill policy (C14, C15, T14): a prepended `tools/post-execute` listener that caps every result.
+ *
+ * A result longer than `maxInlineTokens` × 4 characters becomes a head preview (`ceil(budget/2)`),
+ * `\n\n[...]\n\n`, a tail preview (`floor(budget/2)`) and the notice
+ * `(Omitted <N> bytes. Full formatted result stored at: spill://<id>. Use read with offset/limit, or grep
+ * this path to search within it.)`; the full text is a blob row (`blobs` service).
+ *
+ * Invariants:
+ * - Exempt: `read` results, outputs marked `noSpill`, blocked results and replacements (C14).
+ * - Any failure (no blob service, the store throws) keeps the inline content, with a warning in metadata.
+ */
+import type { HookBus } from "../../hooks/hook-bus.js";
+import type { PostExecuteState, ToolOutput } from "../types.js";
+import { spillLocator } from "./blob-store.js";
+
+export const CHARS_PER_TOKEN = 4;
+export const RETRIEVAL_HINT = "Use read with offset/limit, or grep this path to search within it.";
+
+export type SpillPolicyOptions = { maxInlineTokens: number | undefined };
+
+export function installSpillPolicy(hooks: HookBus, options: SpillPolicyOptions): () => void {
+  return hooks.onWaterfall("tools/post-execute", (state) => spillIfLarge(state, options), {
+    prepend: true,
+    plugin: "spill-policy",
+  });
+}
+
+export async function spillIfLarge(
+  state: PostExecuteState,
+  options: SpillPolicyOptions,
+): Promise<PostExecuteState> {
+  const { output } = state;
+  if (!options.maxInlineTokens || state.action !== "accept" || output.noSpill || state.tool.name === "read") {
+    return state;
+  }
+  const budget = options.maxInlineTokens * CHARS_PER_TOKEN;
+  if (output.text.length <= budget) return state;
+  try {
+    const blobs = state.exec.services.get("blobs");
+    if (!blobs) throw new Error("no blob store");
+    const ref = await blobs.putBlob(state.exec.session.sessionId, output.text, {
+      kind: "spill",
+      tool: state.tool.name,
+      callId: state.call.callId,
+    });
+    return {
+      ...state,
+      output: {
+        ...output,
+        text: preview(output.text, budget, spillLocator(ref.id)),
+        spill: { blobId: ref.id, bytes: ref.bytes },
+      },
+    };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const warning = `spill-policy: ${reason}; keeping the inline content`;
+    const next: ToolOutput = { ...output, metadata: { ...output.metadata, spillWarning: warning } };
+    return { ...state, output: next };
+  }
+}
+
+export function preview(text: string, budget: number, locator: string): string {
+  const head = text.slice(0, Math.ceil(budget / 2));
+  const tail = text.slice(text.length - Math.floor(budget / 2));
+  const omitted = Buffer.byteLength(text) - Buffer.byteLength(head) - Buffer.byteLength(tail);
+  return `${head}\n\n[...]\n\n${tail}\n\n(Omitted ${omitted} bytes. Full formatted result stored at: ${locator}. ${RETRIEVAL_HINT})`;
+}
