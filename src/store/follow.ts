@@ -3,8 +3,8 @@
  * notification says this session grew (or a `resync` says something may have been missed), and read again.
  *
  * Invariants:
- * - Rows are the truth (ARCHITECTURE "Storage"): a notification only wakes the loop; every yielded event
- *   comes from a read, in seq order, each exactly once.
+ * - Rows are the truth (ARCHITECTURE "Storage", R1: resume is reading the log): a notification only wakes
+ *   the loop; every yielded event comes from a read, in seq order, each exactly once.
  * - The subscription is taken before the first read, so an append that commits between a read and the
  *   next wait still wakes the loop.
  * - No busy loop: with nothing new the iterator awaits a promise that only a notification or the abort

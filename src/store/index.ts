@@ -2,7 +2,8 @@
 
 export { type Migration, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from "./migrations.js";
 export { createStore, type OpenStoreOptions, openStore, SQLITE_FILE } from "./open-store.js";
-export { PostgresStore, type PostgresStoreOptions, redactUrl } from "./postgres-store.js";
+export { PostgresStore, type PostgresStoreOptions } from "./postgres-store.js";
+export { redactUrl } from "./redact-url.js";
 export { InvalidInputError } from "./rows.js";
 export { SqliteStore, type SqliteStoreOptions } from "./sqlite-store.js";
 export * from "./store.js";

@@ -3,6 +3,8 @@
  * disposable; everything they need is in rows).
  *
  * Invariants:
+ * - Each call is one short transaction: the loop's durability points (L17) are appends, and a step's events
+ *   land together or not at all. The expected-seq check is also what makes `compaction/start` a lock (C9).
  * - `append` is one statement, one round trip (see postgres-statements.ts); with `claimInbox` it is one
  *   explicit transaction. Either way all or nothing; a zero-row append is diagnosed by a second read so the
  *   caller gets the right typed error (conflict with the actual seq, lost lease, unknown session).
@@ -22,6 +24,7 @@ import { MIGRATION_LOCK_KEY, POSTGRES_MIGRATIONS } from "./migrations.js";
 import { NotificationHub } from "./notification-hub.js";
 import { PgListener } from "./pg-listener.js";
 import { EVENTS_CHANNEL, INBOX_CHANNEL, MAX_SEQ, SQL } from "./postgres-statements.js";
+import { redactUrl } from "./redact-url.js";
 import {
   type BlobRecord,
   blobBytes,
@@ -311,8 +314,12 @@ export class PostgresStore implements Store {
   /** A new subscriber gets a `resync` once the listener is LISTENing: from then on nothing is missed. */
   subscribe(listener: (notification: StoreNotification) => void): () => void {
     const unsubscribe = this.hub.add(listener);
-    if (this.listener.connected) queueMicrotask(() => listener({ channel: "resync" }));
-    return unsubscribe;
+    let active = true;
+    if (this.listener.connected) queueMicrotask(() => active && listener({ channel: "resync" }));
+    return () => {
+      active = false;
+      unsubscribe();
+    };
   }
 
   private dispatch(channel: string, payload: string): void {
@@ -375,18 +382,4 @@ function columnsOf(encoded: readonly EncodedEvent[]): unknown[][] {
     encoded.map((e) => e.step),
     encoded.map((e) => e.data),
   ];
-}
-
-/** The connection string without its password (in the authority or as a `password` parameter). */
-export function redactUrl(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    if (url.password) url.password = "***";
-    for (const key of [...url.searchParams.keys()]) {
-      if (key.toLowerCase() === "password") url.searchParams.set(key, "***");
-    }
-    return url.toString();
-  } catch {
-    return "postgres (connection string not shown)";
-  }
 }

@@ -8,6 +8,7 @@
  *   tool-call arguments and key order come back exactly as written (M23: same request after a takeover).
  * - An append's seqs are `expectedSeq + 1 …` with no gaps (dense, per session).
  * - Timestamps leave the store as ISO-8601 UTC strings.
+ * - Inbox items (L4) and spilled blobs (C15) are rows like events: a server that dies loses none of them.
  */
 import { v7 as uuidv7 } from "uuid";
 import type {

@@ -154,9 +154,19 @@ export interface Store {
   /** Sessions that have pending inbox items, oldest first: the sweep that claims work (issue 8). */
   sessionsWithPendingInbox(limit?: number): Promise<string[]>;
 
+  /**
+   * Takes the lease if it is free, released, lapsed, or already this owner's (then it is extended).
+   * `fence` grows by one whenever the holder changes. Undefined when another owner holds it live.
+   */
   acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined>;
+  /**
+   * Extends the owner's lease. A lease that lapsed but that nobody took over can still be renewed by its
+   * owner (no one else can have acted under it); undefined once released or taken over.
+   */
   renewLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Gives the lease up (only its owner can); the row stays, so the next holder's fence still grows. */
   releaseLease(name: string, owner: string): Promise<boolean>;
+  /** The live holder, or undefined when the lease is free, released or lapsed. */
   getLease(name: string): Promise<Lease | undefined>;
 
   putBlob(
@@ -166,7 +176,11 @@ export interface Store {
   ): Promise<BlobRef>;
   getBlob(id: string): Promise<{ ref: BlobRef; content: Buffer } | undefined>;
 
-  /** Listen to wake-ups from this and other processes; returns the unsubscribe function. */
+  /**
+   * Listen to wake-ups from this and other processes; returns the unsubscribe function. A subscriber's
+   * first notification is a `resync` sent once its subscription is live (on PostgreSQL, once the listener
+   * LISTENs): whatever commits after that is announced.
+   */
   subscribe(listener: (notification: StoreNotification) => void): () => void;
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { openStore } from "../../src/store/open-store.js";
-import { redactUrl } from "../../src/store/postgres-store.js";
+import { redactUrl } from "../../src/store/redact-url.js";
 import type { Store } from "../../src/store/store.js";
 
 let dir: string | undefined;
