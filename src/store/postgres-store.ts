@@ -334,7 +334,10 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Names why an append matched no row, and throws it. */
+  /**
+   * Names why an append matched no row, and throws it. A lost lease wins over a seq conflict (SQLite checks
+   * in the same order): a fenced-out writer must stop, not re-read and retry.
+   */
   private async refuse(
     db: Queryable,
     sessionId: string,
