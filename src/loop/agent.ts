@@ -25,7 +25,13 @@ import type { SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
 import type { PendingUserMessage } from "./hooks.js";
 import "./hooks.js";
 import type { ModelSettings } from "./model-settings.js";
-import { createServiceRegistry, type Plugin, type PluginContext, type ServiceRegistry } from "./plugin.js";
+import {
+  createServiceRegistry,
+  type Plugin,
+  type PluginContext,
+  type RuntimeFacts,
+  type ServiceRegistry,
+} from "./plugin.js";
 import { PromptRegistry } from "./prompt.js";
 import { abortedBeforeDispatch, closeUnansweredCalls, interruptedTurnClosers } from "./recovery.js";
 import { RequestBuilder } from "./request-builder.js";
@@ -43,11 +49,15 @@ export type AgentOptions = {
   tools?: ToolHost;
   plugins?: readonly Plugin[];
   workspace: string;
+  /** Working directory (default: the workspace). */
+  cwd?: string;
   sandbox?: SandboxMode;
   approval?: "ask" | "never";
   session?: Partial<ToolSessionInfo>;
   maxParallelTools?: number;
   leaseTtlMs?: number;
+  /** How long to wait for another holder's lease to lapse before giving up (default 0: do not wait). */
+  leaseWaitMs?: number;
   now?: () => Date;
 };
 
@@ -64,6 +74,8 @@ export class Agent {
   readonly prompt = new PromptRegistry();
   readonly services: ServiceRegistry = createServiceRegistry();
   readonly log: SessionLog;
+  /** Mutable facts (cwd, sandbox, approval); a change reaches the model as runtime context (L13). */
+  readonly facts: RuntimeFacts;
   status: "idle" | "running" = "idle";
 
   private readonly store: Store;
@@ -80,6 +92,13 @@ export class Agent {
   constructor(private readonly options: AgentOptions) {
     this.store = options.store;
     this.tools = options.tools ?? NO_TOOLS;
+    const kind = options.session?.kind ?? "main";
+    this.facts = {
+      cwd: options.cwd ?? options.workspace,
+      sandbox: options.sandbox ?? "workspace-write",
+      approval: kind === "subagent" ? "never" : (options.approval ?? "ask"),
+      delegated: kind === "subagent",
+    };
     this.log = new SessionLog(options.store, options.sessionId, options.owner, options.now);
     this.request = new RequestBuilder(this.log, this.prompt, this.tools, options.model);
     this.prompt.setVariable("model", options.model.id);
@@ -102,6 +121,7 @@ export class Agent {
         log: this.log,
         model: this.options.model,
         workspace: this.options.workspace,
+        facts: this.facts,
       };
       for (const plugin of this.options.plugins ?? []) await plugin.setup(ctx);
     })();
@@ -186,7 +206,7 @@ export class Agent {
     await this.setup();
     const leaseName = sessionLeaseName(this.sessionId);
     const ttl = this.options.leaseTtlMs ?? 10_000;
-    const lease = await this.store.acquireLease(leaseName, this.options.owner, ttl);
+    const lease = await this.acquireLease(leaseName, ttl);
     if (!lease) return; // another process drives this session; it will see the input.
     const lost = new AbortController();
     const heartbeat = setInterval(
@@ -214,6 +234,17 @@ export class Agent {
     } finally {
       clearInterval(heartbeat);
       await this.store.releaseLease(leaseName, this.options.owner).catch(() => undefined);
+    }
+  }
+
+  private async acquireLease(name: string, ttl: number) {
+    const deadline = Date.now() + (this.options.leaseWaitMs ?? 0);
+    for (;;) {
+      const lease = await this.store.acquireLease(name, this.options.owner, ttl);
+      if (lease || Date.now() >= deadline) return lease;
+      const holder = await this.store.getLease(name);
+      const wait = holder ? Math.min(Math.max(holder.expiresAt - Date.now(), 20), 250) : 20;
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
 
@@ -436,6 +467,7 @@ export class Agent {
       ...where,
     });
     const calls = reply.blocks.filter((b): b is ToolCallBlock => b.type === "tool-call");
+    if (calls.length > 0) await this.log.flush(); // the reply's calls are durable before any of them runs
     let result: "continue" | "completed" | "max-tokens";
     if (reply.finish === "max-tokens") result = "max-tokens";
     else if (calls.length === 0) result = "completed";
@@ -592,9 +624,9 @@ export class Agent {
         depth: this.options.session?.depth ?? 0,
       },
       workspace: this.options.workspace,
-      cwd: this.options.workspace,
-      sandbox: this.options.sandbox ?? "workspace-write",
-      approval: this.options.approval ?? "ask",
+      cwd: this.facts.cwd,
+      sandbox: this.facts.sandbox,
+      approval: this.facts.approval,
       signal,
       concludeTurn: conclude,
       services: this.services,

@@ -24,6 +24,15 @@ export type ServiceRegistry = {
   set<K extends keyof ToolServiceMap>(name: K, service: ToolServiceMap[K]): void;
 };
 
+/** Facts about where and how the agent runs; they may change between steps (L13 reports changes). */
+export type RuntimeFacts = {
+  cwd: string;
+  sandbox: "read-only" | "workspace-write" | "danger-full-access";
+  approval: "ask" | "never";
+  /** A delegated subagent (S1): approval is pinned to never. */
+  delegated: boolean;
+};
+
 export type PluginContext = {
   sessionId: string;
   store: Store;
@@ -33,6 +42,7 @@ export type PluginContext = {
   log: LogView;
   model: ModelSettings;
   workspace: string;
+  facts: RuntimeFacts;
 };
 
 export type Plugin = {

@@ -22,6 +22,7 @@ export class SessionLog {
   private buffered: LogEvent[] = [];
   private durableSeq = 0;
   private readonly listeners = new Set<LogListener>();
+  private readonly durableListeners = new Set<LogListener>();
 
   constructor(
     private readonly store: Store,
@@ -35,7 +36,10 @@ export class SessionLog {
     const fresh = await this.store.read(this.sessionId, { after: this.seq });
     for (const event of fresh) this.accept(event);
     this.durableSeq = this.seq;
-    if (fresh.length) this.publish(fresh);
+    if (fresh.length) {
+      this.publish(fresh);
+      for (const listener of this.durableListeners) listener(fresh);
+    }
     return fresh;
   }
 
@@ -83,6 +87,7 @@ export class SessionLog {
     );
     this.durableSeq += batch.length;
     this.buffered = [];
+    for (const listener of this.durableListeners) listener(batch);
   }
 
   last<K extends EventType>(type: K): Extract<LogEvent, { type: K }> | undefined {
@@ -96,6 +101,12 @@ export class SessionLog {
   onEvents(listener: LogListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Events once they are durable (after the flush that stored them), in seq order. */
+  onDurable(listener: LogListener): () => void {
+    this.durableListeners.add(listener);
+    return () => this.durableListeners.delete(listener);
   }
 
   private accept(event: LogEvent): void {

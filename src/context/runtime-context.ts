@@ -1,0 +1,86 @@
+/**
+ * L13, SP4: facts that can change during a session (working directory, file policy, approval policy,
+ * delegation) go to the model as a user message, and only when the snapshot differs from the last one
+ * still on the surface. The system prompt stays byte-stable, so the provider's prefix cache survives a
+ * change of directory or policy (M23).
+ *
+ * Model experience (our wording of the seed's facts):
+ * - `Working directory: "<abs>".`
+ * - `File policy: <mode>. …` for read-only, workspace-write and danger-full-access
+ * - `Approval policy: <ask|never>. …`
+ * - the delegated-subagent boundary notice
+ * - when every fact vanishes: "Runtime context: none. Earlier runtime-context snapshots no longer apply."
+ */
+import type { LogEvent } from "../log/events.js";
+import type { LogView, Plugin } from "../loop/plugin.js";
+import { CONTEXT_ORDER, runtimeContextMessage } from "../loop/prompt.js";
+
+export function workingDirectoryFact(cwd: string): string {
+  return `Working directory: ${JSON.stringify(cwd)}.`;
+}
+
+export function sandboxFact(mode: string, workspace: string): string {
+  switch (mode) {
+    case "read-only":
+      return "File policy: read-only. Operations checked by the harness's file sandbox cannot change files in this mode. Do not refuse a needed change because of this policy alone: try the tool and follow the denial and escalation guidance it returns.";
+    case "workspace-write":
+      return `File policy: workspace-write. Operations checked by the harness's file sandbox may change files under the workspace ${JSON.stringify(workspace)}; some temporary directories may be writable too.`;
+    default:
+      return "File policy: danger-full-access. The harness's file sandbox does not restrict which files may change.";
+  }
+}
+
+export function approvalFact(policy: string): string {
+  return policy === "never"
+    ? "Approval policy: never. Operations that need approval are refused automatically; do not ask for sandbox escalation (leave `sandbox_permissions` unset)."
+    : "Approval policy: ask. Operations that need approval ask the user through the configured channel; when no channel is available they are refused.";
+}
+
+export const DELEGATED_FACT =
+  "You are a delegated subagent. Your permissions were fixed when you were started and cannot be widened from inside this session, so operations that need approval are refused. If the task needs more access, do not retry the refused operation: say what is missing in your reply so the delegating agent can handle it.";
+
+/** The last runtime-context snapshot still visible on the surface (a compaction may have hidden it). */
+export function lastRetainedSnapshot(log: LogView): string | undefined {
+  const nodes = log.surface.surface;
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const event: LogEvent | undefined = log.events[nodes[i]!.seq - 1];
+    if (event?.type === "user/message" && event.data.source === "runtime-context") return event.data.text;
+  }
+  return undefined;
+}
+
+export const runtimeContextPlugin: Plugin = {
+  name: "runtime-context",
+  setup(ctx) {
+    const facts = ctx.facts;
+    ctx.prompt.addContext({
+      name: "working-directory",
+      order: CONTEXT_ORDER.workingDirectory,
+      render: () => workingDirectoryFact(facts.cwd),
+    });
+    ctx.prompt.addContext({
+      name: "sandbox",
+      order: CONTEXT_ORDER.sandbox,
+      render: () => sandboxFact(facts.sandbox, ctx.workspace),
+    });
+    ctx.prompt.addContext({
+      name: "approval",
+      order: CONTEXT_ORDER.approval,
+      render: () => approvalFact(facts.approval),
+    });
+    ctx.prompt.addContext({
+      name: "delegation",
+      order: CONTEXT_ORDER.delegation,
+      render: () => (facts.delegated ? DELEGATED_FACT : undefined),
+    });
+    ctx.hooks.onWaterfall(
+      "agent/pre-step",
+      (state) => {
+        const text = runtimeContextMessage(ctx.prompt.renderRuntimeContext(), lastRetainedSnapshot(ctx.log));
+        if (text === undefined) return state;
+        return { ...state, messages: [...state.messages, { text, source: "runtime-context" }] };
+      },
+      { plugin: "runtime-context" },
+    );
+  },
+};

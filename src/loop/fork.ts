@@ -1,0 +1,36 @@
+/**
+ * S1 fork: a new session seeded with the parent's events up to its last `turn/end` (the in-flight turn is
+ * not inherited), then a `session/end-seed` marker. Nothing else carries over: goal activation, file
+ * observations and repeat chains live in the process and start fresh (R2).
+ */
+import type { NewEvent } from "../log/events.js";
+import type { SessionRow, Store } from "../store/store.js";
+import { SessionNotFoundError } from "../store/store.js";
+
+export async function forkSession(store: Store, parentId: string): Promise<SessionRow> {
+  const parent = await store.getSession(parentId);
+  if (!parent) throw new SessionNotFoundError(parentId);
+  const events = await store.read(parentId);
+  let cut = -1;
+  for (let i = events.length - 1; i >= 0; i--) {
+    if (events[i]!.type === "turn/end") {
+      cut = i;
+      break;
+    }
+  }
+  if (cut < 0) cut = events.findIndex((e) => e.type === "turn/start") - 1;
+  if (cut < 0 && !events.some((e) => e.type === "turn/start")) cut = events.length - 1;
+  const seed = events.slice(0, cut + 1);
+  const child = await store.createSession({
+    parentId,
+    kind: "fork",
+    title: parent.title ? `${parent.title} (fork)` : null,
+    metadata: { ...parent.metadata, forkedFrom: parentId },
+  });
+  const copied: NewEvent[] = seed.map(
+    ({ type, data, turn, step, at }) => ({ type, data, turn, step, at }) as NewEvent,
+  );
+  copied.push({ type: "session/end-seed", data: { parentId, parentSeq: seed.at(-1)?.seq ?? 0 } });
+  await store.append(child.id, copied, 0);
+  return (await store.getSession(child.id)) ?? child;
+}
