@@ -12,7 +12,6 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { requestApproval } from "../approvals.js";
-import { JobLimitError } from "../jobs/job-store.js";
 import { spillLocator } from "../spill/blob-store.js";
 import type { RunningCommand } from "../terminal/environment.js";
 import type { SandboxMode, ToolDefinition, ToolExec, ToolOutput } from "../types.js";
@@ -56,6 +55,7 @@ const MODE_RANK: Record<SandboxMode, number> = {
   "danger-full-access": 2,
 };
 
+// biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR:?}` is shell syntax the model should write.
 const DESCRIPTION =
   "Run a bash command (`bash -c`) and return its stdout and stderr. Every call starts a fresh shell: pass `workdir` rather than using `cd`. The `$BDSH_*` variables describe the harness environment. Long output is cut to its tail, and the full output is stored at a locator given in the result. Put `description` before `command` in the arguments. Before deleting or moving anything, check that the resolved absolute target path is the one you mean; never run such a command on a computed path you have not checked. An unset variable expands to an empty string, so guard variables in such paths with `${VAR:?}`. Commands may run under a file sandbox; a blocked file operation is reported as `[sandbox: file access denied under <mode> mode]`. That is a policy decision: do not retry another way.";
 
@@ -190,8 +190,8 @@ async function adoptOrKill(
   try {
     return adopt({ owner: exec.session.sessionId, kind: "bash", label, command: running });
   } catch (error) {
+    // JobLimitError: the command cannot become a job, so it must not keep running unowned.
     await running.kill();
-    if (error instanceof JobLimitError) throw error;
     throw error;
   }
 }

@@ -1,0 +1,26 @@
+/** The tools layer's public surface: what the loop and the CLI import. */
+export * from "./approvals.js";
+export { canonicalJson, deepFreeze, NOT_AN_OBJECT_TEXT, parseToolArguments } from "./arguments.js";
+export * from "./bash/bash-tool.js";
+export * from "./files/file-observations.js";
+export { ripgrepAvailable } from "./files/ripgrep.js";
+export * from "./guards/command-guard.js";
+export * from "./guards/dangerous-commands.js";
+export * from "./guards/repeat-reminder.js";
+export * from "./jobs/job-store.js";
+export * from "./misc/ask-user-tool.js";
+export * from "./misc/todo-tool.js";
+export * from "./misc/web-tools.js";
+export * from "./pipeline.js";
+export * from "./plugins.js";
+export * from "./registry.js";
+export * from "./schema-validator.js";
+export * from "./services.js";
+export * from "./spill/blob-store.js";
+export * from "./spill/spill-policy.js";
+export * from "./standard.js";
+export { bubblewrapAvailable } from "./terminal/bubblewrap.js";
+export { childEnvironment, PROVIDER_SECRET_KEYS } from "./terminal/child-env.js";
+export * from "./terminal/environment.js";
+export { LocalEnvironment, localBackend, SandboxUnavailableError } from "./terminal/local.js";
+export type * from "./types.js";
