@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { registerDoctor } from "./commands/doctor.js";
+import { registerRun } from "./commands/run.js";
 import { registerSessions } from "./commands/sessions.js";
 import { describeFailure, EXIT_OK, EXIT_USAGE } from "./errors.js";
 import { type Output, processOutput } from "./output.js";
@@ -32,8 +33,9 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
       writeErr: (text) => output.err(text.trimEnd()),
       outputError: (text, write) => write(`bdsh: USAGE: ${text.replace(/^error: /, "").trim()}`),
     });
+  registerRun(program, output, setExitCode);
   registerDoctor(program, output, setExitCode);
-  registerSessions(program, output);
+  registerSessions(program, output, setExitCode);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

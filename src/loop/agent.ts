@@ -79,7 +79,6 @@ export class Agent {
   status: "idle" | "running" = "idle";
 
   private readonly store: Store;
-  private readonly tools: ToolHost;
   private readonly request: RequestBuilder;
   private driving: Promise<void> | undefined;
   private kickAgain = false;
@@ -91,7 +90,6 @@ export class Agent {
 
   constructor(private readonly options: AgentOptions) {
     this.store = options.store;
-    this.tools = options.tools ?? NO_TOOLS;
     const kind = options.session?.kind ?? "main";
     this.facts = {
       cwd: options.cwd ?? options.workspace,
@@ -100,9 +98,14 @@ export class Agent {
       delegated: kind === "subagent",
     };
     this.log = new SessionLog(options.store, options.sessionId, options.owner, options.now);
-    this.request = new RequestBuilder(this.log, this.prompt, this.tools, options.model);
+    this.request = new RequestBuilder(this.log, this.prompt, () => this.tools, options.model);
     this.prompt.setVariable("model", options.model.id);
     this.prompt.setVariable("provider", options.model.provider);
+  }
+
+  /** The tool host: given in the options, or provided by a plugin as the `toolHost` service. */
+  private get tools(): ToolHost {
+    return this.options.tools ?? this.services.get("toolHost") ?? NO_TOOLS;
   }
 
   get sessionId(): string {

@@ -26,13 +26,13 @@ export class RequestBuilder {
   constructor(
     private readonly log: SessionLog,
     private readonly prompt: PromptRegistry,
-    private readonly toolHost: ToolHost,
+    private readonly toolHost: () => ToolHost,
     private readonly model: ModelSettings,
   ) {}
 
   /** Renders the current system prompt for the tools on offer. */
   renderSystem(): string {
-    this.tools = this.toolHost.declarations();
+    this.tools = this.toolHost().declarations();
     return this.prompt.renderSystem(new Set(this.tools.map((t) => t.name)));
   }
 

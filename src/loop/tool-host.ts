@@ -32,3 +32,10 @@ export function toolCallRequest(callId: string, name: string, rawArguments: stri
   }
   return { callId, name, rawArguments, args };
 }
+
+declare module "../tools/types.js" {
+  interface ToolServiceMap {
+    /** The agent's tool host, provided by the tools plugin of the preset. */
+    toolHost: ToolHost;
+  }
+}

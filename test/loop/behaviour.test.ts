@@ -272,16 +272,17 @@ describe("L9 failed step", () => {
       ],
       tools: { t: { run: () => ({ text: "ran" }) } },
     });
-    const agent = fixture.agent;
-    // Fail in the flush-before-dispatch of the first call's result commit: throw from post-processing
-    // by making the second class check throw (a pipeline failure outside any tool body).
-    const host = (agent as unknown as { tools: { concurrencyOf: (c: unknown) => string } }).tools;
-    const original = host.concurrencyOf;
-    host.concurrencyOf = (call) => {
-      dispatches++;
-      if (dispatches === 2) throw new Error("classifier crashed");
-      return original(call);
-    };
+    // A pipeline failure outside any tool body: the second class check throws.
+    const agent = fixture.makeAgent({ tools: undefined });
+    agent.services.set("toolHost", {
+      declarations: () => [],
+      concurrencyOf: () => {
+        dispatches++;
+        if (dispatches === 2) throw new Error("classifier crashed");
+        return "exclusive";
+      },
+      run: async () => ({ text: "ran" }),
+    });
     await agent.followup("go");
     await agent.whenIdle();
     const events = await fixture.events();

@@ -5,12 +5,18 @@ import type { Command } from "commander";
 import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
 import { surfaceMessagesOf } from "../../log/surface.js";
+import { forkSession } from "../../loop/fork.js";
 import type { SessionRow, Store } from "../../store/store.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { CliError } from "../errors.js";
 import type { Output } from "../output.js";
+import { addRunOptions, type RunOptions, runCommand } from "./run.js";
 
-export function registerSessions(program: Command, output: Output): void {
+export function registerSessions(
+  program: Command,
+  output: Output,
+  setExitCode: (code: number) => void,
+): void {
   const sessions = program.command("sessions").description("inspect stored sessions");
 
   sessions
@@ -67,6 +73,43 @@ export function registerSessions(program: Command, output: Output): void {
         const row = await requireSession(store, id);
         const events = await store.read(row.id, { after: Number(options.after) });
         for (const event of events) output.out(options.json ? eventJson(event) : describeEvent(event));
+      });
+    });
+
+  addRunOptions(
+    sessions
+      .command("resume <id>")
+      .description("continue a session; without a prompt, repair an interrupted turn (R1)"),
+  )
+    .argument("[prompt...]", "a new task for the session")
+    .action(async (id: string, words: string[], options: RunOptions, command: Command) => {
+      const prompt = words.length ? words.join(" ") : undefined;
+      const globals = command.optsWithGlobals<GlobalOptions & RunOptions>();
+      setExitCode(await runCommand(prompt, { ...options, session: id }, globals, output));
+    });
+
+  sessions
+    .command("fork <id>")
+    .description("a new session seeded with the completed turns of ID (S1)")
+    .action(async (id: string, _options: unknown, command: Command) => {
+      const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
+      await withStore(environment, async (store) => {
+        await requireSession(store, id);
+        const child = await forkSession(store, id);
+        output.out(child.id);
+      });
+    });
+
+  sessions
+    .command("archive <id>")
+    .description("freeze a session: later turns end blocked (L18)")
+    .option("--undo", "unarchive")
+    .action(async (id: string, options: { undo?: boolean }, command: Command) => {
+      const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
+      await withStore(environment, async (store) => {
+        await requireSession(store, id);
+        await store.updateSession(id, { archived: !options.undo });
+        output.err(`${options.undo ? "unarchived" : "archived"} ${id}`);
       });
     });
 }

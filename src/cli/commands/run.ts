@@ -1,0 +1,160 @@
+/**
+ * `bdsh run [options] PROMPT` (INTERFACE.md, L16): one headless task. The human view streams the reply to
+ * stdout and tool activity to stderr; `--json` prints every durable event as one JSON line instead, from
+ * the session's first event. Exit 0 only when the last turn ended `completed`.
+ *
+ * `bdsh sessions resume ID [PROMPT]` is the same with `--session ID`; without a prompt it repairs an
+ * interrupted turn (R1) and stops.
+ */
+import type { Command } from "commander";
+import type { LogEvent } from "../../log/events.js";
+import { eventJson } from "../../log/serialize.js";
+import { runHeadless } from "../../loop/headless.js";
+import { openAgent, SetupError } from "../../presets/open-agent.js";
+import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
+import { CliError, EXIT_USAGE } from "../errors.js";
+import type { Output } from "../output.js";
+
+export type RunOptions = {
+  json?: boolean;
+  session?: string;
+  record?: string;
+  replay?: string;
+  apiKeyEnv?: string;
+};
+
+export function addRunOptions(command: Command): Command {
+  return command
+    .option("--json", "print the session's durable events as JSON Lines")
+    .option("--session <id>", "continue an existing session")
+    .option("--record <file>", "save each raw provider exchange to FILE (JSON Lines)")
+    .option("--replay <file>", "play a recording back instead of calling a provider")
+    .option("--api-key-env <var>", "read the API key from VAR");
+}
+
+export function registerRun(program: Command, output: Output, setExitCode: (code: number) => void): void {
+  addRunOptions(program.command("run").description("run one task headless until the agent is done"))
+    .argument("<prompt...>", "the task")
+    .action(async (words: string[], options: RunOptions, command: Command) => {
+      setExitCode(
+        await runCommand(
+          words.join(" "),
+          options,
+          command.optsWithGlobals<GlobalOptions & RunOptions>(),
+          output,
+        ),
+      );
+    });
+}
+
+export async function runCommand(
+  prompt: string | undefined,
+  options: RunOptions,
+  globals: GlobalOptions,
+  output: Output,
+): Promise<number> {
+  const replayFlags = options.replay ? { ...globals, provider: "replay" } : globals;
+  const environment = cliEnvironment(replayFlags);
+  const { config } = environment.loaded;
+  const effortExplicit = globals.effort !== undefined || !!environment.env.BDSH_EFFORT;
+  return withStore(environment, async (store) => {
+    let opened: Awaited<ReturnType<typeof openAgent>>;
+    try {
+      opened = await openAgent({
+        store,
+        config,
+        workspace: environment.cwd,
+        env: environment.env,
+        effortExplicit,
+        ...(options.session ? { sessionId: options.session } : {}),
+        ...(prompt ? { title: titleOf(prompt) } : {}),
+        ...(options.record ? { recordFile: options.record } : {}),
+        ...(options.replay ? { replayFile: options.replay } : {}),
+        ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}),
+        // A run without a terminal cannot ask anyone (INTERFACE: behaves as never).
+        ...(process.stdin.isTTY ? {} : { approval: "never" as const }),
+        leaseWaitMs: 30_000,
+      });
+    } catch (error) {
+      if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
+      throw error;
+    }
+    const { agent } = opened;
+    const view = options.json ? jsonView(output) : humanView(output);
+    agent.log.onDurable(view.events);
+    if (!options.json) agent.onDelta((delta) => view.delta(delta.type, delta.delta));
+    let interrupts = 0;
+    const onSignal = () => {
+      interrupts++;
+      if (interrupts > 1) process.exit(130);
+      output.err("bdsh: cancelling (press Ctrl-C again to quit)");
+      void agent.cancel();
+    };
+    process.on("SIGINT", onSignal);
+    try {
+      const result = await runHeadless(agent, prompt);
+      view.finish();
+      const end = agent.log.last("turn/end");
+      if (end?.data.error) output.err(`bdsh: ${end.data.error.code}: ${end.data.error.message}`);
+      else if (result.reason && result.reason !== "completed")
+        output.err(`bdsh: TURN_ENDED: the turn ended ${result.reason}`);
+      return result.exitCode;
+    } finally {
+      process.off("SIGINT", onSignal);
+    }
+  });
+}
+
+type View = {
+  events(events: readonly LogEvent[]): void;
+  delta(kind: string, text: string): void;
+  finish(): void;
+};
+
+function jsonView(output: Output): View {
+  return {
+    events: (events) => {
+      for (const event of events) output.out(eventJson(event));
+    },
+    delta: () => undefined,
+    finish: () => undefined,
+  };
+}
+
+function humanView(output: Output): View {
+  let lineOpen = false;
+  return {
+    events(events) {
+      for (const event of events) {
+        if (event.type === "tool/call" && !event.data.synthetic) {
+          if (lineOpen) {
+            process.stdout.write("\n");
+            lineOpen = false;
+          }
+          output.err(`· ${event.data.name} ${preview(event.data.arguments)}`);
+        } else if (event.type === "tool/result" && event.data.isError) {
+          output.err(`  ✗ ${preview(event.data.text)}`);
+        } else if (event.type === "llm/retry") {
+          output.err(`  retrying after ${event.data.error.code} in ${event.data.delayMs} ms`);
+        }
+      }
+    },
+    delta(kind, text) {
+      if (kind !== "text") return;
+      process.stdout.write(text);
+      lineOpen = !text.endsWith("\n");
+    },
+    finish() {
+      if (lineOpen) process.stdout.write("\n");
+    },
+  };
+}
+
+function preview(text: string, max = 120): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function titleOf(prompt: string): string {
+  return preview(prompt.split("\n")[0] ?? prompt, 60);
+}

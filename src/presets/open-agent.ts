@@ -1,0 +1,144 @@
+/**
+ * The library entry point: create or open a session's agent with the standard preset, from a loaded
+ * configuration. `bdsh run`, `bdsh chat` and `bdsh serve` all start here.
+ *
+ *   const { agent } = await openAgent({ store, config, workspace: process.cwd() });
+ *   agent.log.onDurable((events) => …);      // every durable event
+ *   agent.onDelta((d) => process.stdout.write(d.delta));
+ *   await agent.followup("fix the failing test"); await agent.whenIdle();
+ */
+import { hostname } from "node:os";
+import type { Config } from "../config/schema.js";
+import { Agent } from "../loop/agent.js";
+import type { Plugin } from "../loop/plugin.js";
+import type { ToolHost } from "../loop/tool-host.js";
+import { createAdapter } from "../model/adapter.js";
+import { isProviderName, type Route, resolveApiKey, resolveRoute } from "../model/catalog.js";
+import { createRecordingAdapter, createReplayAdapter, readRecording } from "../model/record.js";
+import type { Effort, ModelAdapter } from "../model/types.js";
+import type { SessionRow, Store } from "../store/store.js";
+import { standardPlugins } from "./standard.js";
+
+export class SetupError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "SetupError";
+  }
+}
+
+export type OpenAgentOptions = {
+  store: Store;
+  config: Config;
+  workspace: string;
+  /** Continue this session; otherwise a new one is created. */
+  sessionId?: string;
+  title?: string;
+  owner?: string;
+  env?: NodeJS.ProcessEnv;
+  apiKeyEnv?: string;
+  /** M5: the effort was chosen for this run (flag or environment), so it overrides the session's. */
+  effortExplicit?: boolean;
+  /** `--record FILE`: keep each raw provider exchange. */
+  recordFile?: string;
+  /** The `replay` provider's recording. */
+  replayFile?: string;
+  tools?: ToolHost;
+  plugins?: readonly Plugin[];
+  /** Override the configured approval policy (a run without a terminal behaves as `never`). */
+  approval?: "ask" | "never";
+  leaseWaitMs?: number;
+};
+
+export type OpenedAgent = { agent: Agent; session: SessionRow; adapter: ModelAdapter };
+
+export function defaultOwner(): string {
+  return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** The adapter for the configured provider; throws SetupError (exit 2) when it cannot work at all. */
+export function adapterFor(options: OpenAgentOptions): { adapter: ModelAdapter; route?: Route } {
+  const { config } = options;
+  const env = options.env ?? process.env;
+  if (config.model.provider === "replay") {
+    if (!options.replayFile)
+      throw new SetupError("USAGE", "the replay provider needs a recording: --replay FILE");
+    return { adapter: createReplayAdapter(readRecording(options.replayFile)) };
+  }
+  const provider = config.model.provider;
+  if (!isProviderName(provider)) throw new SetupError("CONFIG", `unknown provider "${provider}"`);
+  const route = resolveRoute(
+    {
+      provider,
+      ...(config.model.base_url ? { baseUrl: config.model.base_url } : {}),
+      ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}),
+      contextWindow: config.model.context_window,
+      maxOutputTokens: config.model.max_output_tokens,
+      idleTimeoutMs: config.stream.idle_timeout_ms,
+    },
+    env,
+  );
+  if (route.preset.keyRequired && resolveApiKey(route, env) === undefined) {
+    throw new SetupError("AUTH", `no API key for ${provider}: set ${route.keyEnvs.join(" or ")}`);
+  }
+  const adapter = options.recordFile
+    ? createRecordingAdapter(route, options.recordFile, { env })
+    : createAdapter(route, { env });
+  return { adapter, route };
+}
+
+export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent> {
+  const { config, store } = options;
+  const { adapter, route } = adapterFor(options);
+  let session: SessionRow | undefined;
+  if (options.sessionId) {
+    session = await store.getSession(options.sessionId);
+    if (!session) throw new SetupError("NOT_FOUND", `no session ${options.sessionId} in ${store.location}`);
+  } else {
+    session = await store.createSession({
+      title: options.title ?? null,
+      metadata: { workspace: options.workspace },
+    });
+    await store.append(
+      session.id,
+      [
+        {
+          type: "session/start",
+          data: {
+            kind: session.kind,
+            cwd: options.workspace,
+            ...(options.title ? { title: options.title } : {}),
+          },
+        },
+      ],
+      0,
+    );
+  }
+  const agent = new Agent({
+    store,
+    sessionId: session.id,
+    owner: options.owner ?? defaultOwner(),
+    adapter,
+    model: {
+      provider: adapter.provider,
+      id: config.model.id,
+      effort: config.model.effort as Effort,
+      effortExplicit: options.effortExplicit ?? false,
+      contextWindow: route?.contextWindow ?? config.model.context_window,
+      maxOutputTokens: route?.maxOutputTokens ?? config.model.max_output_tokens,
+      systemPromptUpdate: route?.preset.systemPromptUpdate ?? "rewrite",
+    },
+    ...(options.tools ? { tools: options.tools } : {}),
+    plugins: standardPlugins({ config, extra: options.plugins ?? [] }),
+    workspace: options.workspace,
+    sandbox: config.sandbox,
+    approval: options.approval ?? config.approval,
+    session: { kind: session.kind, depth: session.parentId && session.kind === "subagent" ? 1 : 0 },
+    maxParallelTools: config.tools.max_parallel,
+    leaseWaitMs: options.leaseWaitMs ?? 0,
+  });
+  await agent.setup();
+  return { agent, session, adapter };
+}
