@@ -70,7 +70,10 @@ export class ToolPipeline {
     if (exec.signal.aborted) return abortedBeforeDispatch();
     const tool = this.lookup(call.name);
     if (!tool) return errorOutput(`Error: unknown tool "${call.name}"`, "UNKNOWN_TOOL");
-    const callExec: ToolExec = exec.toolName === tool.name ? exec : { ...exec, toolName: tool.name };
+    const callExec: ToolExec =
+      exec.toolName === tool.name && exec.callId === call.callId
+        ? exec
+        : { ...exec, toolName: tool.name, callId: call.callId };
 
     const pre = await this.hooks.waterfall("tools/pre-execute", {
       call,

@@ -55,8 +55,8 @@ const MODE_RANK: Record<SandboxMode, number> = {
   "danger-full-access": 2,
 };
 
-// biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR:?}` is shell syntax the model should write.
 const DESCRIPTION =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR:?}` is shell syntax the model should write.
   "Run a bash command (`bash -c`) and return its stdout and stderr. Every call starts a fresh shell: pass `workdir` rather than using `cd`. The `$BDSH_*` variables describe the harness environment. Long output is cut to its tail, and the full output is stored at a locator given in the result. Put `description` before `command` in the arguments. Before deleting or moving anything, check that the resolved absolute target path is the one you mean; never run such a command on a computed path you have not checked. An unset variable expands to an empty string, so guard variables in such paths with `${VAR:?}`. Commands may run under a file sandbox; a blocked file operation is reported as `[sandbox: file access denied under <mode> mode]`. That is a policy decision: do not retry another way.";
 
 export function createBashTool(options: BashToolOptions = BASH_DEFAULTS): ToolDefinition<BashArgs> {
@@ -163,7 +163,7 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
   const truncated = stdout.truncated || stderr.truncated;
   const locator = truncated ? await spillFullOutput(exec, stdout, stderr) : undefined;
   const stderrTail = stderr.tail();
-  const denied = running.sandboxed && status.exitCode !== 0 && /Read-only file system/.test(stderrTail);
+  const denied = running.sandboxed && /Read-only file system/.test(stderrTail);
   const text = formatBashResult({
     stdout: stdout.tail(),
     stderr: stderrTail,
