@@ -14,14 +14,3 @@ export function databaseUrl(env: NodeJS.ProcessEnv = process.env): string | unde
   const url = env.DATABASE_URL;
   return url ? url : undefined;
 }
-
-/** A connection URL safe to print: the password is replaced. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparseable URL)";
-  }
-}

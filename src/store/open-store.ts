@@ -4,6 +4,7 @@
  * migrated and ready.
  */
 import { mkdirSync } from "node:fs";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { PostgresStore } from "./postgres-store.js";
 import { SqliteStore } from "./sqlite-store.js";
@@ -33,10 +34,26 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 
 /** The store `openStore` would open, not yet migrated. */
 export function createStore(options: OpenStoreOptions): Store {
-  if (options.databaseUrl) return new PostgresStore({ connectionString: options.databaseUrl });
+  if (options.databaseUrl) return new PostgresStore({ connectionString: withDefaultUser(options.databaseUrl) });
   mkdirSync(options.home, { recursive: true, mode: 0o700 });
   return new SqliteStore(
     join(options.home, SQLITE_FILE),
     options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs },
   );
+}
+
+/**
+ * `pg` takes a missing user name from `$USER`, which services and containers often lack; fall back to the
+ * operating-system user, as `psql` does, so `postgres://host/db` works everywhere it works for psql.
+ */
+function withDefaultUser(connectionString: string): string {
+  if (process.env.PGUSER || process.env.USER) return connectionString;
+  try {
+    const url = new URL(connectionString);
+    if (url.username || url.searchParams.has("user")) return connectionString;
+    url.username = userInfo().username;
+    return url.toString();
+  } catch {
+    return connectionString;
+  }
 }
