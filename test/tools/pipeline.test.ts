@@ -28,12 +28,18 @@ describe("T2 pipeline", () => {
   it("runs pre-execute, execute wrappers, the body and post-execute in that order", async () => {
     const { hooks, pipeline, ctx } = setup();
     const order: string[] = [];
-    hooks.onWaterfall("tools/pre-execute", (state) => (order.push("pre"), state));
+    hooks.onWaterfall("tools/pre-execute", (state) => {
+      order.push("pre");
+      return state;
+    });
     hooks.onWrap("tools/execute", async (input, next) => {
       order.push("wrap");
       return next(input);
     });
-    hooks.onWaterfall("tools/post-execute", (state) => (order.push(`post:${state.output.text}`), state));
+    hooks.onWaterfall("tools/post-execute", (state) => {
+      order.push(`post:${state.output.text}`);
+      return state;
+    });
     const output = await pipeline.run(call("echo", { text: "hi" }), ctx.exec);
     expect(output).toEqual({ text: "hi" });
     expect(order).toEqual(["pre", "wrap", "post:hi"]);

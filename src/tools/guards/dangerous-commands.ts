@@ -38,9 +38,9 @@ const PATTERNS: Pattern[] = [
   },
   {
     key: "find-delete",
-    description: "find -delete on a broad path",
+    description: "find -delete from a root or home directory",
     scope: "command",
-    test: new RegExp(String.raw`^find\s+${BROAD}\s.*-delete\b`),
+    test: /^find\s+(?:\/|~|\$\{?HOME\}?|\/[A-Za-z0-9_.-]+)\/?\s.*-delete\b/,
   },
   {
     key: "disk-format",
