@@ -34,7 +34,8 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 
 /** The store `openStore` would open, not yet migrated. */
 export function createStore(options: OpenStoreOptions): Store {
-  if (options.databaseUrl) return new PostgresStore({ connectionString: withDefaultUser(options.databaseUrl) });
+  if (options.databaseUrl)
+    return new PostgresStore({ connectionString: withDefaultUser(options.databaseUrl) });
   mkdirSync(options.home, { recursive: true, mode: 0o700 });
   return new SqliteStore(
     join(options.home, SQLITE_FILE),

@@ -16,7 +16,7 @@ afterEach(async () => {
 
 type Body = { messages: unknown[]; tools?: unknown };
 
-export function extendsPrevious(previous: Body, next: Body): boolean {
+function extendsPrevious(previous: Body, next: Body): boolean {
   if (JSON.stringify(previous.tools) !== JSON.stringify(next.tools)) return false;
   if (next.messages.length < previous.messages.length) return false;
   return previous.messages.every((m, i) => JSON.stringify(m) === JSON.stringify(next.messages[i]));
