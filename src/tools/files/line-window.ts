@@ -14,30 +14,38 @@ export const READ_MAX_BYTES = 51_200;
 
 export type LineWindow = { ok: true; body: string } | { ok: false; totalLines: number };
 
-/** Newline offsets scanned once; a final line without `\n` counts, a trailing `\n` adds no empty line. */
-export function lineStarts(content: Buffer): number[] {
-  const starts = [0];
-  let index = content.indexOf(10);
-  while (index !== -1) {
-    starts.push(index + 1);
-    index = content.indexOf(10, index + 1);
+/**
+ * One scan: the total line count and the start offsets of lines `first..last` only (a 50 MB file has
+ * ~10^6 lines; keeping every offset would cost more than the scan). A final line without `\n` counts; a
+ * trailing `\n` adds no empty line.
+ */
+function scanLines(content: Buffer, first: number, last: number): { total: number; starts: number[] } {
+  const starts: number[] = [];
+  let total = 0;
+  let position = 0;
+  while (position < content.length) {
+    total += 1;
+    if (total >= first && total <= last + 1) starts.push(position);
+    const newline = content.indexOf(10, position);
+    if (newline === -1) break;
+    position = newline + 1;
   }
-  if (starts[starts.length - 1] === content.length) starts.pop();
-  return starts;
+  return { total, starts };
 }
 
 export function renderWindow(content: Buffer, offset: number, limit: number): LineWindow {
-  const starts = lineStarts(content);
-  const total = starts.length;
+  const wanted = offset - 1 + Math.min(limit, READ_MAX_LINES);
+  const { total, starts } = scanLines(content, offset, wanted);
   if (offset > total && !(offset === 1 && total === 0)) return { ok: false, totalLines: total };
-  const last = Math.min(total, offset - 1 + Math.min(limit, READ_MAX_LINES));
+  const last = Math.min(total, wanted);
   const lines: string[] = [];
   let bytes = 0;
   let capped = false;
   let shownEnd = offset - 1;
   for (let number = offset; number <= last; number += 1) {
-    const end = number < total ? starts[number]! : content.length;
-    let text = content.toString("utf8", starts[number - 1]!, end).replace(/\r?\n$/, "");
+    const index = number - offset;
+    const end = starts[index + 1] ?? content.length;
+    let text = content.toString("utf8", starts[index]!, end).replace(/\r?\n$/, "");
     if (text.length > READ_MAX_LINE_CHARS) {
       text = `${text.slice(0, READ_MAX_LINE_CHARS)}… (line truncated to ${READ_MAX_LINE_CHARS} chars)`;
     }
