@@ -122,7 +122,14 @@ export class Agent {
         prompt: this.prompt,
         services: this.services,
         log: this.log,
+        inbox: {
+          followup: (text, source) => this.followup(text, source),
+          steer: (text, source) => this.steer(text, source),
+          inject: (text, source) => this.inject(text, source),
+        },
         model: this.options.model,
+        adapter: this.options.adapter,
+        currentRequest: (signal) => this.request.build(signal ?? new AbortController().signal),
         workspace: this.options.workspace,
         facts: this.facts,
       };

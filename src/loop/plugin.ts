@@ -4,18 +4,42 @@
  * behaviour is the list in `presets/standard.ts`.
  */
 import type { HookBus } from "../hooks/hook-bus.js";
-import type { LogEvent } from "../log/events.js";
+import type { EventType, LogEvent, NewEvent, UserSource } from "../log/events.js";
 import type { SurfaceProjector } from "../log/surface.js";
+import type { ModelAdapter, ModelRequest } from "../model/types.js";
 import type { Store } from "../store/store.js";
 import type { ToolServiceMap } from "../tools/types.js";
 import type { ModelSettings } from "./model-settings.js";
 import type { PromptRegistry } from "./prompt.js";
 
-/** Read access to the session log for plugins (they never write it directly). */
+/** Read access to the session log. */
 export type LogView = {
   readonly sessionId: string;
   readonly events: readonly LogEvent[];
   readonly surface: SurfaceProjector;
+  /** Seq of the last event (durable or buffered). */
+  readonly seq: number;
+  last<K extends EventType>(type: K): Extract<LogEvent, { type: K }> | undefined;
+  /** Every event as it is added (buffered), and once durable. */
+  onEvents(listener: (events: readonly LogEvent[]) => void): () => void;
+  onDurable(listener: (events: readonly LogEvent[]) => void): () => void;
+};
+
+/**
+ * Write access for plugins that own events of their own (compaction, goals): only while a hook of this
+ * agent is running, because only then does the driver hold the session's lease. Seqs are given at `add`;
+ * `flush` makes them durable (fenced by the lease).
+ */
+export type PluginLog = LogView & {
+  add(...events: NewEvent[]): LogEvent[];
+  flush(): Promise<void>;
+};
+
+/** The agent's durable inbox (L4), for plugins that queue input (goal rounds, notices, schedules). */
+export type InboxControl = {
+  followup(text: string, source: UserSource): Promise<unknown>;
+  steer(text: string, source: UserSource): Promise<unknown>;
+  inject(text: string, source: UserSource): Promise<unknown>;
 };
 
 export type ServiceRegistry = {
@@ -39,8 +63,13 @@ export type PluginContext = {
   hooks: HookBus;
   prompt: PromptRegistry;
   services: ServiceRegistry;
-  log: LogView;
+  log: PluginLog;
+  inbox: InboxControl;
   model: ModelSettings;
+  /** The model adapter, for side calls that reuse the session's prefix (C6 compaction summaries). */
+  adapter: ModelAdapter;
+  /** The request the next step would send now: same system, tools and messages (C6: prefix reuse). */
+  currentRequest(signal?: AbortSignal): ModelRequest;
   workspace: string;
   facts: RuntimeFacts;
 };
