@@ -54,6 +54,7 @@ export function buildStream(targetBytes: number, withToolCall = true): BenchStre
     textChars += piece.length;
     push(envelope({ content: piece, reasoning_content: null }));
   }
+  if (!withToolCall) return finish(frames, push, envelope, "stop", reasoningChars, textChars, "");
   push(
     envelope({
       tool_calls: [
