@@ -9,23 +9,16 @@ import { registerRun } from "./commands/run.js";
 import { registerSessions } from "./commands/sessions.js";
 import { describeFailure, EXIT_OK, EXIT_USAGE } from "./errors.js";
 import { type Output, processOutput } from "./output.js";
+import { addSharedOptions } from "./shared-options.js";
 
 const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
 
 export function buildProgram(output: Output, setExitCode: (code: number) => void): Command {
-  const program = new Command("bdsh")
+  const program = addSharedOptions(new Command("bdsh"))
     .description("A durable agent harness: agents that finish the job and survive crashes.")
     .version(packageJson.version, "-v, --version")
-    .option("--cwd <dir>", "the workspace (default: the current directory)")
-    .option("--config <file>", "an extra config file, applied last among files")
-    .option("--provider <name>", "model provider preset")
-    .option("--base-url <url>", "override the preset's endpoint")
-    .option("--model <id>", "model id sent on the wire")
-    .option("--effort <level>", "reasoning effort: off, low, high, max")
-    .option("--sandbox <mode>", "read-only, workspace-write or danger-full-access")
-    .option("--approval <policy>", "ask or never")
     .enablePositionalOptions()
     .exitOverride()
     .configureOutput({

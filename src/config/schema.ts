@@ -49,7 +49,15 @@ export const configSchema = z.strictObject({
     headroom_tokens: nonNegativeInt,
     retain_ratio: ratio, // C5
     max_overflow_retries: nonNegativeInt, // C10
+    retries: nonNegativeInt, // C4: summarise attempts after the first
+    summary_max_tokens: positiveInt, // C6
   }),
+  context: z.strictObject({
+    time_refresh_ms: nonNegativeInt, // SP5: 0 means every step
+    /** SP5: IANA zone for the time context; empty means the process zone. */
+    time_zone: z.string(),
+  }),
+  instructions: z.strictObject({ max_bytes: positiveInt }), // SP6
   tools: z.strictObject({
     max_parallel: positiveInt, // L19
     bash: z.strictObject({
@@ -63,6 +71,15 @@ export const configSchema = z.strictObject({
   sandbox: z.enum(SANDBOX_MODES), // T16, T17
   approval: z.enum(APPROVAL_POLICIES), // T16
   command_allowlist: z.array(z.string()),
+  /** T17: refuse to run commands when the OS sandbox (bwrap) is unavailable. */
+  sandbox_required: z.boolean(),
+  web_fetch: z.strictObject({ allow_private: z.boolean() }), // T19
+  plugins: z.strictObject({ allow_tool_override: z.array(z.string()) }),
+  repeat_reminder: z.strictObject({
+    thresholds: z.array(positiveInt), // G1
+    include: z.array(z.string()),
+    exclude: z.array(z.string()),
+  }),
   terminal: z.strictObject({
     backend: z.string().min(1),
     /** Extra environment variable names removed from every child process (provider keys always are). */
@@ -92,7 +109,11 @@ export const DEFAULT_CONFIG: Config = {
     headroom_tokens: 65_536,
     retain_ratio: 0.16,
     max_overflow_retries: 1,
+    retries: 1,
+    summary_max_tokens: 65_536,
   },
+  context: { time_refresh_ms: 600_000, time_zone: "" },
+  instructions: { max_bytes: 65_536 },
   tools: {
     max_parallel: 10,
     bash: { timeout_ms: 60_000, max_timeout_ms: 600_000, max_output_bytes: 64_000 },
@@ -102,6 +123,10 @@ export const DEFAULT_CONFIG: Config = {
   sandbox: "workspace-write",
   approval: "ask",
   command_allowlist: [],
+  sandbox_required: false,
+  web_fetch: { allow_private: false },
+  plugins: { allow_tool_override: [] },
+  repeat_reminder: { thresholds: [3, 5, 8], include: [], exclude: [] },
   terminal: { backend: "local", strip_env_keys: [] },
   tts: { provider: "espeak", streaming: { provider: "auto" } },
 };

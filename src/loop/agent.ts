@@ -205,6 +205,12 @@ export class Agent {
     await this.whenIdle();
   }
 
+  /** Waits for the current run, then lets plugins stop background work (jobs, terminals). */
+  async close(): Promise<void> {
+    await this.whenIdle().catch(() => undefined);
+    await this.hooks.serial("agent/close", { sessionId: this.sessionId });
+  }
+
   onDelta(listener: (delta: LiveDelta) => void): () => void {
     this.deltaListeners.add(listener);
     return () => this.deltaListeners.delete(listener);

@@ -10,6 +10,7 @@
  * - `agent/turn-stopping` (serial, L5): the turn is about to end; a listener that injects input keeps it open.
  * - `agent/status` (serial): `idle` / `running` transitions (goal rounds and settlements listen here).
  * - `agent/turn-end` (serial): after `turn/end` is durable, with its reason.
+ * - `agent/close` (serial): the agent is closed; plugins stop background work (jobs, terminals).
  */
 import type { NewEvent, StepResult, TurnEndReason, UserSource } from "../log/events.js";
 import type { AssistantBlock } from "../log/messages.js";
@@ -54,6 +55,8 @@ export type TurnStoppingEvent = StepInfo & {
 
 export type StatusEvent = { sessionId: string; status: "idle" | "running" };
 
+export type CloseEvent = { sessionId: string };
+
 export type TurnEndEvent = { sessionId: string; turn: number; reason: TurnEndReason };
 
 declare module "../hooks/hook-bus.js" {
@@ -66,5 +69,7 @@ declare module "../hooks/hook-bus.js" {
     "agent/turn-stopping": TurnStoppingEvent;
     "agent/status": StatusEvent;
     "agent/turn-end": TurnEndEvent;
+    /** The agent is being closed: stop background work, release resources. */
+    "agent/close": CloseEvent;
   }
 }

@@ -18,6 +18,7 @@ import { createRecordingAdapter, createReplayAdapter, readRecording } from "../m
 import type { Effort, ModelAdapter } from "../model/types.js";
 import type { SessionRow, Store } from "../store/store.js";
 import { standardPlugins } from "./standard.js";
+import { type ToolsPluginOptions, toolsPlugin } from "./standard-tools.js";
 
 export class SetupError extends Error {
   constructor(
@@ -33,6 +34,8 @@ export type OpenAgentOptions = {
   store: Store;
   config: Config;
   workspace: string;
+  /** `$BDSH_HOME`, for plugin tools and instructions. */
+  home?: string;
   /** Continue this session; otherwise a new one is created. */
   sessionId?: string;
   title?: string;
@@ -45,7 +48,10 @@ export type OpenAgentOptions = {
   recordFile?: string;
   /** The `replay` provider's recording. */
   replayFile?: string;
+  /** A tool host instead of the standard tools (tests, embedding products). */
   tools?: ToolHost;
+  /** Options of the standard tools plugin (used unless `tools` is given). */
+  toolOptions?: Omit<ToolsPluginOptions, "config">;
   plugins?: readonly Plugin[];
   /** Override the configured approval policy (a run without a terminal behaves as `never`). */
   approval?: "ask" | "never";
@@ -131,7 +137,13 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
       systemPromptUpdate: route?.preset.systemPromptUpdate ?? "rewrite",
     },
     ...(options.tools ? { tools: options.tools } : {}),
-    plugins: standardPlugins({ config, extra: options.plugins ?? [] }),
+    plugins: standardPlugins({
+      config,
+      tools: options.tools
+        ? undefined
+        : toolsPlugin({ config, home: options.home ?? ".", ...options.toolOptions }),
+      extra: options.plugins ?? [],
+    }),
     workspace: options.workspace,
     sandbox: config.sandbox,
     approval: options.approval ?? config.approval,

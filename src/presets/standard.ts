@@ -3,9 +3,12 @@
  * changing this list, not by forking the loop (ARCHITECTURE "Layers").
  *
  * Order matters where listeners share a hook: on `agent/pre-step` the archived guard runs before anything
- * adds messages; on `agent/request-error` retry runs first.
+ * adds messages, and compaction runs before the context plugins add this step's messages; on
+ * `agent/request-error` compaction comes first, so an overflow is compacted before the retry policy (which
+ * in `always` mode would retry it unchanged) sees it (C10).
  */
 import type { Config } from "../config/schema.js";
+import { compactionPlugin } from "../context/compaction/plugin.js";
 import { runtimeContextPlugin } from "../context/runtime-context.js";
 import { systemPromptPlugin } from "../context/system-prompt.js";
 import { archivedSessionGuard } from "../guards/archived-session.js";
@@ -14,7 +17,9 @@ import { llmRetryPlugin } from "../retry/llm-retry.js";
 
 export type StandardPresetOptions = {
   config: Config;
-  /** Plugins appended after the standard ones (tools, a product's own). */
+  /** The tools plugin (./standard-tools.ts); first, so later plugins can register tools on its registry. */
+  tools?: Plugin | undefined;
+  /** Plugins appended after the standard ones (a product's own). */
   extra?: readonly Plugin[];
   /** For tests: the retry jitter source. */
   random?: () => number;
@@ -23,6 +28,7 @@ export type StandardPresetOptions = {
 export function standardPlugins(options: StandardPresetOptions): Plugin[] {
   const { retry } = options.config;
   return [
+    ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
     systemPromptPlugin(), // SP2, SP3
     runtimeContextPlugin, // L13, SP4

@@ -129,3 +129,18 @@ describe("config", () => {
     expect(loadConfig({ home, cwd, env: {} }).config).toEqual(DEFAULT_CONFIG);
   });
 });
+
+describe("command_allowlist persistence", () => {
+  it("adds a key once and keeps the rest of the file", async () => {
+    const { addToCommandAllowlist } = await import("../../src/config/allowlist.js");
+    writeFileSync(join(home, "config.yaml"), "# mine\nsandbox: read-only\n");
+    addToCommandAllowlist(home, "recursive-delete");
+    addToCommandAllowlist(home, "recursive-delete");
+    addToCommandAllowlist(home, "mass-kill");
+    const { config } = loadConfig({ home, cwd, env: {} });
+    expect(config.command_allowlist).toEqual(["recursive-delete", "mass-kill"]);
+    expect(config.sandbox).toBe("read-only");
+    const { readFileSync } = await import("node:fs");
+    expect(readFileSync(join(home, "config.yaml"), "utf8")).toContain("# mine");
+  });
+});

@@ -7,6 +7,7 @@
  * interrupted turn (R1) and stops.
  */
 import type { Command } from "commander";
+import { addToCommandAllowlist } from "../../config/allowlist.js";
 import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
 import { runHeadless } from "../../loop/headless.js";
@@ -14,6 +15,8 @@ import { openAgent, SetupError } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE } from "../errors.js";
 import type { Output } from "../output.js";
+import { addSharedOptions } from "../shared-options.js";
+import { terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
 
 export type RunOptions = {
   json?: boolean;
@@ -24,7 +27,7 @@ export type RunOptions = {
 };
 
 export function addRunOptions(command: Command): Command {
-  return command
+  return addSharedOptions(command)
     .option("--json", "print the session's durable events as JSON Lines")
     .option("--session <id>", "continue an existing session")
     .option("--record <file>", "save each raw provider exchange to FILE (JSON Lines)")
@@ -71,8 +74,19 @@ export async function runCommand(
         ...(options.record ? { recordFile: options.record } : {}),
         ...(options.replay ? { replayFile: options.replay } : {}),
         ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}),
+        home: environment.home,
         // A run without a terminal cannot ask anyone (INTERFACE: behaves as never).
         ...(process.stdin.isTTY ? {} : { approval: "never" as const }),
+        toolOptions: {
+          home: environment.home,
+          env: environment.env,
+          ...(process.stdin.isTTY
+            ? { approvals: terminalApprovals, questionAnswerer: terminalQuestions }
+            : {}),
+          persistAllowlist: (key) => addToCommandAllowlist(environment.home, key),
+          onPluginFailure: (failure) =>
+            output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
+        },
         leaseWaitMs: 30_000,
       });
     } catch (error) {
@@ -101,6 +115,7 @@ export async function runCommand(
       return result.exitCode;
     } finally {
       process.off("SIGINT", onSignal);
+      await agent.close();
     }
   });
 }

@@ -1,0 +1,14 @@
+import type { Command } from "commander";
+
+/** Options every command accepts, before or after its name (INTERFACE "Options shared by run, chat and resume"). */
+export function addSharedOptions(command: Command): Command {
+  return command
+    .option("--cwd <dir>", "the workspace (default: the current directory)")
+    .option("--config <file>", "an extra config file, applied last among files")
+    .option("--provider <name>", "model provider preset")
+    .option("--base-url <url>", "override the preset's endpoint")
+    .option("--model <id>", "model id sent on the wire")
+    .option("--effort <level>", "reasoning effort: off, low, high, max")
+    .option("--sandbox <mode>", "read-only, workspace-write or danger-full-access")
+    .option("--approval <policy>", "ask or never");
+}

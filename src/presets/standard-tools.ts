@@ -1,0 +1,148 @@
+/**
+ * The tools plugin of the standard preset: builds one agent's tool registry, pipeline, policies and
+ * services, and offers them to the loop as the `toolHost` service (issue 5, T2, T9, T22).
+ *
+ * Invariants:
+ * - Everything stateful is per agent: file observations (C18, R2: not restored on resume), the repeat
+ *   chain (G1), session approvals, jobs. Nothing lives in process globals.
+ * - The tools offered are decided once, when the agent is set up, and stay the same for the session's
+ *   requests (SP8, M23).
+ * - A finished background job's notice is steered into the agent: the next step of a running turn, or a
+ *   new turn when idle (T9). A job killed or already collected sends none.
+ * - Broken plugin tools are reported and skipped, never fatal.
+ */
+import { join } from "node:path";
+import type { Config } from "../config/schema.js";
+import type { Plugin } from "../loop/plugin.js";
+import type { Approvals } from "../tools/approvals.js";
+import { FileObservations } from "../tools/files/file-observations.js";
+import { InMemoryJobStore } from "../tools/jobs/job-store.js";
+import type { QuestionAnswerer } from "../tools/misc/ask-user-tool.js";
+import { MemoryTodoList } from "../tools/misc/todo-tool.js";
+import { ToolPipeline } from "../tools/pipeline.js";
+import { loadPlugins, type PluginReport } from "../tools/plugins.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { createStandardRegistry, installToolPolicies } from "../tools/standard.js";
+import { TerminalBackendRegistry } from "../tools/terminal/environment.js";
+import { localBackend } from "../tools/terminal/local.js";
+
+declare module "../tools/types.js" {
+  interface ToolServiceMap {
+    /** The agent's registry: planning and context plugins register their tools here. */
+    toolRegistry: ToolRegistry;
+    toolPluginReport: PluginReport;
+  }
+}
+
+export type ToolsPluginOptions = {
+  config: Config;
+  /** `$BDSH_HOME`: plugin tools load from `<home>/plugins`. */
+  home: string;
+  env?: NodeJS.ProcessEnv;
+  /** The approval channel (a terminal prompt, the HTTP API); none means policy `ask` fails closed (T16). */
+  approvals?: Approvals;
+  questionAnswerer?: QuestionAnswerer;
+  /** "Allow permanently": writes a pattern key to `command_allowlist`. */
+  persistAllowlist?: (key: string) => void | Promise<void>;
+  /** Report plugin tools that failed to load (stderr in the CLI). */
+  onPluginFailure?: (failure: PluginReport["failed"][number]) => void;
+};
+
+export function toolsPlugin(options: ToolsPluginOptions): Plugin {
+  const { config } = options;
+  return {
+    name: "tools",
+    async setup(ctx) {
+      const env = options.env ?? process.env;
+      const registry = createStandardRegistry({
+        bash: {
+          timeoutMs: config.tools.bash.timeout_ms,
+          maxTimeoutMs: config.tools.bash.max_timeout_ms,
+          maxOutputBytes: config.tools.bash.max_output_bytes,
+        },
+        webFetchAllowPrivate: config.web_fetch.allow_private,
+      });
+      const backends = new TerminalBackendRegistry();
+      backends.register(localBackend, { builtin: true });
+      const report = await loadPlugins({
+        directories: [join(options.home, "plugins"), join(ctx.workspace, ".bdsh", "plugins")],
+        registry,
+        hooks: ctx.hooks,
+        backends,
+        allowToolOverride: config.plugins.allow_tool_override,
+      });
+      for (const failure of report.failed) options.onPluginFailure?.(failure);
+
+      const policies = installToolPolicies(ctx.hooks, {
+        maxInlineTokens: config.spill.max_inline_tokens,
+        commands: {
+          allowlist: config.command_allowlist,
+          ...(options.persistAllowlist ? { persistAllowlist: options.persistAllowlist } : {}),
+        },
+        repeat: {
+          thresholds: config.repeat_reminder.thresholds,
+          include: config.repeat_reminder.include,
+          exclude: config.repeat_reminder.exclude,
+        },
+      });
+      // G1: a new human prompt resets the repeat chain.
+      ctx.hooks.onWaterfall(
+        "agent/pre-step",
+        (state) => {
+          if (state.firstStepOfTurn) policies.repeatReminder.reset();
+          return state;
+        },
+        { plugin: "tools" },
+      );
+
+      const services = ctx.services;
+      services.set("toolRegistry", registry);
+      services.set("toolPluginReport", report);
+      services.set("blobs", ctx.store);
+      services.set("fileObservations", new FileObservations());
+      services.set("todos", new MemoryTodoList());
+      services.set(
+        "terminal",
+        backends.create(config.terminal.backend, {
+          cwd: ctx.facts.cwd,
+          stripEnvKeys: config.terminal.strip_env_keys,
+          sandboxRequired: config.sandbox_required,
+          baseEnv: env,
+        }),
+      );
+      services.set(
+        "jobs",
+        new InMemoryJobStore({
+          onNotice: (notice) => {
+            void ctx.inbox.steer(notice.text, "job-notice"); // T9: next step when running, wakes when idle
+          },
+        }),
+      );
+      if (options.approvals) services.set("approvals", options.approvals);
+      if (options.questionAnswerer) services.set("questionAnswerer", options.questionAnswerer);
+
+      const names = await registry.available(registry.names(), {
+        env,
+        services,
+        session: { sessionId: ctx.sessionId, kind: "main", depth: 0 },
+      });
+      for (const name of names) {
+        const section = registry.get(name)?.promptSection;
+        if (section) ctx.prompt.addSection({ name: `tool:${name}`, ...section, visibleWith: name });
+      }
+      const visible = new Set(names);
+      const pipeline = new ToolPipeline({ registry, hooks: ctx.hooks, visible: () => visible });
+      const declarations = registry.declarations(names);
+      services.set("toolHost", {
+        declarations: () => declarations,
+        concurrencyOf: (call) => pipeline.concurrencyOf(call),
+        run: (call, exec) => pipeline.run(call, exec),
+      });
+      ctx.hooks.onSerial("agent/close", async () => {
+        await services.get("jobs")?.killAll();
+        await services.get("terminal")?.cleanup();
+        policies.dispose();
+      });
+    },
+  };
+}
