@@ -7,7 +7,8 @@
  * - Versions only grow; a migration is never edited once released — change the schema with a new one.
  * - Event `data` and `at` are text, so they round-trip byte for byte (no `jsonb`, no timestamp reparsing).
  * - Ids are UUIDv7 text: ordering by id is ordering by creation time, which keeps listings cheap.
- * - Jobs, goals and schedules (C15: rows, not memory) arrive as later migrations.
+ * - Jobs arrive as a later migration. Version 2: goals (P3, one per session) and schedules (S8), with
+ *   schedule times as epoch milliseconds so a claim compares them exactly.
  */
 
 export type Migration = { version: number; name: string; sql: string };
@@ -82,6 +83,39 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX blobs_session ON blobs (session_id);
     `,
   },
+  {
+    version: 2,
+    name: "goals, schedules",
+    sql: `
+      CREATE TABLE goals (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL UNIQUE REFERENCES sessions (id),
+        revision INTEGER NOT NULL,
+        objective TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        rounds_started INTEGER NOT NULL DEFAULT 0,
+        max_rounds INTEGER NOT NULL,
+        blocked_reason TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+
+      -- next_at, last_occurrence_at: epoch milliseconds; next_at NULL once a one-shot has fired.
+      CREATE TABLE schedules (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        title TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        timing TEXT NOT NULL,
+        next_at INTEGER,
+        last_occurrence_at INTEGER,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX schedules_session ON schedules (session_id, id);
+      CREATE INDEX schedules_due ON schedules (next_at) WHERE next_at IS NOT NULL;
+    `,
+  },
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -149,6 +183,39 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         created_at timestamptz NOT NULL DEFAULT now()
       );
       CREATE INDEX blobs_session ON blobs (session_id);
+    `,
+  },
+  {
+    version: 2,
+    name: "goals, schedules",
+    sql: `
+      CREATE TABLE goals (
+        id text COLLATE "C" PRIMARY KEY,
+        session_id text COLLATE "C" NOT NULL UNIQUE REFERENCES sessions (id),
+        revision bigint NOT NULL,
+        objective text NOT NULL,
+        phase text NOT NULL,
+        rounds_started integer NOT NULL DEFAULT 0,
+        max_rounds integer NOT NULL,
+        blocked_reason text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      -- next_at, last_occurrence_at: epoch milliseconds; next_at NULL once a one-shot has fired.
+      CREATE TABLE schedules (
+        id text COLLATE "C" PRIMARY KEY,
+        session_id text COLLATE "C" NOT NULL REFERENCES sessions (id),
+        title text NOT NULL,
+        prompt text NOT NULL,
+        timing text NOT NULL,
+        next_at bigint,
+        last_occurrence_at bigint,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX schedules_session ON schedules (session_id, id);
+      CREATE INDEX schedules_due ON schedules (next_at) WHERE next_at IS NOT NULL;
     `,
   },
 ];

@@ -24,6 +24,14 @@ import type { LogEvent, NewEvent } from "../log/events.js";
 import { followEvents } from "./follow.js";
 import { SQLITE_MIGRATIONS } from "./migrations.js";
 import { NotificationHub } from "./notification-hub.js";
+import type {
+  GoalPatch,
+  GoalRow,
+  NewGoal,
+  NewSchedule,
+  SchedulePatch,
+  ScheduleRow,
+} from "./planning-rows.js";
 import {
   type BlobRecord,
   blobBytes,
@@ -45,6 +53,7 @@ import {
   toSession,
   uniqueIds,
 } from "./rows.js";
+import { SqlitePlanning } from "./sqlite-planning.js";
 import { type SqliteStatements, sqliteStatements } from "./sqlite-statements.js";
 import {
   AppendConflictError,
@@ -87,6 +96,7 @@ export class SqliteStore implements Store {
   private statements: SqliteStatements | undefined;
   private poll: NodeJS.Timeout | undefined;
   private dataVersion = 0;
+  private readonly planning: SqlitePlanning;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.location = path;
@@ -100,6 +110,9 @@ export class SqliteStore implements Store {
     // together can both ask, and the busy handler does not cover it, so retry briefly.
     retryBusy(() => this.db.pragma("journal_mode = WAL"));
     this.hub = new NotificationHub({ onFirst: () => this.startPoll(), onLast: () => this.stopPoll() });
+    this.planning = new SqlitePlanning(this.db, (sessionId) =>
+      this.hub.emit({ channel: "inbox", sessionId }),
+    );
   }
 
   async migrate(): Promise<void> {
@@ -319,6 +332,29 @@ export class SqliteStore implements Store {
       unsubscribe();
     };
   }
+
+  // ---- goals and schedules (sqlite-planning.ts) ----
+
+  createGoal = (sessionId: string, goal: NewGoal): Promise<GoalRow> =>
+    this.planning.createGoal(sessionId, goal);
+  getGoal = (sessionId: string): Promise<GoalRow | undefined> => this.planning.getGoal(sessionId);
+  updateGoal = (sessionId: string, expected: { id: string; revision: number }, patch: GoalPatch) =>
+    this.planning.updateGoal(sessionId, expected, patch);
+  deleteGoal = (sessionId: string): Promise<boolean> => this.planning.deleteGoal(sessionId);
+  claimGoalRound = (sessionId: string, expected: { id: string; round: number }, item: NewInboxItem) =>
+    this.planning.claimGoalRound(sessionId, expected, item);
+  createSchedule = (sessionId: string, schedule: NewSchedule): Promise<ScheduleRow> =>
+    this.planning.createSchedule(sessionId, schedule);
+  getSchedule = (id: string): Promise<ScheduleRow | undefined> => this.planning.getSchedule(id);
+  listSchedules = (sessionId: string): Promise<ScheduleRow[]> => this.planning.listSchedules(sessionId);
+  updateSchedule = (id: string, patch: SchedulePatch) => this.planning.updateSchedule(id, patch);
+  deleteSchedule = (id: string): Promise<boolean> => this.planning.deleteSchedule(id);
+  dueSchedules = (nowMs: number, limit?: number) => this.planning.dueSchedules(nowMs, limit);
+  claimScheduleOccurrence = (
+    id: string,
+    claim: { expectedNextAt: number; occurrenceAt: number; nextAt: number | null },
+    item: NewInboxItem,
+  ) => this.planning.claimScheduleOccurrence(id, claim, item);
 
   /** Statements are prepared on first use: the tables exist only after `migrate()`. */
   private get s(): SqliteStatements {

@@ -9,6 +9,8 @@
  * - Event `data` is stored as text and read back byte for byte (no `jsonb`).
  * - Inbox items, leases and spilled blobs are rows: a server can die at any moment and lose nothing.
  * - Notifications only accelerate; a consumer that missed one finds the truth by reading rows.
+ * - Goals and schedules (P3, S8) are rows too; their claims are atomic conditional updates that queue the
+ *   inbox item in the same transaction (see planning-rows.ts).
  */
 import type {
   EventType,
@@ -19,6 +21,14 @@ import type {
   SessionKind,
   UserSource,
 } from "../log/events.js";
+import type {
+  GoalPatch,
+  GoalRow,
+  NewGoal,
+  NewSchedule,
+  SchedulePatch,
+  ScheduleRow,
+} from "./planning-rows.js";
 
 export type StoreKind = "sqlite" | "postgres";
 
@@ -182,6 +192,48 @@ export interface Store {
    * LISTENs): whatever commits after that is announced.
    */
   subscribe(listener: (notification: StoreNotification) => void): () => void;
+
+  // ---- goals (P3–P5): at most one per session, compare-and-set by revision ----
+
+  /** Creates the session's goal (revision 1, active, round 0); replaces a complete one; else GoalExistsError. */
+  createGoal(sessionId: string, goal: NewGoal): Promise<GoalRow>;
+  getGoal(sessionId: string): Promise<GoalRow | undefined>;
+  /** Applies the patch only if the goal is still `{id, revision}`; undefined when it changed meanwhile. */
+  updateGoal(
+    sessionId: string,
+    expected: { id: string; revision: number },
+    patch: GoalPatch,
+  ): Promise<GoalRow | undefined>;
+  deleteGoal(sessionId: string): Promise<boolean>;
+  /**
+   * P4 "claim round N": advances `roundsStarted` from N-1 to N while the goal `id` is active and N is within
+   * its cap, and queues `item` in the same transaction. Undefined (nothing written) when another process
+   * claimed it, or the goal changed.
+   */
+  claimGoalRound(
+    sessionId: string,
+    expected: { id: string; round: number },
+    item: NewInboxItem,
+  ): Promise<{ goal: GoalRow; item: InboxItem } | undefined>;
+
+  // ---- schedules (S8) ----
+
+  createSchedule(sessionId: string, schedule: NewSchedule): Promise<ScheduleRow>;
+  getSchedule(id: string): Promise<ScheduleRow | undefined>;
+  listSchedules(sessionId: string): Promise<ScheduleRow[]>;
+  updateSchedule(id: string, patch: SchedulePatch): Promise<ScheduleRow | undefined>;
+  deleteSchedule(id: string): Promise<boolean>;
+  /** Schedules whose next occurrence is at or before `nowMs`, earliest first. */
+  dueSchedules(nowMs: number, limit?: number): Promise<ScheduleRow[]>;
+  /**
+   * "Claim occurrence T": moves `nextAt` from `expectedNextAt` to `nextAt`, records `occurrenceAt`, and queues
+   * `item` into the schedule's session, all or nothing. Undefined when another process claimed it first.
+   */
+  claimScheduleOccurrence(
+    id: string,
+    claim: { expectedNextAt: number; occurrenceAt: number; nextAt: number | null },
+    item: NewInboxItem,
+  ): Promise<InboxItem | undefined>;
 }
 
 export class StoreError extends Error {

@@ -16,6 +16,7 @@ import {
   sessionLeaseName,
 } from "../../src/store/store.js";
 import type { FreshDatabase, StoreHarness } from "./harness.js";
+import { planningContract } from "./planning-contract.js";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
@@ -78,6 +79,8 @@ export function storeContract(harness: StoreHarness): void {
   afterEach(async () => {
     await db.dispose();
   });
+
+  planningContract(() => store);
 
   describe("migrations", () => {
     it("apply each migration exactly once, however often migrate runs", async () => {
