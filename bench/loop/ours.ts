@@ -1,0 +1,158 @@
+/**
+ * The contender under test: better-dsh's `Agent` with the standard plugin composition, on a real store
+ * (a SQLite file in a fresh home, or a fresh PostgreSQL schema), talking to the fake provider through the
+ * deepseek adapter. Per-step marks are taken in a `log.onEvents` listener at every `step/start`; the
+ * store the agent sees counts its calls (./store-calls.ts).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { DEFAULT_CONFIG } from "../../src/config/schema.js";
+import { Agent } from "../../src/loop/agent.js";
+import type { RuntimeFacts } from "../../src/loop/plugin.js";
+import type { ToolHost } from "../../src/loop/tool-host.js";
+import { createAdapter } from "../../src/model/adapter.js";
+import { resolveRoute } from "../../src/model/catalog.js";
+import { standardPlugins } from "../../src/presets/standard.js";
+import { openStore, SQLITE_FILE } from "../../src/store/open-store.js";
+import { SqliteStore } from "../../src/store/sqlite-store.js";
+import type { Store } from "../../src/store/store.js";
+import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { NOOP_DESCRIPTION, NOOP_PARAMETERS, type SessionRun, StepMarks } from "./common.js";
+import { type CallStats, countingStore } from "./store-calls.js";
+
+/**
+ * `sqlite-normal` is a diagnostic: the same SQLite store with `synchronous=NORMAL` (no fsync per commit;
+ * survives SIGKILL, not power loss), to separate the cost of the three durable commits per step from the
+ * rest of the loop.
+ */
+export type StoreChoice = "sqlite" | "sqlite-normal" | "postgres";
+
+export const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
+
+type BenchStore = { store: Store; home: string; dispose(): Promise<void> };
+
+/** A migrated store in fresh state: a new home (SQLite) or a new schema (PostgreSQL), removed by `dispose`. */
+async function freshStore(choice: StoreChoice): Promise<BenchStore> {
+  const home = mkdtempSync(join(tmpdir(), "bdsh-bench-loop-"));
+  const removeHome = (): void => rmSync(home, { recursive: true, force: true });
+  if (choice !== "postgres") {
+    const store = choice === "sqlite" ? await openStore({ home }) : await relaxedSqlite(home);
+    return {
+      store,
+      home,
+      async dispose() {
+        await store.close();
+        removeHome();
+      },
+    };
+  }
+  const adminUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const schema = `bench_loop_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  await adminQuery(adminUrl, `CREATE SCHEMA ${schema}`);
+  const url = new URL(adminUrl);
+  url.searchParams.set("options", `-c search_path=${schema}`);
+  const store = await openStore({ home, databaseUrl: url.toString() });
+  return {
+    store,
+    home,
+    async dispose() {
+      await store.close();
+      await adminQuery(adminUrl, `DROP SCHEMA ${schema} CASCADE`);
+      removeHome();
+    },
+  };
+}
+
+async function relaxedSqlite(home: string): Promise<Store> {
+  const store = new SqliteStore(join(home, SQLITE_FILE), { synchronous: "normal" });
+  await store.migrate();
+  return store;
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A tool host with the one trivial tool; `onCall` sees the agent's facts (the prefix session edits them). */
+function noopHost(onCall: (n: number) => void): ToolHost {
+  return {
+    declarations: () => [{ name: "noop", description: NOOP_DESCRIPTION, parameters: NOOP_PARAMETERS }],
+    concurrencyOf: () => "safe",
+    async run(call) {
+      const n = typeof call.args?.n === "number" ? call.args.n : -1;
+      onCall(n);
+      return { text: `ok ${n}` };
+    },
+  };
+}
+
+export type OurSession = SessionRun & {
+  bodies: FakeRequest[];
+  /** Store calls made while the session ran (setup excluded). */
+  storeCalls: CallStats;
+};
+
+/**
+ * Runs one session of better-dsh against a fresh fake provider serving `script`: one follow-up, then
+ * waits for idle. `onTool` runs inside every `noop` call with the agent's mutable facts.
+ */
+export async function runOurs(
+  choice: StoreChoice,
+  script: readonly FakeReply[],
+  onTool: (n: number, facts: RuntimeFacts) => void = () => {},
+): Promise<OurSession> {
+  const bench = await freshStore(choice);
+  const fake = await startFakeProvider({ script });
+  try {
+    const session = await bench.store.createSession({ title: "bench" });
+    const adapter = createAdapter(resolveRoute({ provider: "deepseek", baseUrl: fake.url }, {}), {
+      env: { DEEPSEEK_API_KEY: "x" },
+    });
+    const counted = countingStore(bench.store);
+    let agent: Agent | undefined;
+    agent = new Agent({
+      store: counted.store,
+      sessionId: session.id,
+      owner: `bench-${process.pid}`,
+      adapter,
+      model: {
+        provider: "deepseek",
+        id: "deepseek-flash",
+        effort: "high",
+        contextWindow: 1_048_576,
+        maxOutputTokens: 32_768,
+        systemPromptUpdate: "in-history",
+      },
+      tools: noopHost((n) => onTool(n, agent!.facts)),
+      plugins: standardPlugins({ config: DEFAULT_CONFIG }),
+      workspace: bench.home,
+    });
+    const marks = new StepMarks();
+    agent.log.onEvents((events) => {
+      for (const event of events) if (event.type === "step/start") marks.mark();
+    });
+    await agent.followup("Call noop until told otherwise.");
+    await agent.whenIdle();
+    const end = agent.log.last("turn/end");
+    if (end?.data.reason !== "completed") {
+      throw new Error(`better-dsh (${choice}): turn ended ${JSON.stringify(end?.data)}`);
+    }
+    return {
+      marks,
+      requests: fake.requests.length,
+      bodies: [...fake.requests],
+      storeCalls: counted.calls,
+    };
+  } finally {
+    await fake.close();
+    await bench.dispose();
+  }
+}
