@@ -23,6 +23,8 @@ export class SessionLog {
   private durableSeq = 0;
   private readonly listeners = new Set<LogListener>();
   private readonly durableListeners = new Set<LogListener>();
+  /** Flushes run one at a time: parallel tool dispatches each flush, and two appends would race on seq. */
+  private flushing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: Store,
@@ -76,17 +78,29 @@ export class SessionLog {
   }
 
   /** L17: makes every added event durable. `claimInbox` consumes inbox rows in the same transaction. */
-  async flush(options: Pick<AppendOptions, "claimInbox"> = {}): Promise<void> {
+  flush(options: Pick<AppendOptions, "claimInbox"> = {}): Promise<void> {
+    const run = this.flushing.then(() => this.flushNow(options));
+    this.flushing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async flushNow(options: Pick<AppendOptions, "claimInbox">): Promise<void> {
     if (this.buffered.length === 0 && !options.claimInbox?.length) return;
+    // Events added while the append is in flight go to a fresh buffer, for the next flush.
     const batch = this.buffered;
-    await this.store.append(
-      this.sessionId,
-      batch.map(({ type, data, turn, step, at }) => ({ type, data, turn, step, at }) as NewEvent),
-      this.durableSeq,
-      { leaseOwner: this.owner, ...(options.claimInbox?.length ? { claimInbox: options.claimInbox } : {}) },
-    );
-    this.durableSeq += batch.length;
     this.buffered = [];
+    try {
+      await this.store.append(
+        this.sessionId,
+        batch.map(({ type, data, turn, step, at }) => ({ type, data, turn, step, at }) as NewEvent),
+        this.durableSeq,
+        { leaseOwner: this.owner, ...(options.claimInbox?.length ? { claimInbox: options.claimInbox } : {}) },
+      );
+    } catch (error) {
+      this.buffered = [...batch, ...this.buffered];
+      throw error;
+    }
+    this.durableSeq += batch.length;
     for (const listener of this.durableListeners) listener(batch);
   }
 

@@ -26,10 +26,19 @@ export type StandardPresetOptions = {
 };
 
 export function standardPlugins(options: StandardPresetOptions): Plugin[] {
-  const { retry } = options.config;
+  const { retry, compaction } = options.config;
   return [
     ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
+    compactionPlugin({
+      auto: compaction.auto,
+      thresholdRatio: compaction.threshold_ratio,
+      headroomTokens: compaction.headroom_tokens,
+      retainRatio: compaction.retain_ratio,
+      maxOverflowRetries: compaction.max_overflow_retries,
+      retries: compaction.retries,
+      summaryMaxTokens: compaction.summary_max_tokens,
+    }), // C2–C12: before anything adds this step's messages; first on request-error (C10)
     systemPromptPlugin(), // SP2, SP3
     runtimeContextPlugin, // L13, SP4
     llmRetryPlugin(

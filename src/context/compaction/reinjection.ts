@@ -1,0 +1,91 @@
+/**
+ * Beyond DSH (C5 "Here"): after a compaction, the task state comes back as one user message, so the model
+ * does not fall back to an earlier task. The todo list otherwise lives only in old `todo_write` arguments
+ * and the goal in the goal service; the summary alone may blur both.
+ *
+ * - Todos: the arguments of the newest `todo_write` call whose result was not an error, read from the log
+ *   (the log is the truth: this survives restarts and other processes).
+ * - Goal: `services.get("goals")?.active()` (issue 7's service; only `active()` is needed here).
+ *
+ * Model experience:
+ *   <system-reminder>
+ *   Task state carried over from before the checkpoint above. It is current; rely on it over anything older.
+ *   Active goal (<phase>): <objective>
+ *   Todo list:
+ *   - [in_progress] <content>
+ *   </system-reminder>
+ */
+import type { LogEvent } from "../../log/events.js";
+
+export type ActiveGoal = { objective: string; phase: string };
+
+/** What compaction needs from the goal service (issue 7); kept minimal on purpose. */
+export interface GoalReader {
+  active(): Promise<ActiveGoal | undefined>;
+}
+
+declare module "../../tools/types.js" {
+  interface ToolServiceMap {
+    goals: GoalReader;
+  }
+}
+
+export type TodoEntry = { content: string; status: string };
+
+export const TODO_TOOL = "todo_write";
+
+/** The current todo list as the log records it, or undefined when the model never wrote one. */
+export function todosFromLog(events: readonly LogEvent[]): TodoEntry[] | undefined {
+  const failed = new Set<string>();
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === "tool/result" && event.data.name === TODO_TOOL && event.data.isError) {
+      failed.add(event.data.callId);
+    }
+    if (event.type !== "tool/call" || event.data.name !== TODO_TOOL || failed.has(event.data.callId))
+      continue;
+    const todos = parseTodos(event.data.arguments);
+    if (todos) return todos;
+  }
+  return undefined;
+}
+
+function parseTodos(argumentsText: string): TodoEntry[] | undefined {
+  try {
+    const parsed: unknown = JSON.parse(argumentsText);
+    if (typeof parsed !== "object" || parsed === null || !("todos" in parsed)) return undefined;
+    const list = parsed.todos;
+    if (!Array.isArray(list)) return undefined;
+    return list.flatMap((item: unknown) =>
+      typeof item === "object" &&
+      item !== null &&
+      "content" in item &&
+      "status" in item &&
+      typeof item.content === "string" &&
+      typeof item.status === "string"
+        ? [{ content: item.content, status: item.status }]
+        : [],
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+export function taskStateText(
+  todos: readonly TodoEntry[] | undefined,
+  goal: ActiveGoal | undefined,
+): string | undefined {
+  const lines: string[] = [];
+  if (goal) lines.push(`Active goal (${goal.phase}): ${goal.objective}`);
+  if (todos && todos.length > 0) {
+    lines.push("Todo list:");
+    for (const todo of todos) lines.push(`- [${todo.status}] ${todo.content}`);
+  }
+  if (lines.length === 0) return undefined;
+  return [
+    "<system-reminder>",
+    "Task state carried over from before the checkpoint above. It is current; rely on it over anything older.",
+    ...lines,
+    "</system-reminder>",
+  ].join("\n");
+}
