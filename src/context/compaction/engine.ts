@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto";
 import type { NewEvent } from "../../log/events.js";
 import type { SurfaceMessage, SurfaceNode } from "../../log/messages.js";
 import { messageTokens, type TokenMeter } from "../../log/token-meter.js";
-import { collectReply, type ModelAdapter, type ModelRequest } from "../../model/types.js";
+import { collectReply, LlmError, type ModelAdapter, type ModelRequest } from "../../model/types.js";
 import type { Store } from "../../store/store.js";
 import type { CompactionLog } from "./pruner.js";
 import { type CompactionRange, selectRange } from "./range.js";
@@ -161,6 +161,7 @@ export async function compactOnce(options: CompactOnceOptions): Promise<Compacti
       .trim();
     if (reply.finish === "max-tokens") return await fail(SUMMARY_TRUNCATED);
   } catch (error) {
+    if (error instanceof LlmError && error.code === "EMPTY_RESPONSE") return await fail(SUMMARY_EMPTY);
     return await fail(`summarization failed: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (summary === "") return await fail(SUMMARY_EMPTY);
