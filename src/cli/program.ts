@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { registerCompact } from "./commands/compact.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerRun } from "./commands/run.js";
 import { registerSessions } from "./commands/sessions.js";
@@ -29,6 +30,7 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
   registerRun(program, output, setExitCode);
   registerDoctor(program, output, setExitCode);
   registerSessions(program, output, setExitCode);
+  registerCompact(program, output, setExitCode); // C11
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

@@ -1,0 +1,47 @@
+/**
+ * `bdsh compact ID` (C11): compact an idle session by hand, keeping only the last balanced unit verbatim.
+ *
+ * Output (stdout, the seed's strings): `No compactable history yet.`, `Compacted N history items (~T tokens).`,
+ * or on stderr the busy text (exit 1) when another process is compacting or the agent is running.
+ */
+import type { Command } from "commander";
+import { openAgent, SetupError } from "../../presets/open-agent.js";
+import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
+import { CliError, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "../errors.js";
+import type { Output } from "../output.js";
+
+export function registerCompact(program: Command, output: Output, setExitCode: (code: number) => void): void {
+  program
+    .command("compact <id>")
+    .description("condense an idle session's history into a checkpoint (C11)")
+    .action(async (id: string, _options: unknown, command: Command) => {
+      const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
+      await withStore(environment, async (store) => {
+        if (!(await store.getSession(id)))
+          throw new CliError("NOT_FOUND", `no session ${id} in ${store.location}`);
+        let opened: Awaited<ReturnType<typeof openAgent>>;
+        try {
+          opened = await openAgent({
+            store,
+            config: environment.loaded.config,
+            workspace: environment.cwd,
+            env: environment.env,
+            sessionId: id,
+            home: environment.home,
+            approval: "never",
+          });
+        } catch (error) {
+          if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
+          throw error;
+        }
+        const outcome = await opened.agent.services.require("compaction").compactNow();
+        if (outcome.kind === "compacted" || outcome.kind === "nothing") {
+          output.out(outcome.message);
+          setExitCode(EXIT_OK);
+        } else {
+          output.err(`bdsh: ${outcome.kind === "busy" ? "BUSY" : "COMPACTION_FAILED"}: ${outcome.message}`);
+          setExitCode(EXIT_FAILED);
+        }
+      });
+    });
+}
