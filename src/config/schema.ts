@@ -67,7 +67,21 @@ export const configSchema = z.strictObject({
     }),
   }),
   spill: z.strictObject({ max_inline_tokens: positiveInt }), // C14
-  goal: z.strictObject({ max_rounds: positiveInt }), // P3
+  goal: z.strictObject({
+    max_rounds: positiveInt, // P3
+    blocked_min_rounds: nonNegativeInt, // P5: `blocked` refused before this many rounds
+  }),
+  /** §9: checks at turn end that keep a stalled turn going, each switchable; bounded per turn. */
+  continuation: z.strictObject({
+    max_nudges: nonNegativeInt,
+    empty_reply: z.boolean(), // M13
+    open_todos: z.boolean(), // P1
+    announced_action: z.boolean(),
+    length_continue: z.boolean(), // M14: one automatic "continue" per turn
+    structured_output: z.boolean(), // S4
+  }),
+  ralph: z.strictObject({ max_rounds: positiveInt, handoff_max_chars: positiveInt }), // P7
+  schedules: z.strictObject({ min_every_seconds: positiveInt, poll_interval_ms: positiveInt }), // S8
   sandbox: z.enum(SANDBOX_MODES), // T16, T17
   approval: z.enum(APPROVAL_POLICIES), // T16
   command_allowlist: z.array(z.string()),
@@ -119,7 +133,17 @@ export const DEFAULT_CONFIG: Config = {
     bash: { timeout_ms: 60_000, max_timeout_ms: 600_000, max_output_bytes: 64_000 },
   },
   spill: { max_inline_tokens: 12_500 },
-  goal: { max_rounds: 256 },
+  goal: { max_rounds: 256, blocked_min_rounds: 3 },
+  continuation: {
+    max_nudges: 2,
+    empty_reply: true,
+    open_todos: true,
+    announced_action: true,
+    length_continue: true,
+    structured_output: true,
+  },
+  ralph: { max_rounds: 256, handoff_max_chars: 16_384 },
+  schedules: { min_every_seconds: 60, poll_interval_ms: 5_000 },
   sandbox: "workspace-write",
   approval: "ask",
   command_allowlist: [],

@@ -353,6 +353,7 @@ export class Agent {
         });
         if (injected.length) {
           keptOpen++;
+          maxTokens = false; // M14: a continuation took up the cut reply; the turn ends by what follows
           this.nextStepLocal.push(...injected);
           continue;
         }

@@ -1,0 +1,174 @@
+/**
+ * The goal plugin (P3–P5) and its round driver (P4): DSH's main fix for "stopped mid-task".
+ *
+ * Invariants:
+ * - On every transition to idle with an active, armed goal and no queued input, the driver waits for
+ *   running children, checks the cap, flushes, and claims round N through the store, which queues the
+ *   `<goal_round>` follow-up in the same write: two processes never run the same round.
+ * - Human input always wins: anything queued (a human message above all) is taken before a new round.
+ * - Stops: the cap → blocked (`Goal reached its configured limit of N rounds.`); a `max-tokens` turn end →
+ *   disarm; an abort → pause; an error or a blocked turn → disarm.
+ * - A round's first step starts a new request series (L12).
+ * - `goal/updated` and `goal/round` events are written from this plugin's hooks only (the driver holds the
+ *   lease then): changes made by tools or commands between hooks wait for the next one.
+ *
+ * Model-visible strings: ./goal-texts.ts.
+ */
+import type { Config } from "../config/schema.js";
+import type { ChildWaiter } from "../loop/headless.js";
+import type { Plugin, PluginContext } from "../loop/plugin.js";
+import type { GoalRow } from "../store/planning-rows.js";
+import { GoalService } from "./goal-service.js";
+import { goalRoundText, roundLimitText } from "./goal-texts.js";
+import { goalTools } from "./goal-tools.js";
+import { installTools } from "./tool-installer.js";
+
+declare module "../tools/types.js" {
+  interface ToolServiceMap {
+    /** Waits for the agent's running subagents (S1); optional. */
+    childWaiter: ChildWaiter;
+    goalRounds: GoalRoundDriver;
+  }
+}
+
+export type GoalPluginOptions = Pick<Config["goal"], "max_rounds" | "blocked_min_rounds"> & {
+  /** Register create_goal / get_goal / update_goal (default true). */
+  tools?: boolean;
+};
+
+export class GoalRoundDriver {
+  constructor(
+    private readonly ctx: PluginContext,
+    private readonly goals: GoalService,
+  ) {}
+
+  /**
+   * P4: queues the next round if the goal is active and armed and nothing else is queued. Returns the round
+   * claimed, or undefined. Safe to call from any process: the store decides who gets round N.
+   */
+  async queueRound(): Promise<number | undefined> {
+    if (!this.goals.armed) return undefined;
+    const goal = await this.goals.active();
+    if (!goal) {
+      this.goals.disarm();
+      return undefined;
+    }
+    if (await this.inputQueued()) return undefined; // human input wins; a queued turn goes first
+    if (await this.ctx.services.get("childWaiter")?.waitForChildren(this.ctx.sessionId)) {
+      if (await this.inputQueued()) return undefined;
+    }
+    const current = (await this.goals.active()) ?? goal;
+    if (current.roundsStarted >= current.maxRounds) {
+      await this.goals.blockAtLimit(current, roundLimitText(current.maxRounds));
+      return undefined;
+    }
+    const round = current.roundsStarted + 1;
+    try {
+      const claimed = await this.ctx.store.claimGoalRound(
+        this.ctx.sessionId,
+        { id: current.id, round },
+        {
+          queue: "next-turn",
+          mode: "followup",
+          source: "goal-round",
+          text: goalRoundText(current.objective, round, current.maxRounds),
+        },
+      );
+      if (!claimed) return undefined; // another process claimed it, or the goal changed
+      this.goals.recordRound(round, current.maxRounds);
+      return round;
+    } catch (error) {
+      // P4: a queueing failure blocks the goal rather than spinning.
+      await this.goals.blockAtLimit(current, `round ${round} could not be queued: ${String(error)}`);
+      return undefined;
+    }
+  }
+
+  private async inputQueued(): Promise<boolean> {
+    const pending = await this.ctx.store.pendingInbox(this.ctx.sessionId);
+    return pending.some((item) => item.mode !== "inject");
+  }
+}
+
+export function goalPlugin(options: GoalPluginOptions): Plugin {
+  return {
+    name: "goal",
+    setup(ctx) {
+      const goals = new GoalService({
+        store: ctx.store,
+        sessionId: ctx.sessionId,
+        maxRounds: options.max_rounds,
+        blockedMinRounds: options.blocked_min_rounds,
+        notify: (text, source) => ctx.inbox.inject(text, source),
+        humanInputThisTurn: () => humanInputThisTurn(ctx),
+      });
+      const driver = new GoalRoundDriver(ctx, goals);
+      ctx.services.set("goalService", goals);
+      ctx.services.set("goals", goals);
+      ctx.services.set("goalRounds", driver);
+      if (options.tools !== false) installTools(ctx, goalTools);
+
+      const writeRecords = () => {
+        const records = goals.takeRecords();
+        if (records.length) ctx.log.add(...records);
+        return records.length > 0;
+      };
+
+      ctx.hooks.onWaterfall(
+        "agent/pre-step",
+        (state) => {
+          writeRecords();
+          if (state.firstStepOfTurn && turnOpenedByRound(ctx)) state.startsRequestSeries = true; // L12
+          return state;
+        },
+        { plugin: "goal" },
+      );
+      ctx.hooks.onSerial(
+        "agent/turn-stopping",
+        () => {
+          writeRecords();
+        },
+        { plugin: "goal" },
+      );
+      ctx.hooks.onSerial(
+        "agent/turn-end",
+        async ({ reason }) => {
+          if (reason === "aborted") await goals.pauseAfterAbort();
+          else if (reason === "max-tokens" || reason === "error" || reason === "blocked") goals.disarm();
+          if (writeRecords()) await ctx.log.flush();
+        },
+        { plugin: "goal" },
+      );
+      ctx.hooks.onSerial(
+        "agent/status",
+        async ({ status }) => {
+          if (status !== "idle") return;
+          writeRecords();
+          await ctx.log.flush(); // P4: the session is flushed before each round
+          await driver.queueRound();
+          if (writeRecords()) await ctx.log.flush();
+        },
+        { plugin: "goal" },
+      );
+    },
+  };
+}
+
+/** Events since the last `turn/start` (the running turn's), newest last. */
+function currentTurnEvents(ctx: PluginContext) {
+  const events = ctx.log.events;
+  let start = events.length - 1;
+  while (start >= 0 && events[start]!.type !== "turn/start") start--;
+  return start < 0 ? [] : events.slice(start);
+}
+
+function humanInputThisTurn(ctx: PluginContext): boolean {
+  return currentTurnEvents(ctx).some((e) => e.type === "user/message" && e.data.source === "human");
+}
+
+function turnOpenedByRound(ctx: PluginContext): boolean {
+  const first = currentTurnEvents(ctx).find((e) => e.type === "user/message");
+  return first?.type === "user/message" && first.data.source === "goal-round";
+}
+
+export type { GoalRow };

@@ -1,0 +1,100 @@
+/**
+ * The goal tools (P5): `create_goal`, `get_goal`, `update_goal`, over the `goals` service.
+ *
+ * Model-visible strings: the descriptions and refusals in ./goal-texts.ts; results are the goal as JSON
+ * (`{goal:{id,revision,objective,phase,roundsStarted,maxGoalRounds,blockedReason?},activation}`).
+ * `create_goal` works only in a turn with direct human input, on a top-level agent.
+ */
+import type { ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
+import { GoalRefusal, type GoalService } from "./goal-service.js";
+import {
+  CREATE_GOAL_DESCRIPTION,
+  CREATE_NEEDS_HUMAN,
+  CREATE_TOP_LEVEL_ONLY,
+  GET_GOAL_DESCRIPTION,
+  goalJson,
+  UPDATE_GOAL_DESCRIPTION,
+} from "./goal-texts.js";
+
+function errorText(text: string, code: string): ToolOutput {
+  return { text: `Error: ${text}`, isError: true, code };
+}
+
+async function guarded(work: () => Promise<ToolOutput>): Promise<ToolOutput> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof GoalRefusal) return errorText(error.message, error.code);
+    throw error;
+  }
+}
+
+const goalsOf = (exec: ToolExec): GoalService => exec.services.require("goalService");
+
+export const createGoalTool: ToolDefinition<{ objective: string }> = {
+  name: "create_goal",
+  toolset: "goal",
+  description: CREATE_GOAL_DESCRIPTION,
+  parameters: {
+    type: "object",
+    properties: { objective: { type: "string", minLength: 1, description: "The objective, in full." } },
+    required: ["objective"],
+    additionalProperties: false,
+  },
+  isAvailable: ({ session }) => session.kind === "main" && session.depth === 0,
+  async execute(args, exec) {
+    if (exec.session.kind !== "main" || exec.session.depth > 0)
+      return errorText(CREATE_TOP_LEVEL_ONLY, "TOP_LEVEL_ONLY");
+    const goals = goalsOf(exec);
+    if (!goals.humanInputThisTurn()) return errorText(CREATE_NEEDS_HUMAN, "NEEDS_HUMAN_INPUT");
+    return guarded(async () => {
+      const goal = await goals.create(args.objective);
+      return { text: goalJson(goal, goals.armed) };
+    });
+  },
+};
+
+export const getGoalTool: ToolDefinition<Record<string, never>> = {
+  name: "get_goal",
+  toolset: "goal",
+  description: GET_GOAL_DESCRIPTION,
+  parameters: { type: "object", properties: {}, additionalProperties: false },
+  concurrency: "safe",
+  async execute(_args, exec) {
+    const goals = goalsOf(exec);
+    return { text: goalJson(await goals.get(), goals.armed) };
+  },
+};
+
+export const updateGoalTool: ToolDefinition<{
+  action: "edit" | "pause" | "resume" | "complete" | "blocked";
+  objective?: string;
+  reason?: string;
+}> = {
+  name: "update_goal",
+  toolset: "goal",
+  description: UPDATE_GOAL_DESCRIPTION,
+  parameters: {
+    type: "object",
+    properties: {
+      action: { type: "string", enum: ["edit", "pause", "resume", "complete", "blocked"] },
+      objective: { type: "string", description: "The new objective (edit)." },
+      reason: { type: "string", description: "The concrete blocking condition (blocked)." },
+    },
+    required: ["action"],
+    additionalProperties: false,
+  },
+  async execute(args, exec) {
+    const goals = goalsOf(exec);
+    return guarded(async () => {
+      const details = {
+        ...(args.objective !== undefined ? { objective: args.objective } : {}),
+        ...(args.reason !== undefined ? { reason: args.reason } : {}),
+      };
+      const goal = await goals.update(args.action, "model", details);
+      return { text: goalJson(goal, goals.armed) };
+    });
+  },
+};
+
+export const goalTools = [createGoalTool, getGoalTool, updateGoalTool];
