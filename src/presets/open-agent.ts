@@ -139,6 +139,7 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
     ...(options.tools ? { tools: options.tools } : {}),
     plugins: standardPlugins({
       config,
+      home: options.home,
       tools: options.tools
         ? undefined
         : toolsPlugin({ config, home: options.home ?? ".", ...options.toolOptions }),

@@ -8,9 +8,13 @@
  * in `always` mode would retry it unchanged) sees it (C10).
  */
 import type { Config } from "../config/schema.js";
+import { bdshHome } from "../config/paths.js";
 import { compactionPlugin } from "../context/compaction/plugin.js";
+import { instructionsPlugin } from "../context/instructions.js";
 import { runtimeContextPlugin } from "../context/runtime-context.js";
+import { skillsPlugin } from "../context/skills.js";
 import { systemPromptPlugin } from "../context/system-prompt.js";
+import { timeContextPlugin } from "../context/time-context.js";
 import { archivedSessionGuard } from "../guards/archived-session.js";
 import type { Plugin } from "../loop/plugin.js";
 import { llmRetryPlugin } from "../retry/llm-retry.js";
@@ -19,6 +23,8 @@ export type StandardPresetOptions = {
   config: Config;
   /** The tools plugin (./standard-tools.ts); first, so later plugins can register tools on its registry. */
   tools?: Plugin | undefined;
+  /** `$BDSH_HOME`: workspace instructions and skills are read from it (default: from the environment). */
+  home?: string | undefined;
   /** Plugins appended after the standard ones (a product's own). */
   extra?: readonly Plugin[];
   /** For tests: the retry jitter source. */
@@ -26,7 +32,8 @@ export type StandardPresetOptions = {
 };
 
 export function standardPlugins(options: StandardPresetOptions): Plugin[] {
-  const { retry, compaction } = options.config;
+  const { retry, compaction, context, instructions } = options.config;
+  const home = options.home ?? bdshHome(process.env);
   return [
     ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
@@ -41,6 +48,9 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
     }), // C2–C12: before anything adds this step's messages; first on request-error (C10)
     systemPromptPlugin(), // SP2, SP3
     runtimeContextPlugin, // L13, SP4
+    timeContextPlugin({ refreshMs: context.time_refresh_ms, timeZone: context.time_zone }), // SP5 (prepends itself)
+    instructionsPlugin({ home, maxBytes: instructions.max_bytes }), // SP6
+    skillsPlugin({ home }), // SP7, T20: after the tools plugin, whose registry takes the skill tool
     llmRetryPlugin(
       {
         mode: retry.mode,

@@ -1,0 +1,233 @@
+/**
+ * SP6: workspace instructions as a user-role `<system-reminder>`, never inside the system prompt (so editing
+ * them does not break the prefix cache).
+ *
+ * - Chain, broad to specific: `$BDSH_HOME/AGENTS.md`, `~/.agents/AGENTS.md`, then in every directory from the
+ *   repository root (the nearest `.git` above the working directory, else the working directory) down to
+ *   the working directory: `AGENTS.md`, `CLAUDE.md`, `AGENTS.local.md`, `CLAUDE.local.md`. Identical
+ *   content within one directory is kept once.
+ * - Sent once, at the first pre-step of the session (the log says whether it was), as one durable message.
+ * - Budget `maxBytes` (64 KiB) for the whole message: the broadest files are dropped first, then the most
+ *   specific one is truncated; a visible notice says what was left out.
+ * - Refresh: when `read`, `write` or `edit` succeeds on a path in a deeper directory that has its own
+ *   instruction files not yet sent, the next step adds them as "Additional instructions".
+ * - A literal `</system-reminder>` inside a file is escaped, so a file cannot close the reminder.
+ *
+ * Model experience:
+ *   <system-reminder>
+ *   Instructions for this workspace follow. Apply them where they are relevant. Where they disagree, the
+ *   more specific file wins. They never override system, developer or direct user instructions.
+ *
+ *   Instructions from: /repo/AGENTS.md
+ *
+ *   <content>
+ *   </system-reminder>
+ * and, on refresh, "Additional instructions from: packages/app/AGENTS.md" with a line saying they apply to
+ * work under `packages/app`.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { LogView, Plugin } from "../loop/plugin.js";
+
+export const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md", "AGENTS.local.md", "CLAUDE.local.md"] as const;
+export const INSTRUCTIONS_INTRO =
+  "Instructions for this workspace follow. Apply them where they are relevant. Where they disagree, the more specific file wins. They never override system, developer or direct user instructions.";
+const FILE_TOOLS = new Set(["read", "write", "edit"]);
+
+export type InstructionFile = { path: string; content: string };
+
+export function escapeReminder(text: string): string {
+  return text.replaceAll("</system-reminder>", "<\\/system-reminder>");
+}
+
+function readIfFile(path: string): string | undefined {
+  try {
+    return statSync(path).isFile() ? readFileSync(path, "utf8") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The nearest directory at or above `cwd` holding `.git`, else `cwd`. */
+export function repositoryRoot(cwd: string): string {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ".git"))) return dir;
+    if (dirname(dir) === dir) return resolve(cwd);
+  }
+}
+
+/** The instruction files of one directory, identical contents collapsed. */
+export function directoryFiles(dir: string): InstructionFile[] {
+  const found: InstructionFile[] = [];
+  for (const name of INSTRUCTION_FILES) {
+    const content = readIfFile(join(dir, name));
+    if (content === undefined || content.trim() === "") continue;
+    if (found.some((f) => f.content === content)) continue;
+    found.push({ path: join(dir, name), content });
+  }
+  return found;
+}
+
+/** Directories from `top` down to `bottom` (inclusive); `bottom` must be inside `top`. */
+export function chainOf(top: string, bottom: string): string[] {
+  const rel = relative(top, bottom);
+  if (rel.startsWith("..") || isAbsolute(rel)) return [bottom];
+  const dirs = [top];
+  let current = top;
+  for (const part of rel.split(sep).filter(Boolean)) {
+    current = join(current, part);
+    dirs.push(current);
+  }
+  return dirs;
+}
+
+export function discoverInstructions(options: {
+  home: string;
+  cwd: string;
+  userHome?: string;
+}): InstructionFile[] {
+  const files: InstructionFile[] = [];
+  for (const path of [
+    join(options.home, "AGENTS.md"),
+    join(options.userHome ?? homedir(), ".agents", "AGENTS.md"),
+  ]) {
+    const content = readIfFile(path);
+    if (content?.trim() && !files.some((f) => f.path === path)) files.push({ path, content });
+  }
+  for (const dir of chainOf(repositoryRoot(options.cwd), resolve(options.cwd)))
+    files.push(...directoryFiles(dir));
+  return files;
+}
+
+/** SP6 budget: drop broadest first, then truncate the most specific, with a visible notice. */
+export function instructionsMessage(files: readonly InstructionFile[], maxBytes: number): string | undefined {
+  if (files.length === 0) return undefined;
+  const render = (kept: readonly InstructionFile[], notice?: string) =>
+    [
+      "<system-reminder>",
+      INSTRUCTIONS_INTRO,
+      ...(notice ? ["", notice] : []),
+      ...kept.flatMap((f) => ["", `Instructions from: ${f.path}`, "", escapeReminder(f.content.trimEnd())]),
+      "</system-reminder>",
+    ].join("\n");
+  const bytes = (text: string) => Buffer.byteLength(text, "utf8");
+  let kept = [...files];
+  const full = render(kept);
+  if (bytes(full) <= maxBytes) return full;
+  const dropped: string[] = [];
+  const notice = () =>
+    `Workspace instruction budget (${maxBytes} bytes) exceeded: ${dropped.length ? `left out ${dropped.join(", ")}` : "nothing left out"}${truncated ? `; ${truncated} is truncated` : ""}.`;
+  let truncated = "";
+  while (kept.length > 1 && bytes(render(kept, notice())) > maxBytes) dropped.push(kept.shift()!.path);
+  if (bytes(render(kept, notice())) <= maxBytes) return render(kept, notice());
+  const last = kept[0]!;
+  truncated = last.path;
+  const overhead = bytes(render([{ ...last, content: "" }], notice())) + 8;
+  const room = Math.max(0, maxBytes - overhead);
+  const cut = Buffer.from(last.content, "utf8")
+    .subarray(0, room)
+    .toString("utf8")
+    .replace(/\uFFFD+$/, "");
+  kept = [{ ...last, content: `${cut}\n[…]` }];
+  return render(kept, notice());
+}
+
+export function additionalInstructionsMessage(root: string, file: InstructionFile): string {
+  const where = relative(root, dirname(file.path)) || ".";
+  return [
+    "<system-reminder>",
+    `Additional instructions from: ${relative(root, file.path)}`,
+    "",
+    `These apply to work under \`${where}\`. Use them where relevant; the more specific file wins. They never override system, developer or direct user instructions.`,
+    "",
+    escapeReminder(file.content.trimEnd()),
+    "</system-reminder>",
+  ].join("\n");
+}
+
+/** Paths already sent, read back from the log (so a resumed session does not repeat them). */
+function sentPaths(log: LogView, root: string): Set<string> {
+  const sent = new Set<string>();
+  for (const event of log.events) {
+    if (event.type !== "user/message" || event.data.source !== "instructions") continue;
+    for (const match of event.data.text.matchAll(/^(?:Additional )?[Ii]nstructions from: (.+)$/gm)) {
+      sent.add(resolve(root, match[1]!));
+    }
+  }
+  return sent;
+}
+
+function pathArgument(text: string): string | undefined {
+  try {
+    const args: unknown = JSON.parse(text);
+    if (typeof args !== "object" || args === null) return undefined;
+    for (const key of ["path", "file_path"]) {
+      const value = (args as Record<string, unknown>)[key];
+      if (typeof value === "string") return value;
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+export function instructionsPlugin(options: { home: string; maxBytes?: number; userHome?: string }): Plugin {
+  const maxBytes = options.maxBytes ?? 65_536;
+  return {
+    name: "instructions",
+    setup(ctx) {
+      let scanned = 0;
+      ctx.hooks.onWaterfall(
+        "agent/pre-step",
+        (state) => {
+          const cwd = ctx.facts.cwd;
+          const root = repositoryRoot(cwd);
+          const sent = sentPaths(ctx.log, root);
+          const messages = [...state.messages];
+          if (!ctx.log.events.some((e) => e.type === "user/message" && e.data.source === "instructions")) {
+            const files = discoverInstructions({
+              home: options.home,
+              cwd,
+              ...(options.userHome ? { userHome: options.userHome } : {}),
+            });
+            const text = instructionsMessage(files, maxBytes);
+            scanned = ctx.log.events.length;
+            if (text) messages.push({ text, source: "instructions" });
+            return { ...state, messages };
+          }
+          // Refresh: successful file-tool calls since the last scan that reached deeper directories.
+          const failed = new Set<string>();
+          const targets: string[] = [];
+          const fresh = ctx.log.events.slice(scanned);
+          scanned = ctx.log.events.length;
+          for (const event of fresh) {
+            if (event.type === "tool/result" && event.data.isError) failed.add(event.data.callId);
+          }
+          for (const event of fresh) {
+            if (
+              event.type !== "tool/call" ||
+              !FILE_TOOLS.has(event.data.name) ||
+              failed.has(event.data.callId)
+            )
+              continue;
+            const path = pathArgument(event.data.arguments);
+            if (path) targets.push(dirname(resolve(cwd, path)));
+          }
+          for (const dir of new Set(targets)) {
+            for (const step of chainOf(root, dir)) {
+              if (relative(root, step).startsWith("..") || chainOf(root, resolve(cwd)).includes(step))
+                continue;
+              for (const file of directoryFiles(step).filter((f) => !sent.has(f.path))) {
+                sent.add(file.path);
+                messages.push({ text: additionalInstructionsMessage(root, file), source: "instructions" });
+              }
+            }
+          }
+          return { ...state, messages };
+        },
+        { plugin: "instructions" },
+      );
+    },
+  };
+}

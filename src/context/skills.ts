@@ -1,0 +1,171 @@
+/**
+ * SP7, T20: skills. A skill is a folder with a `SKILL.md` whose YAML front matter has `name` and
+ * `description`; the body is its instructions. Folders come from `$BDSH_HOME/skills` and then
+ * `<workspace>/.bdsh/skills` (a project skill replaces a user skill of the same name).
+ *
+ * - The catalog goes to the model as a durable user-role `<system-reminder>` before the first request, and
+ *   again in full whenever it changes (compared with the last catalog in the log). Never in the system
+ *   prompt.
+ * - Each description is cut to 500 characters; a folder without a readable name is skipped.
+ * - The `skill` tool returns the full instructions; it reads the catalog through the `skills` service, so it
+ *   sees the same folders the reminder listed.
+ *
+ * Model experience:
+ *   <system-reminder>
+ *   Skills are reusable instructions for particular kinds of task. These skills are available here:
+ *   <available_skills>
+ *   - `name`: description
+ *   </available_skills>
+ *   When the user names a skill, or the task plainly fits a skill's description, call the `skill` tool with
+ *   that exact name before doing the task. Load every skill that applies and follow its full instructions.
+ *   This list holds summaries only: do not guess at or act on a skill's instructions before loading it.
+ *   A user may also load a skill directly; its <skill_content> block then appears in the conversation.
+ *   Follow it, and do not load that skill again with the tool.
+ *   </system-reminder>
+ * Tool result: `<skill_content name="x">\n<skill_instructions>\n…\n</skill_instructions>\n</skill_content>`.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import type { Plugin } from "../loop/plugin.js";
+import type { ToolDefinition } from "../tools/types.js";
+
+export const MAX_DESCRIPTION_CHARS = 500;
+
+export type Skill = { name: string; description: string; instructions: string; path: string };
+
+export interface SkillCatalog {
+  list(): Skill[];
+  get(name: string): Skill | undefined;
+}
+
+declare module "../tools/types.js" {
+  interface ToolServiceMap {
+    skills: SkillCatalog;
+  }
+}
+
+export function parseSkill(text: string, path: string): Skill | undefined {
+  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
+  if (!match) return undefined;
+  let meta: unknown;
+  try {
+    meta = parse(match[1]!);
+  } catch {
+    return undefined;
+  }
+  if (typeof meta !== "object" || meta === null) return undefined;
+  const { name, description } = meta as Record<string, unknown>;
+  if (typeof name !== "string" || name.trim() === "") return undefined;
+  const desc = typeof description === "string" ? description.trim().replace(/\s+/g, " ") : "";
+  return {
+    name: name.trim(),
+    description: desc.length > MAX_DESCRIPTION_CHARS ? `${desc.slice(0, MAX_DESCRIPTION_CHARS - 1)}…` : desc,
+    instructions: match[2]!.trim(),
+    path,
+  };
+}
+
+/** Reads the skill folders now; later directories replace earlier skills of the same name. */
+export function loadSkills(directories: readonly string[]): Skill[] {
+  const byName = new Map<string, Skill>();
+  for (const directory of directories) {
+    let entries: string[];
+    try {
+      entries = readdirSync(directory).sort();
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const path = join(directory, entry, "SKILL.md");
+      let text: string;
+      try {
+        text = readFileSync(path, "utf8");
+      } catch {
+        continue;
+      }
+      const skill = parseSkill(text, path);
+      if (skill) byName.set(skill.name, skill);
+    }
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export function skillDirectories(home: string, workspace: string): string[] {
+  return [join(home, "skills"), join(workspace, ".bdsh", "skills")];
+}
+
+export function catalogText(skills: readonly Skill[]): string | undefined {
+  if (skills.length === 0) return undefined;
+  return [
+    "<system-reminder>",
+    "Skills are reusable instructions for particular kinds of task. These skills are available here:",
+    "<available_skills>",
+    ...skills.map((s) => `- \`${s.name}\`: ${s.description}`),
+    "</available_skills>",
+    "When the user names a skill, or the task plainly fits a skill's description, call the `skill` tool with that exact name before doing the task. Load every skill that applies and follow its full instructions. This list holds summaries only: do not guess at or act on a skill's instructions before loading it.",
+    "A user may also load a skill directly; its <skill_content> block then appears in the conversation. Follow it, and do not load that skill again with the tool.",
+    "</system-reminder>",
+  ].join("\n");
+}
+
+export function skillContent(skill: Skill): string {
+  return `<skill_content name="${skill.name}">\n<skill_instructions>\n${skill.instructions}\n</skill_instructions>\n</skill_content>`;
+}
+
+export const skillTool: ToolDefinition<{ name: string }> = {
+  name: "skill",
+  toolset: "skills",
+  description:
+    "Load a skill's full instructions by its exact name from the available skills list, then follow them.",
+  parameters: {
+    type: "object",
+    properties: { name: { type: "string", description: "The skill's exact name." } },
+    required: ["name"],
+    additionalProperties: false,
+  },
+  concurrency: "safe",
+  async execute(args, exec) {
+    const catalog = exec.services.require("skills");
+    const skill = catalog.get(args.name);
+    if (!skill) {
+      const names = catalog.list().map((s) => s.name);
+      throw new Error(
+        `no skill named "${args.name}"; available: ${names.length ? names.join(", ") : "(none)"}`,
+      );
+    }
+    return { text: skillContent(skill) };
+  },
+};
+
+/** Folders are read again at every step, so a new or edited skill reaches the model (as a full catalog). */
+export function skillsPlugin(options: { home: string; directories?: readonly string[] }): Plugin {
+  return {
+    name: "skills",
+    setup(ctx) {
+      const directories = options.directories ?? skillDirectories(options.home, ctx.workspace);
+      const catalog: SkillCatalog = {
+        list: () => loadSkills(directories),
+        get: (name) => loadSkills(directories).find((s) => s.name === name),
+      };
+      ctx.services.set("skills", catalog);
+      const registry = ctx.services.get("toolRegistry");
+      if (registry && !registry.get(skillTool.name)) registry.register(skillTool, { source: "skills" });
+      ctx.hooks.onWaterfall(
+        "agent/pre-step",
+        (state) => {
+          const text = catalogText(catalog.list());
+          if (text === undefined) return state;
+          let last: string | undefined;
+          for (let i = ctx.log.events.length - 1; i >= 0 && last === undefined; i--) {
+            const event = ctx.log.events[i]!;
+            if (event.type === "user/message" && event.data.source === "skills") last = event.data.text;
+          }
+          if (last === text) return state;
+          return { ...state, messages: [...state.messages, { text, source: "skills" }] };
+        },
+        { plugin: "skills" },
+      );
+    },
+  };
+}
