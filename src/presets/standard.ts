@@ -17,6 +17,10 @@ import { systemPromptPlugin } from "../context/system-prompt.js";
 import { timeContextPlugin } from "../context/time-context.js";
 import { archivedSessionGuard } from "../guards/archived-session.js";
 import type { Plugin } from "../loop/plugin.js";
+import { continuationPlugins } from "../planning/continuation.js";
+import { goalPlugin } from "../planning/goal-plugin.js";
+import { planModePlugin } from "../planning/plan-mode.js";
+import { schedulesPlugin } from "../planning/schedules.js";
 import { llmRetryPlugin } from "../retry/llm-retry.js";
 
 export type StandardPresetOptions = {
@@ -61,6 +65,10 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
       },
       options.random,
     ), // M18, L10
+    goalPlugin(options.config.goal), // P3–P5: goal tools and rounds
+    planModePlugin(), // P2
+    schedulesPlugin({ minEverySeconds: options.config.schedules.min_every_seconds }), // S8
+    ...continuationPlugins(options.config.continuation), // §9: length, empty, todos, announced, report
     ...(options.extra ?? []),
   ];
 }

@@ -11,6 +11,7 @@ import { addToCommandAllowlist } from "../../config/allowlist.js";
 import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
 import { runHeadless } from "../../loop/headless.js";
+import { armGoal, goalOutcome } from "../../planning/goal-run.js";
 import { openAgent, SetupError } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE } from "../errors.js";
@@ -24,6 +25,8 @@ export type RunOptions = {
   record?: string;
   replay?: string;
   apiKeyEnv?: string;
+  /** P3–P5: the prompt is a goal's objective; rounds continue until it is complete. */
+  goal?: boolean;
 };
 
 export function addRunOptions(command: Command): Command {
@@ -32,7 +35,8 @@ export function addRunOptions(command: Command): Command {
     .option("--session <id>", "continue an existing session")
     .option("--record <file>", "save each raw provider exchange to FILE (JSON Lines)")
     .option("--replay <file>", "play a recording back instead of calling a provider")
-    .option("--api-key-env <var>", "read the API key from VAR");
+    .option("--api-key-env <var>", "read the API key from VAR")
+    .option("--goal", "treat the prompt as a goal's objective and keep working in goal rounds");
 }
 
 export function registerRun(program: Command, output: Output, setExitCode: (code: number) => void): void {
@@ -106,8 +110,14 @@ export async function runCommand(
     };
     process.on("SIGINT", onSignal);
     try {
+      if (options.goal && prompt) await armGoal(agent, prompt);
       const result = await runHeadless(agent, prompt);
       view.finish();
+      if (options.goal) {
+        const outcome = await goalOutcome(agent);
+        if (outcome.message) output.err(`bdsh: GOAL: ${outcome.message}`);
+        return outcome.exitCode;
+      }
       const end = agent.log.last("turn/end");
       if (end?.data.error) output.err(`bdsh: ${end.data.error.code}: ${end.data.error.message}`);
       else if (result.reason && result.reason !== "completed")

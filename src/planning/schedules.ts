@@ -1,0 +1,205 @@
+/**
+ * Schedule reminders (S8): the `schedule_*` tools over the store's schedule rows, and the delivery sweep
+ * that `bdsh schedules run` (and later `serve`) runs.
+ *
+ * Invariants:
+ * - Schedules are rows; a tool sees only its own session's schedules.
+ * - Delivery claims occurrence T through the store, which queues the `[SCHEDULE REMINDER]` follow-up in the
+ *   same write: however many workers sweep, each occurrence is delivered exactly once (DSH may repeat one
+ *   after a crash; a claim here cannot).
+ * - After downtime only the latest missed occurrence is delivered (./schedule-timing.ts).
+ *
+ * Model-visible strings: the tool descriptions below, `reminderText` (schedule-timing.ts), results as JSON
+ * (`{"schedule": {…}}`, `{"schedules": […]}`, `{"deleted": id}`), errors `Error: <TimingError message>`,
+ * `Error: no schedule <id> in this session`.
+ */
+import type { Plugin } from "../loop/plugin.js";
+import type { ScheduleRow } from "../store/planning-rows.js";
+import type { InboxItem, Store } from "../store/store.js";
+import type { JsonSchema, ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
+import {
+  claimAt,
+  nextOccurrence,
+  reminderText,
+  type Timing,
+  type TimingArgs,
+  TimingError,
+  timingFrom,
+} from "./schedule-timing.js";
+import { installTools } from "./tool-installer.js";
+
+export type ScheduleSettings = { store: Store; minEverySeconds: number; now?: () => number };
+
+declare module "../tools/types.js" {
+  interface ToolServiceMap {
+    scheduleSettings: ScheduleSettings;
+  }
+}
+
+const TIMING_PROPERTIES: Record<string, JsonSchema> = {
+  after_seconds: { type: "number", description: "Once, this many seconds from now." },
+  at: { type: "string", description: "Once, at this ISO-8601 time." },
+  every_seconds: { type: "number", description: "Repeatedly, every N seconds (at least 60)." },
+  daily: { type: "string", description: 'Every day at "HH:MM".' },
+  weekly: { type: "string", description: 'Every week, "<weekday> HH:MM".' },
+  cron: { type: "string", description: "A cron expression." },
+  timezone: { type: "string", description: "IANA zone for daily, weekly and cron (default UTC)." },
+};
+
+function view(row: ScheduleRow) {
+  return {
+    id: row.id,
+    title: row.title,
+    prompt: row.prompt,
+    timing: row.timing,
+    next_at: row.nextAt === null ? null : new Date(row.nextAt).toISOString(),
+    last_occurrence_at: row.lastOccurrenceAt === null ? null : new Date(row.lastOccurrenceAt).toISOString(),
+  };
+}
+
+const err = (text: string): ToolOutput => ({ text: `Error: ${text}`, isError: true });
+const nowOf = (exec: ToolExec) => exec.services.get("scheduleSettings")?.now?.() ?? Date.now();
+const minEvery = (exec: ToolExec) => exec.services.get("scheduleSettings")?.minEverySeconds ?? 60;
+const storeOf = (exec: ToolExec): Store => exec.services.require("scheduleSettings").store;
+
+async function own(exec: ToolExec, id: string): Promise<ScheduleRow | undefined> {
+  const row = await storeOf(exec).getSchedule(id);
+  return row?.sessionId === exec.session.sessionId ? row : undefined;
+}
+
+function timed(work: () => Promise<ToolOutput>): Promise<ToolOutput> {
+  return work().catch((error: unknown) => {
+    if (error instanceof TimingError) return err(error.message);
+    throw error;
+  });
+}
+
+export const scheduleCreateTool: ToolDefinition<TimingArgs & { title: string; prompt: string }> = {
+  name: "schedule_create",
+  toolset: "schedule",
+  description:
+    "Schedule a reminder: at the given time the prompt comes back to this session as a message from the user. Give exactly one timing field; the title is a label only.",
+  parameters: {
+    type: "object",
+    properties: {
+      title: { type: "string", minLength: 1 },
+      prompt: { type: "string", minLength: 1, description: "What you should do when the reminder arrives." },
+      ...TIMING_PROPERTIES,
+    },
+    required: ["title", "prompt"],
+    additionalProperties: false,
+  },
+  execute: (args, exec) =>
+    timed(async () => {
+      const now = nowOf(exec);
+      const timing = timingFrom(args, now, minEvery(exec));
+      const row = await storeOf(exec).createSchedule(exec.session.sessionId, {
+        title: args.title,
+        prompt: args.prompt,
+        timing,
+        nextAt: nextOccurrence(timing, now),
+      });
+      return { text: JSON.stringify({ schedule: view(row) }) };
+    }),
+};
+
+export const scheduleListTool: ToolDefinition<Record<string, never>> = {
+  name: "schedule_list",
+  toolset: "schedule",
+  description: "List this session's scheduled reminders.",
+  parameters: { type: "object", properties: {}, additionalProperties: false },
+  concurrency: "safe",
+  async execute(_args, exec) {
+    const rows = await storeOf(exec).listSchedules(exec.session.sessionId);
+    return { text: JSON.stringify({ schedules: rows.map(view) }) };
+  },
+};
+
+export const scheduleUpdateTool: ToolDefinition<
+  TimingArgs & { id: string; title?: string; prompt?: string }
+> = {
+  name: "schedule_update",
+  toolset: "schedule",
+  description: "Change a scheduled reminder's title, prompt or timing (a new timing replaces the old one).",
+  parameters: {
+    type: "object",
+    properties: {
+      id: { type: "string" },
+      title: { type: "string" },
+      prompt: { type: "string" },
+      ...TIMING_PROPERTIES,
+    },
+    required: ["id"],
+    additionalProperties: false,
+  },
+  execute: (args, exec) =>
+    timed(async () => {
+      if (!(await own(exec, args.id))) return err(`no schedule ${args.id} in this session`);
+      const { id, title, prompt, ...timingArgs } = args;
+      const retime = Object.keys(timingArgs).some((k) => k !== "timezone");
+      const now = nowOf(exec);
+      const timing = retime ? timingFrom(timingArgs, now, minEvery(exec)) : undefined;
+      const row = await storeOf(exec).updateSchedule(id, {
+        ...(title !== undefined ? { title } : {}),
+        ...(prompt !== undefined ? { prompt } : {}),
+        ...(timing ? { timing, nextAt: nextOccurrence(timing, now) } : {}),
+      });
+      return row
+        ? { text: JSON.stringify({ schedule: view(row) }) }
+        : err(`no schedule ${id} in this session`);
+    }),
+};
+
+export const scheduleDeleteTool: ToolDefinition<{ id: string }> = {
+  name: "schedule_delete",
+  toolset: "schedule",
+  description: "Delete a scheduled reminder.",
+  parameters: {
+    type: "object",
+    properties: { id: { type: "string" } },
+    required: ["id"],
+    additionalProperties: false,
+  },
+  async execute(args, exec) {
+    if (!(await own(exec, args.id))) return err(`no schedule ${args.id} in this session`);
+    await storeOf(exec).deleteSchedule(args.id);
+    return { text: JSON.stringify({ deleted: args.id }) };
+  },
+};
+
+export const scheduleTools = [scheduleCreateTool, scheduleListTool, scheduleUpdateTool, scheduleDeleteTool];
+
+/** Registers the schedule tools on the agent's store. */
+export function schedulesPlugin(settings: Omit<ScheduleSettings, "store">): Plugin {
+  return {
+    name: "schedules",
+    setup(ctx) {
+      ctx.services.set("scheduleSettings", { ...settings, store: ctx.store });
+      installTools(ctx, scheduleTools);
+    },
+  };
+}
+
+/**
+ * One sweep: claims every due occurrence and queues its reminder. Returns what this caller delivered
+ * (another worker's claims are not in it).
+ */
+export async function deliverDueSchedules(store: Store, nowMs: number): Promise<InboxItem[]> {
+  const delivered: InboxItem[] = [];
+  for (const row of await store.dueSchedules(nowMs)) {
+    if (row.nextAt === null) continue;
+    const { occurrenceAt, nextAt } = claimAt(row.timing as Timing, row.nextAt, nowMs);
+    const item = await store.claimScheduleOccurrence(
+      row.id,
+      { expectedNextAt: row.nextAt, occurrenceAt, nextAt },
+      {
+        queue: "next-turn",
+        mode: "followup",
+        source: "schedule",
+        text: reminderText(row.id, occurrenceAt, row.prompt),
+      },
+    );
+    if (item) delivered.push(item);
+  }
+  return delivered;
+}
