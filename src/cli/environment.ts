@@ -33,6 +33,7 @@ export async function withStore<T>(
 ): Promise<T> {
   const store = await openStore({
     home: environment.home,
+    sqliteSynchronous: environment.loaded.config.store.sqlite_synchronous,
     ...(environment.databaseUrl ? { databaseUrl: environment.databaseUrl } : {}),
   });
   try {

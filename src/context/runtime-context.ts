@@ -73,10 +73,27 @@ export const runtimeContextPlugin: Plugin = {
       order: CONTEXT_ORDER.delegation,
       render: () => (facts.delegated ? DELEGATED_FACT : undefined),
     });
+    // The last snapshot on the surface, kept current from the events instead of scanning the surface every
+    // step; a replacement (compaction) may hide it, so it is looked up again after one.
+    let retained: { text: string | undefined } | undefined;
+    ctx.log.onEvents((events) => {
+      for (const event of events) {
+        if (
+          event.type === "user/message" &&
+          event.data.source === "runtime-context" &&
+          !event.data.surfaceOp
+        ) {
+          retained = { text: event.data.text };
+        } else if ("surfaceOp" in event.data && event.data.surfaceOp) {
+          retained = undefined;
+        }
+      }
+    });
     ctx.hooks.onWaterfall(
       "agent/pre-step",
       (state) => {
-        const text = runtimeContextMessage(ctx.prompt.renderRuntimeContext(), lastRetainedSnapshot(ctx.log));
+        retained ??= { text: lastRetainedSnapshot(ctx.log) };
+        const text = runtimeContextMessage(ctx.prompt.renderRuntimeContext(), retained.text);
         if (text === undefined) return state;
         return { ...state, messages: [...state.messages, { text, source: "runtime-context" }] };
       },

@@ -86,6 +86,8 @@ export class Agent {
   private readonly nextStepLocal: PendingUserMessage[] = [];
   private readonly deltaListeners = new Set<(delta: LiveDelta) => void>();
   private lastError: unknown;
+  /** Set by inbox notifications (and at start): only then is the inbox read between steps. */
+  private inboxDirty = true;
   private setupDone: Promise<void> | undefined;
 
   constructor(private readonly options: AgentOptions) {
@@ -157,6 +159,7 @@ export class Agent {
 
   private async enqueue(item: NewInboxItem, wake: boolean): Promise<InboxItem> {
     const stored = await this.store.enqueueInbox(this.sessionId, item);
+    this.inboxDirty = true;
     if (wake) this.kick();
     return stored;
   }
@@ -237,6 +240,15 @@ export class Agent {
       Math.max(50, Math.floor(ttl / 3)),
     );
     heartbeat.unref();
+    this.inboxDirty = true;
+    const unsubscribe = this.store.subscribe((notification) => {
+      if (
+        notification.channel === "resync" ||
+        (notification.channel === "inbox" && notification.sessionId === this.sessionId)
+      ) {
+        this.inboxDirty = true;
+      }
+    });
     try {
       await this.log.load();
       await this.repair();
@@ -248,6 +260,7 @@ export class Agent {
     } catch (error) {
       this.lastError = error;
     } finally {
+      unsubscribe();
       clearInterval(heartbeat);
       await this.store.releaseLease(leaseName, this.options.owner).catch(() => undefined);
     }
@@ -483,8 +496,8 @@ export class Agent {
       },
       ...where,
     });
+    // The reply becomes durable with the first call's start record (L17: flush before every dispatch).
     const calls = reply.blocks.filter((b): b is ToolCallBlock => b.type === "tool-call");
-    if (calls.length > 0) await this.log.flush(); // the reply's calls are durable before any of them runs
     let result: "continue" | "completed" | "max-tokens";
     if (reply.finish === "max-tokens") result = "max-tokens";
     else if (calls.length === 0) result = "completed";

@@ -22,6 +22,8 @@ export function modelSwitchNotice(from: string, to: string): string {
 
 export class RequestBuilder {
   private tools: ToolSpec[] = [];
+  private toolsHash: { of: ToolSpec[]; hash: string } | undefined;
+  private systemHash: { of: string; hash: string } | undefined;
 
   constructor(
     private readonly log: SessionLog,
@@ -55,8 +57,8 @@ export class RequestBuilder {
       effort,
       maxTokens: this.model.maxOutputTokens,
       tools: this.tools.map((t) => t.name),
-      toolsHash: hash(JSON.stringify(this.tools)),
-      systemHash: hash(system),
+      toolsHash: this.hashTools(),
+      systemHash: this.hashSystem(system),
     };
     const last = this.log.last("request/header");
     if (last && (last.data.provider !== header.provider || last.data.model !== header.model)) {
@@ -95,6 +97,17 @@ export class RequestBuilder {
       maxTokens: this.model.maxOutputTokens,
       signal,
     };
+  }
+
+  private hashTools(): string {
+    if (this.toolsHash?.of !== this.tools)
+      this.toolsHash = { of: this.tools, hash: hash(JSON.stringify(this.tools)) };
+    return this.toolsHash.hash;
+  }
+
+  private hashSystem(system: string): string {
+    if (this.systemHash?.of !== system) this.systemHash = { of: system, hash: hash(system) };
+    return this.systemHash.hash;
   }
 
   private effort(): Effort {

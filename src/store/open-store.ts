@@ -17,6 +17,8 @@ export type OpenStoreOptions = {
   home: string;
   /** SQLite: how often to look for other processes' commits while subscribed. */
   pollIntervalMs?: number;
+  /** SQLite: `full` (default) fsyncs every commit; `normal` survives a process crash, not a power loss. */
+  sqliteSynchronous?: "full" | "normal";
 };
 
 export const SQLITE_FILE = "bdsh.db";
@@ -37,10 +39,10 @@ export function createStore(options: OpenStoreOptions): Store {
   if (options.databaseUrl)
     return new PostgresStore({ connectionString: withDefaultUser(options.databaseUrl) });
   mkdirSync(options.home, { recursive: true, mode: 0o700 });
-  return new SqliteStore(
-    join(options.home, SQLITE_FILE),
-    options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs },
-  );
+  return new SqliteStore(join(options.home, SQLITE_FILE), {
+    ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
+    ...(options.sqliteSynchronous === undefined ? {} : { synchronous: options.sqliteSynchronous }),
+  });
 }
 
 /**

@@ -25,13 +25,20 @@ const toolReply: FakeReply = {
   toolCalls: [{ id: "call-1", name: "effect", arguments: {} }],
 };
 
+const twoCalls: FakeReply = {
+  toolCalls: [
+    { id: "call-1", name: "effect", arguments: {} },
+    { id: "call-2", name: "effect", arguments: { again: true } },
+  ],
+};
+
 type Boundary = {
   name: string;
   script: (index: number) => FakeReply | Promise<FakeReply>;
   /** When to kill: a MARK line, or a number of requests received by the fake provider. */
   killAt: { mark: string } | { requests: number };
   effects: number;
-  closing?: { code: string; text: string };
+  closing?: Array<{ code: string; text: string }>;
 };
 
 const BOUNDARIES: Boundary[] = [
@@ -43,18 +50,23 @@ const BOUNDARIES: Boundary[] = [
     effects: 0,
   },
   {
+    // The reply and the first call's start record are durable; the first call ran, its result was not
+    // flushed, and the second call never started.
     name: "after the assistant message, before dispatch",
-    script: () => toolReply,
+    script: () => twoCalls,
     killAt: { mark: "classify" },
-    effects: 0,
-    closing: { code: "TOOL_NOT_STARTED", text: NOT_STARTED_TEXT },
+    effects: 1,
+    closing: [
+      { code: "TOOL_OUTCOME_UNKNOWN", text: OUTCOME_UNKNOWN_TEXT },
+      { code: "TOOL_NOT_STARTED", text: NOT_STARTED_TEXT },
+    ],
   },
   {
     name: "mid-tool",
     script: () => toolReply,
     killAt: { mark: "tool-running" },
     effects: 1,
-    closing: { code: "TOOL_OUTCOME_UNKNOWN", text: OUTCOME_UNKNOWN_TEXT },
+    closing: [{ code: "TOOL_OUTCOME_UNKNOWN", text: OUTCOME_UNKNOWN_TEXT }],
   },
   {
     name: "after the result, before the next step",
@@ -156,9 +168,9 @@ for (const storeKind of ["sqlite", "postgres"] as const) {
           (e): e is LogEvent<"tool/result"> => e.type === "tool/result" && !!e.data.synthetic,
         );
         if (boundary.closing) {
-          expect(synthetic.map((e) => [e.data.code, e.data.text])).toEqual([
-            [boundary.closing.code, boundary.closing.text],
-          ]);
+          expect(synthetic.map((e) => [e.data.code, e.data.text])).toEqual(
+            boundary.closing.map((c) => [c.code, c.text]),
+          );
         } else {
           expect(synthetic).toEqual([]);
         }
