@@ -136,6 +136,7 @@ export class Agent {
         facts: this.facts,
       };
       for (const plugin of this.options.plugins ?? []) await plugin.setup(ctx);
+      await this.hooks.serial("agent/ready", { sessionId: this.sessionId });
     })();
     return this.setupDone;
   }

@@ -10,6 +10,7 @@
  * - `agent/turn-stopping` (serial, L5): the turn is about to end; a listener that injects input keeps it open.
  * - `agent/status` (serial): `idle` / `running` transitions (goal rounds and settlements listen here).
  * - `agent/turn-end` (serial): after `turn/end` is durable, with its reason.
+ * - `agent/ready` (serial): after every plugin's setup, before the first turn.
  * - `agent/close` (serial): the agent is closed; plugins stop background work (jobs, terminals).
  */
 import type { NewEvent, StepResult, TurnEndReason, UserSource } from "../log/events.js";
@@ -69,6 +70,8 @@ declare module "../hooks/hook-bus.js" {
     "agent/turn-stopping": TurnStoppingEvent;
     "agent/status": StatusEvent;
     "agent/turn-end": TurnEndEvent;
+    /** Every plugin is set up: a plugin may now read what later plugins registered (tools, sections). */
+    "agent/ready": CloseEvent;
     /** The agent is being closed: stop background work, release resources. */
     "agent/close": CloseEvent;
   }

@@ -5,8 +5,8 @@
  * Invariants:
  * - Everything stateful is per agent: file observations (C18, R2: not restored on resume), the repeat
  *   chain (G1), session approvals, jobs. Nothing lives in process globals.
- * - The tools offered are decided once, when the agent is set up, and stay the same for the session's
- *   requests (SP8, M23).
+ * - The tools offered are decided once, when every plugin is set up (`agent/ready`), and stay the same
+ *   for the session's requests (SP8, M23).
  * - A finished background job's notice is steered into the agent: the next step of a running turn, or a
  *   new turn when idle (T9). A job killed or already collected sends none.
  * - Broken plugin tools are reported and skipped, never fatal.
@@ -121,18 +121,24 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       if (options.approvals) services.set("approvals", options.approvals);
       if (options.questionAnswerer) services.set("questionAnswerer", options.questionAnswerer);
 
-      const names = await registry.available(registry.names(), {
-        env,
-        services,
-        session: { sessionId: ctx.sessionId, kind: "main", depth: 0 },
-      });
-      for (const name of names) {
-        const section = registry.get(name)?.promptSection;
-        if (section) ctx.prompt.addSection({ name: `tool:${name}`, ...section, visibleWith: name });
-      }
-      const visible = new Set(names);
+      // The tools offered are decided once every plugin is set up (planning and context plugins register
+      // theirs on this registry), and then stay the same for the session (SP8).
+      let declarations: ReturnType<ToolRegistry["declarations"]> = [];
+      let visible = new Set<string>();
       const pipeline = new ToolPipeline({ registry, hooks: ctx.hooks, visible: () => visible });
-      const declarations = registry.declarations(names);
+      ctx.hooks.onSerial("agent/ready", async () => {
+        const names = await registry.available(registry.names(), {
+          env,
+          services,
+          session: { sessionId: ctx.sessionId, kind: "main", depth: 0 },
+        });
+        for (const name of names) {
+          const section = registry.get(name)?.promptSection;
+          if (section) ctx.prompt.addSection({ name: `tool:${name}`, ...section, visibleWith: name });
+        }
+        visible = new Set(names);
+        declarations = registry.declarations(names);
+      });
       services.set("toolHost", {
         declarations: () => declarations,
         concurrencyOf: (call) => pipeline.concurrencyOf(call),

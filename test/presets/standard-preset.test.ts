@@ -1,0 +1,77 @@
+/**
+ * The standard preset as a whole: every plugin's tools reach the model (T22), the tool list is the same
+ * on every request (SP8), and the system prompt is one stable message.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../src/config/schema.js";
+import { openAgent } from "../../src/presets/open-agent.js";
+import { openStore } from "../../src/store/open-store.js";
+import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+
+let fake: FakeProvider | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+describe("standard preset", () => {
+  it("offers the builtin, planning and skill tools, identically on every request", async () => {
+    const home = mkdtempSync(join(tmpdir(), "bdsh-preset-"));
+    mkdirSync(join(home, "skills", "release-notes"), { recursive: true });
+    writeFileSync(
+      join(home, "skills", "release-notes", "SKILL.md"),
+      "---\nname: release-notes\ndescription: Write release notes from the git log.\n---\nRead the log, group by type.\n",
+    );
+    const workspace = mkdtempSync(join(tmpdir(), "bdsh-ws-"));
+    fake = await startFakeProvider({
+      script: [
+        {
+          toolCalls: [
+            { id: "c1", name: "todo_write", arguments: { todos: [{ content: "a", status: "completed" }] } },
+          ],
+        },
+        { text: "done" },
+      ],
+    });
+    const store = await openStore({ home });
+    const config = { ...DEFAULT_CONFIG, model: { ...DEFAULT_CONFIG.model, base_url: fake.url } };
+    const { agent } = await openAgent({
+      store,
+      config,
+      workspace,
+      home,
+      env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
+      toolOptions: { home, env: { PATH: process.env.PATH } },
+    });
+    await agent.followup("go");
+    await agent.whenIdle();
+    await agent.close();
+    await store.close();
+    const toolNames = fake.requests.map((r) =>
+      ((r.body as { tools: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name),
+    );
+    for (const name of [
+      "bash",
+      "read",
+      "write",
+      "edit",
+      "glob",
+      "grep",
+      "todo_write",
+      "create_goal",
+      "update_goal",
+      "exit_plan_mode",
+      "schedule_create",
+      "skill",
+    ]) {
+      expect(toolNames[0]).toContain(name);
+    }
+    expect(toolNames[1]).toEqual(toolNames[0]);
+    const messages = (fake.requests[0]!.body as { messages: Array<{ role: string }> }).messages;
+    expect(messages.filter((m) => m.role === "system")).toHaveLength(1);
+    expect(messages[0]!.role).toBe("system");
+  });
+});
