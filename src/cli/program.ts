@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { registerCompact } from "./commands/compact.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerRun } from "./commands/run.js";
+import { registerSchedules } from "./commands/schedules.js";
 import { registerSessions } from "./commands/sessions.js";
 import { describeFailure, EXIT_OK, EXIT_USAGE } from "./errors.js";
 import { type Output, processOutput } from "./output.js";
@@ -30,6 +31,7 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
   registerRun(program, output, setExitCode);
   registerDoctor(program, output, setExitCode);
   registerSessions(program, output, setExitCode);
+  registerSchedules(program, output, setExitCode);
   registerCompact(program, output, setExitCode); // C11
   for (const command of program.commands) {
     command.exitOverride();
