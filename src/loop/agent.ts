@@ -459,10 +459,13 @@ export class Agent {
     opened: () => void,
   ): Promise<"continue" | "completed" | "max-tokens" | "blocked"> {
     const where = { turn, step };
-    const claimed =
-      step === 1
-        ? []
-        : (await this.store.pendingInbox(this.sessionId)).filter((i) => i.queue === "next-step");
+    // Between steps the inbox is read only when a notification said it changed (notifications only
+    // accelerate: anything missed here is still found at the turn's end, which always reads the rows).
+    let claimed: InboxItem[] = [];
+    if (step > 1 && this.inboxDirty) {
+      this.inboxDirty = false;
+      claimed = (await this.store.pendingInbox(this.sessionId)).filter((i) => i.queue === "next-step");
+    }
     const local = this.nextStepLocal.splice(0);
     const state = await this.hooks.waterfall("agent/pre-step", {
       sessionId: this.sessionId,
