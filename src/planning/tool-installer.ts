@@ -1,11 +1,10 @@
 /**
- * Adds planning tools (goal, plan mode, schedules, ralph) to an agent whose tool host is already set.
+ * Adds planning tools (goal, plan mode, schedules, ralph) to an agent.
  *
- * The tools plugin (presets/standard-tools.ts) fixes its declarations at setup, before later plugins run, so
- * registering on its `toolRegistry` afterwards would not reach the model. Instead the tools are registered
- * there (one namespace, shadowing checked) and served by a second pipeline on the same hooks; the agent's
- * `toolHost` becomes the previous host plus these declarations, appended so the earlier prefix is unchanged.
- * Without a tools plugin (tests with a small host) a registry of their own is used.
+ * With the standard tools plugin, they are registered on its `toolRegistry` (one namespace, shadowing
+ * checked) and the plugin offers them with the rest once every plugin is set up (`agent/ready`). Without
+ * it (tests with a small host), a registry and pipeline of their own serve them, appended after the
+ * existing host's declarations so the earlier prefix is unchanged.
  */
 import type { PluginContext } from "../loop/plugin.js";
 import type { ToolHost } from "../loop/tool-host.js";
@@ -14,7 +13,12 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { AnyToolDefinition } from "../tools/types.js";
 
 export function installTools(ctx: PluginContext, tools: readonly AnyToolDefinition[], base?: ToolHost): void {
-  const registry = ctx.services.get("toolRegistry") ?? new ToolRegistry();
+  const shared = ctx.services.get("toolRegistry");
+  if (shared) {
+    for (const tool of tools) shared.register(tool, { source: "planning" });
+    return;
+  }
+  const registry = new ToolRegistry();
   const previous = base ?? ctx.services.get("toolHost");
   const names = new Set(tools.map((tool) => tool.name));
   for (const tool of tools) registry.register(tool, { source: "planning" });

@@ -70,6 +70,7 @@ describe("standard preset", () => {
       expect(toolNames[0]).toContain(name);
     }
     expect(toolNames[1]).toEqual(toolNames[0]);
+    expect(new Set(toolNames[0]).size).toBe(toolNames[0]!.length); // no tool declared twice
     const messages = (fake.requests[0]!.body as { messages: Array<{ role: string }> }).messages;
     expect(messages.filter((m) => m.role === "system")).toHaveLength(1);
     expect(messages[0]!.role).toBe("system");
