@@ -41,7 +41,7 @@ export const terminalQuestions: QuestionAnswerer = {
     const answers: string[] = [];
     for (const { question, options } of questions) {
       process.stderr.write(`\n${question}\n`);
-      options?.forEach((option, i) => process.stderr.write(`  ${i + 1}. ${option}\n`));
+      for (const [i, option] of (options ?? []).entries()) process.stderr.write(`  ${i + 1}. ${option}\n`);
       const answer = await ask("> ", signal);
       if (signal.aborted) return undefined;
       const picked = options && /^\d+$/.test(answer) ? options[Number(answer) - 1] : undefined;

@@ -7,8 +7,9 @@
  * `agent/request-error` compaction comes first, so an overflow is compacted before the retry policy (which
  * in `always` mode would retry it unchanged) sees it (C10).
  */
-import type { Config } from "../config/schema.js";
+
 import { bdshHome } from "../config/paths.js";
+import type { Config } from "../config/schema.js";
 import { compactionPlugin } from "../context/compaction/plugin.js";
 import { instructionsPlugin } from "../context/instructions.js";
 import { runtimeContextPlugin } from "../context/runtime-context.js";
