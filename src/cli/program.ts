@@ -4,10 +4,12 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { registerChat } from "./commands/chat.js";
 import { registerCompact } from "./commands/compact.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerRun } from "./commands/run.js";
 import { registerSchedules } from "./commands/schedules.js";
+import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
 import { describeFailure, EXIT_OK, EXIT_USAGE } from "./errors.js";
 import { type Output, processOutput } from "./output.js";
@@ -30,9 +32,11 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
     });
   registerRun(program, output, setExitCode);
   registerDoctor(program, output, setExitCode);
+  registerChat(program, output, setExitCode);
   registerSessions(program, output, setExitCode);
   registerSchedules(program, output, setExitCode);
   registerCompact(program, output, setExitCode); // C11
+  registerServe(program, output, setExitCode); // issue 8
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

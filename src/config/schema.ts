@@ -105,6 +105,15 @@ export const configSchema = z.strictObject({
     provider: z.string().min(1),
     streaming: z.strictObject({ provider: z.string().min(1) }),
   }),
+  /** `bdsh serve` (issue 8): session leases, the wake-up sweep, request limits, shutdown. */
+  server: z.strictObject({
+    lease_ttl_ms: positiveInt,
+    sweep_interval_ms: positiveInt,
+    body_limit_bytes: positiveInt,
+    max_sessions_per_server: positiveInt,
+    shutdown_grace_ms: nonNegativeInt,
+    question_timeout_ms: positiveInt, // T18 timed mode
+  }),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -156,6 +165,14 @@ export const DEFAULT_CONFIG: Config = {
   repeat_reminder: { thresholds: [3, 5, 8], include: [], exclude: [] },
   terminal: { backend: "local", strip_env_keys: [] },
   tts: { provider: "espeak", streaming: { provider: "auto" } },
+  server: {
+    lease_ttl_ms: 10_000,
+    sweep_interval_ms: 2_000,
+    body_limit_bytes: 1_048_576,
+    max_sessions_per_server: 1_000,
+    shutdown_grace_ms: 10_000,
+    question_timeout_ms: 300_000,
+  },
 };
 
 type DeepPartial<T> = T extends readonly unknown[]

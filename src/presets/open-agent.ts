@@ -56,6 +56,8 @@ export type OpenAgentOptions = {
   /** Override the configured approval policy (a run without a terminal behaves as `never`). */
   approval?: "ask" | "never";
   leaseWaitMs?: number;
+  /** Lease expiry (default 10 s): a dead holder's sessions are taken over after it (issue 8). */
+  leaseTtlMs?: number;
 };
 
 export type OpenedAgent = { agent: Agent; session: SessionRow; adapter: ModelAdapter };
@@ -151,6 +153,7 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
     session: { kind: session.kind, depth: session.parentId && session.kind === "subagent" ? 1 : 0 },
     maxParallelTools: config.tools.max_parallel,
     leaseWaitMs: options.leaseWaitMs ?? 0,
+    ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}),
   });
   await agent.setup();
   return { agent, session, adapter };

@@ -1,0 +1,106 @@
+/**
+ * `GET /v1/sessions/:id/events` as Server-Sent Events (issue 8 item 2, INTERFACE.md "HTTP API").
+ *
+ * Invariants:
+ * - One SSE event per durable event, in seq order, `id:` = seq and `data:` = `eventJson` (the `--json` form):
+ *   a client that reconnects with `Last-Event-ID` (or `?after=`) gets exactly the events after it.
+ * - Durable events come from `store.follow` (rows, woken by NOTIFY), so any server serves any session's
+ *   stream, whichever server drives it.
+ * - Ephemeral text/reasoning deltas are `event: delta` without an `id:` (never part of the resume cursor,
+ *   never needed for correctness); only the server driving the session has them.
+ * - A comment line every `keepAliveMs` keeps proxies from closing an idle stream. Closing the request
+ *   ends the follow.
+ */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Static } from "typebox";
+import { eventJson } from "../log/serialize.js";
+import type { Store } from "../store/store.js";
+import { ApiError } from "./api-error.js";
+import type { RouteTable } from "./openapi.js";
+import { EventsQuery, errorResponses, SessionId } from "./schemas.js";
+import { requireSession } from "./session-routes.js";
+import type { SessionRunner } from "./session-runner.js";
+
+export function registerEventStream(
+  routes: RouteTable,
+  context: { store: Store; runner: SessionRunner; keepAliveMs: number },
+): void {
+  routes.add(
+    "GET",
+    "/v1/sessions/:id/events",
+    {
+      summary:
+        "Durable events as Server-Sent Events (id: seq; resume with Last-Event-ID or ?after=), plus `event: delta` ephemeral text",
+      params: SessionId,
+      querystring: EventsQuery,
+      response: { 200: { type: "string", description: "text/event-stream" }, ...errorResponses },
+      eventStream: true,
+    },
+    (request, reply) => stream(request, reply, context),
+  );
+}
+
+function resumeCursor(request: FastifyRequest): number {
+  const query = request.query as Static<typeof EventsQuery>;
+  const header = request.headers["last-event-id"];
+  const last = Array.isArray(header) ? header[0] : header;
+  if (last !== undefined && last !== "") {
+    const seq = Number(last);
+    if (!Number.isInteger(seq) || seq < 0)
+      throw new ApiError(400, "BAD_REQUEST", "Last-Event-ID must be a seq");
+    return seq;
+  }
+  return query.after ?? 0;
+}
+
+async function stream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: { store: Store; runner: SessionRunner; keepAliveMs: number },
+): Promise<void> {
+  const { id } = request.params as Static<typeof SessionId>;
+  const query = request.query as Static<typeof EventsQuery>;
+  const after = resumeCursor(request);
+  await requireSession(context.store, id);
+  const controller = new AbortController();
+  const raw = reply.raw;
+  reply.hijack();
+  raw.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  });
+  raw.write(": stream\n\n");
+  const close = () => controller.abort();
+  request.raw.on("close", close);
+  const keepAlive = setInterval(() => raw.write(": keep-alive\n\n"), context.keepAliveMs);
+  keepAlive.unref();
+  let unsubscribeDeltas: (() => void) | undefined;
+  if (query.deltas !== false) {
+    const agent = context.runner.cachedAgent(id);
+    void agent?.then((a) => {
+      if (controller.signal.aborted) return;
+      unsubscribeDeltas = a.onDelta((delta) => {
+        raw.write(`event: delta\ndata: ${JSON.stringify({ ephemeral: true, ...delta })}\n\n`);
+      });
+    });
+  }
+  try {
+    for await (const event of context.store.follow(id, { after, signal: controller.signal })) {
+      if (!raw.write(`id: ${event.seq}\nevent: event\ndata: ${eventJson(event)}\n\n`)) {
+        await new Promise<void>((resolve) => {
+          raw.once("drain", resolve);
+          controller.signal.addEventListener("abort", () => resolve(), { once: true });
+        });
+      }
+    }
+  } catch (error) {
+    request.log.warn({ err: error }, "event stream ended");
+  } finally {
+    clearInterval(keepAlive);
+    unsubscribeDeltas?.();
+    request.raw.off("close", close);
+    raw.end();
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * Approvals (T16) and pending questions (T18) answered over HTTP by any server (issue 8 item 1).
+ *
+ * The request is durable: the driving agent appends `approval/requested` / `question/asked` and flushes it
+ * before it waits, so every server can list it from the log. The answer travels as an inert inbox row
+ * (`mode: inject`, metadata `{answer: {...}}`): enqueuing NOTIFYs every server, and the waiting agent's
+ * server finds it, discards the row (it never becomes a user message), and appends
+ * `approval/answered` / `question/answered`.
+ *
+ * Invariants:
+ * - Rows are the truth: the waiter re-reads the inbox on every notification and on `resync`, so a lost
+ *   notification only delays an answer. An abort (cancel, lost lease) ends the wait as `cancel`.
+ * - Questions are timed (T18 "timed mode suits an async web UI"): after `questionTimeoutMs` the tool returns
+ *   T18's pending JSON; a later answer is then queued as a normal follow-up that names the call.
+ * - An answer's inbox text is honest on its own, should a step ever splice it before it is discarded.
+ */
+import { randomUUID } from "node:crypto";
+import type { ApprovalDecision, LogEvent } from "../log/events.js";
+import type { Plugin, PluginContext } from "../loop/plugin.js";
+import type { InboxItem, Store } from "../store/store.js";
+import type { ApprovalRequest, Approvals } from "../tools/approvals.js";
+import type { Question, QuestionAnswerer } from "../tools/misc/ask-user-tool.js";
+import type { ApprovalAnswer } from "../tools/types.js";
+
+type Answer =
+  | { kind: "approval"; id: string; decision: ApprovalDecision }
+  | { kind: "question"; id: string; answers: string[] };
+
+function answerOf(item: InboxItem): Answer | undefined {
+  const answer = item.metadata.answer;
+  if (!answer || typeof answer !== "object") return undefined;
+  const a = answer as Record<string, unknown>;
+  if (a.kind === "approval" && typeof a.id === "string" && typeof a.decision === "string")
+    return { kind: "approval", id: a.id, decision: a.decision as ApprovalDecision };
+  if (a.kind === "question" && typeof a.id === "string" && Array.isArray(a.answers))
+    return { kind: "question", id: a.id, answers: a.answers.map(String) };
+  return undefined;
+}
+
+/** Waits for the answer row with this id; discards it once found. */
+async function awaitAnswer(
+  store: Store,
+  sessionId: string,
+  id: string,
+  signal: AbortSignal,
+  timeoutMs?: number,
+) {
+  let wake: (() => void) | undefined;
+  let dirty = true;
+  const poke = () => {
+    dirty = true;
+    wake?.();
+  };
+  const unsubscribe = store.subscribe((n) => {
+    if (n.channel === "resync" || (n.channel === "inbox" && n.sessionId === sessionId)) poke();
+  });
+  signal.addEventListener("abort", poke);
+  const timer = timeoutMs === undefined ? undefined : setTimeout(poke, timeoutMs);
+  const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      if (signal.aborted || Date.now() >= deadline) return undefined;
+      if (dirty) {
+        dirty = false;
+        for (const item of await store.pendingInbox(sessionId)) {
+          const answer = answerOf(item);
+          if (answer?.id !== id) continue;
+          await store.discardInbox(sessionId, [item.id]);
+          return answer;
+        }
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = undefined;
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+    signal.removeEventListener("abort", poke);
+    unsubscribe();
+  }
+}
+
+class StoreApprovals implements Approvals {
+  constructor(private readonly ctx: PluginContext) {}
+
+  async request(request: ApprovalRequest): Promise<ApprovalAnswer> {
+    const { ctx } = this;
+    const id = randomUUID();
+    ctx.log.add({
+      type: "approval/requested",
+      data: {
+        id,
+        callId: request.callId,
+        tool: request.tool,
+        summary: request.summary,
+        reason: request.reason,
+      },
+    });
+    await ctx.log.flush(); // durable before we wait: any server can list it
+    const answer = await awaitAnswer(ctx.store, ctx.sessionId, id, request.signal);
+    const decision: ApprovalDecision = answer?.kind === "approval" ? answer.decision : "cancel";
+    ctx.log.add({ type: "approval/answered", data: { id, decision } });
+    return decision === "allow-always" ? "allow-session" : decision;
+  }
+}
+
+class StoreQuestions implements QuestionAnswerer {
+  constructor(
+    private readonly ctx: PluginContext,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async ask(request: { callId: string; questions: readonly Question[]; signal: AbortSignal }) {
+    const { ctx } = this;
+    const id = randomUUID();
+    ctx.log.add({
+      type: "question/asked",
+      data: { id, callId: request.callId, questions: [...request.questions] },
+    });
+    await ctx.log.flush();
+    const answer = await awaitAnswer(ctx.store, ctx.sessionId, id, request.signal, this.timeoutMs);
+    if (answer?.kind !== "question") return undefined; // T18 pending; a later answer comes as a user message
+    ctx.log.add({ type: "question/answered", data: { id, answers: answer.answers } });
+    return answer.answers;
+  }
+}
+
+/** Installs the store-backed `approvals` and `questionAnswerer` services (after the tools plugin). */
+export function httpInteractionsPlugin(options: { questionTimeoutMs: number }): Plugin {
+  return {
+    name: "http-interactions",
+    setup(ctx) {
+      ctx.services.set("approvals", new StoreApprovals(ctx));
+      ctx.services.set("questionAnswerer", new StoreQuestions(ctx, options.questionTimeoutMs));
+    },
+  };
+}
+
+export type PendingApproval = {
+  id: string;
+  callId: string;
+  tool: string;
+  summary: string;
+  reason?: string;
+  seq: number;
+};
+export type PendingQuestion = { id: string; callId: string; questions: unknown[]; seq: number };
+
+/** Requests in the log without an answer after them, and not closed by a later `turn/end`. */
+export function pendingInteractions(events: readonly LogEvent[]): {
+  approvals: PendingApproval[];
+  questions: PendingQuestion[];
+} {
+  const approvals = new Map<string, PendingApproval>();
+  const questions = new Map<string, PendingQuestion>();
+  for (const event of events) {
+    if (event.type === "approval/requested") approvals.set(event.data.id, { ...event.data, seq: event.seq });
+    else if (event.type === "approval/answered") approvals.delete(event.data.id);
+    else if (event.type === "question/asked") questions.set(event.data.id, { ...event.data, seq: event.seq });
+    else if (event.type === "question/answered") questions.delete(event.data.id);
+    else if (event.type === "turn/end") {
+      approvals.clear();
+      questions.clear();
+    }
+  }
+  return { approvals: [...approvals.values()], questions: [...questions.values()] };
+}
+
+/** Queues an answer for whichever server waits on it; the row is inert unless a waiter takes it. */
+export async function queueAnswer(store: Store, sessionId: string, answer: Answer): Promise<InboxItem> {
+  const text =
+    answer.kind === "approval"
+      ? `(approval ${answer.id} answered: ${answer.decision})`
+      : `(answer to question ${answer.id}: ${JSON.stringify(answer.answers)})`;
+  return store.enqueueInbox(sessionId, {
+    queue: "next-step",
+    mode: "inject",
+    source: "human",
+    text,
+    metadata: { answer },
+  });
+}

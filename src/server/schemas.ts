@@ -1,0 +1,155 @@
+/**
+ * The HTTP API's request and response schemas, declared once (TypeBox → JSON Schema). Fastify validates
+ * requests with them and serializes responses with them, and `openapi.ts` publishes the same objects as
+ * the OpenAPI document (issue 8 item 1, INTERFACE.md "HTTP API").
+ *
+ * Every error is `{error: {code, message}}` with a 4xx or 5xx status.
+ */
+import { type Static, type TSchema, Type } from "typebox";
+
+export const ErrorBody = Type.Object({
+  error: Type.Object({ code: Type.String(), message: Type.String() }),
+});
+
+export const SessionId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+export const Session = Type.Object({
+  id: Type.String(),
+  parentId: Type.Union([Type.String(), Type.Null()]),
+  kind: Type.String(),
+  title: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String(),
+  archived: Type.Boolean(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+  lastSeq: Type.Integer(),
+  /** The server driving it now, if any (a live lease); idle sessions have none. */
+  drivenBy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+export type SessionView = Static<typeof Session>;
+
+export const MessageMode = Type.Union([Type.Literal("followup"), Type.Literal("steer")]);
+
+export const CreateSessionBody = Type.Object(
+  {
+    title: Type.Optional(Type.String({ maxLength: 500 })),
+    /** A first message, sent as a follow-up. */
+    text: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ListSessionsQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+  before: Type.Optional(Type.String()),
+  archived: Type.Optional(Type.Boolean()),
+});
+
+export const SessionList = Type.Object({ sessions: Type.Array(Session) });
+
+export const ArchiveBody = Type.Object(
+  { archived: Type.Optional(Type.Boolean({ default: true })) },
+  { additionalProperties: false },
+);
+
+export const MessageBody = Type.Object(
+  { text: Type.String({ minLength: 1 }), mode: Type.Optional(MessageMode) },
+  { additionalProperties: false },
+);
+
+export const Accepted = Type.Object({
+  id: Type.String(),
+  sessionId: Type.String(),
+  mode: Type.String(),
+});
+
+export const CancelResult = Type.Object({
+  /** `local`: this server drove it and aborted the turn; `remote`: another server was asked; `idle`: nothing ran. */
+  outcome: Type.Union([Type.Literal("local"), Type.Literal("remote"), Type.Literal("idle")]),
+  discarded: Type.Integer(),
+});
+
+export const EventsQuery = Type.Object({
+  after: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Include ephemeral text/reasoning deltas (`event: delta`) while this server drives the session. */
+  deltas: Type.Optional(Type.Boolean({ default: true })),
+});
+
+export const Approval = Type.Object({
+  id: Type.String(),
+  callId: Type.String(),
+  tool: Type.String(),
+  summary: Type.String(),
+  reason: Type.Optional(Type.String()),
+  seq: Type.Integer(),
+});
+export const Question = Type.Object({
+  id: Type.String(),
+  callId: Type.String(),
+  questions: Type.Array(Type.Unknown()),
+  seq: Type.Integer(),
+});
+export const PendingInteractions = Type.Object({
+  approvals: Type.Array(Approval),
+  questions: Type.Array(Question),
+});
+
+export const ApprovalDecision = Type.Union([
+  Type.Literal("allow-once"),
+  Type.Literal("allow-session"),
+  Type.Literal("deny"),
+  Type.Literal("cancel"),
+]);
+
+export const AnswerBody = Type.Union([
+  Type.Object({ approvalId: Type.String(), decision: ApprovalDecision }, { additionalProperties: false }),
+  Type.Object(
+    { questionId: Type.String(), answers: Type.Array(Type.String(), { minItems: 1, maxItems: 4 }) },
+    { additionalProperties: false },
+  ),
+]);
+
+export const AnswerAccepted = Type.Object({ id: Type.String(), queued: Type.Boolean() });
+
+export const Goal = Type.Object({
+  goal: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+});
+
+export const GoalBody = Type.Object(
+  {
+    action: Type.Union([
+      Type.Literal("create"),
+      Type.Literal("edit"),
+      Type.Literal("pause"),
+      Type.Literal("resume"),
+      Type.Literal("clear"),
+    ]),
+    objective: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const GoalResult = Type.Object({
+  message: Type.String(),
+  goal: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+});
+
+export const Health = Type.Object({ ok: Type.Boolean(), owner: Type.Optional(Type.String()) });
+export const Ready = Type.Object({
+  ready: Type.Boolean(),
+  store: Type.String(),
+  sessions: Type.Optional(Type.Object({ cached: Type.Integer(), running: Type.Integer() })),
+});
+
+/** One route's schema, as Fastify takes it and as the OpenAPI document publishes it. */
+export type RouteSchema = {
+  summary: string;
+  params?: TSchema;
+  querystring?: TSchema;
+  body?: TSchema;
+  response: Record<number, TSchema>;
+  /** `text/event-stream` instead of JSON (documented, not serialized by Fastify). */
+  eventStream?: boolean;
+};
+
+export const errorResponses = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody };

@@ -1,0 +1,216 @@
+/**
+ * Sessions, messages and cancel (issue 8 item 1; L4, L7, L18, S1).
+ *
+ * Invariants:
+ * - A message is an inbox row (L4), never a direct call into an agent: enqueuing NOTIFYs every server, and
+ *   whichever takes the lease drives it. This server also wakes its runner at once (the fast path).
+ * - Cancel works from any server: the driving server aborts the turn (L7); from another server the
+ *   pending inbox is discarded (L7 clears it) and an inert cancel marker row is queued, which the driving
+ *   server's runner turns into `agent.cancel()`.
+ */
+import type { Static } from "typebox";
+import { forkSession } from "../loop/fork.js";
+import { type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
+import { ApiError, notFound } from "./api-error.js";
+import { CANCEL_MARKER } from "./cancel-marker.js";
+import type { RouteTable } from "./openapi.js";
+import {
+  Accepted,
+  ArchiveBody,
+  CancelResult,
+  CreateSessionBody,
+  errorResponses,
+  ListSessionsQuery,
+  MessageBody,
+  Session,
+  SessionId,
+  SessionList,
+  type SessionView,
+} from "./schemas.js";
+import type { SessionRunner } from "./session-runner.js";
+
+export type SessionRoutesContext = { store: Store; runner: SessionRunner; workspace: string };
+
+export function viewOf(row: SessionRow, drivenBy?: string | null): SessionView {
+  const { metadata: _metadata, ...rest } = row;
+  return drivenBy === undefined ? rest : { ...rest, drivenBy };
+}
+
+export async function requireSession(store: Store, id: string): Promise<SessionRow> {
+  const row = await store.getSession(id);
+  if (!row) throw notFound(id);
+  return row;
+}
+
+export function registerSessionRoutes(routes: RouteTable, context: SessionRoutesContext): void {
+  const { store, runner } = context;
+
+  routes.add(
+    "POST",
+    "/v1/sessions",
+    {
+      summary: "Create a session (optionally with a first message)",
+      body: CreateSessionBody,
+      response: { 201: Session, ...errorResponses },
+    },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as Static<typeof CreateSessionBody>;
+      const session = await store.createSession({
+        title: body.title ?? null,
+        metadata: { workspace: context.workspace },
+      });
+      await store.append(
+        session.id,
+        [
+          {
+            type: "session/start",
+            data: {
+              kind: session.kind,
+              cwd: context.workspace,
+              ...(body.title ? { title: body.title } : {}),
+            },
+          },
+        ],
+        0,
+      );
+      if (body.text) {
+        await store.enqueueInbox(session.id, {
+          queue: "next-turn",
+          mode: "followup",
+          source: "human",
+          text: body.text,
+        });
+        void runner.wake(session.id).catch(() => undefined);
+      }
+      reply.status(201);
+      return viewOf((await store.getSession(session.id)) ?? session);
+    },
+  );
+
+  routes.add(
+    "GET",
+    "/v1/sessions",
+    {
+      summary: "List sessions, newest first",
+      querystring: ListSessionsQuery,
+      response: { 200: SessionList, ...errorResponses },
+    },
+    async (request) => {
+      const query = request.query as Static<typeof ListSessionsQuery>;
+      const rows = await store.listSessions({
+        limit: query.limit ?? 50,
+        includeArchived: query.archived ?? false,
+        ...(query.before ? { before: query.before } : {}),
+      });
+      return { sessions: rows.map((row) => viewOf(row)) };
+    },
+  );
+
+  routes.add(
+    "GET",
+    "/v1/sessions/:id",
+    {
+      summary: "A session, with the server driving it now (if any)",
+      params: SessionId,
+      response: { 200: Session, ...errorResponses },
+    },
+    async (request) => {
+      const { id } = request.params as Static<typeof SessionId>;
+      const row = await requireSession(store, id);
+      const lease = await store.getLease(sessionLeaseName(id));
+      return viewOf(row, lease?.owner ?? null);
+    },
+  );
+
+  routes.add(
+    "POST",
+    "/v1/sessions/:id/archive",
+    {
+      summary: "Archive (or unarchive) a session: later turns end blocked (L18)",
+      params: SessionId,
+      body: ArchiveBody,
+      response: { 200: Session, ...errorResponses },
+    },
+    async (request) => {
+      const { id } = request.params as Static<typeof SessionId>;
+      const body = (request.body ?? {}) as Static<typeof ArchiveBody>;
+      await requireSession(store, id);
+      return viewOf(await store.updateSession(id, { archived: body.archived ?? true }));
+    },
+  );
+
+  routes.add(
+    "POST",
+    "/v1/sessions/:id/fork",
+    {
+      summary: "Fork a session at its last finished turn (S1)",
+      params: SessionId,
+      response: { 201: Session, ...errorResponses },
+    },
+    async (request, reply) => {
+      const { id } = request.params as Static<typeof SessionId>;
+      await requireSession(store, id);
+      const child = await forkSession(store, id);
+      reply.status(201);
+      return viewOf(child);
+    },
+  );
+
+  routes.add(
+    "POST",
+    "/v1/sessions/:id/messages",
+    {
+      summary: "Queue a message: followup (next turn) or steer (next step of the running turn)",
+      params: SessionId,
+      body: MessageBody,
+      response: { 202: Accepted, ...errorResponses },
+    },
+    async (request, reply) => {
+      const { id } = request.params as Static<typeof SessionId>;
+      const body = request.body as Static<typeof MessageBody>;
+      const row = await requireSession(store, id);
+      if (row.archived)
+        throw new ApiError(409, "ARCHIVED", `session ${id} is archived; unarchive or fork it`);
+      const mode = body.mode ?? "followup";
+      const item = await store.enqueueInbox(id, {
+        queue: mode === "steer" ? "next-step" : "next-turn",
+        mode,
+        source: "human",
+        text: body.text,
+      });
+      void runner.wake(id).catch(() => undefined);
+      reply.status(202);
+      return { id: item.id, sessionId: id, mode };
+    },
+  );
+
+  routes.add(
+    "POST",
+    "/v1/sessions/:id/cancel",
+    {
+      summary: "Cancel the running turn and clear the pending inbox (L7)",
+      params: SessionId,
+      response: { 200: CancelResult, ...errorResponses },
+    },
+    async (request) => {
+      const { id } = request.params as Static<typeof SessionId>;
+      await requireSession(store, id);
+      const pending = await store.pendingInbox(id);
+      const discarded = pending.length
+        ? await store.discardInbox(
+            id,
+            pending.map((p) => p.id),
+          )
+        : 0;
+      const lease = await store.getLease(sessionLeaseName(id));
+      if (!lease) return { outcome: "idle" as const, discarded };
+      if (lease.owner === runner.owner) {
+        const agent = await runner.cachedAgent(id);
+        await agent?.cancel();
+        return { outcome: "local" as const, discarded };
+      }
+      await store.enqueueInbox(id, CANCEL_MARKER);
+      return { outcome: "remote" as const, discarded };
+    },
+  );
+}

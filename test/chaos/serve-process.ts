@@ -1,0 +1,102 @@
+/**
+ * Real `bdsh serve` processes for the chaos test and the serve bench: spawned from source through tsx,
+ * killed with SIGKILL or stopped with SIGTERM, and a scripted fake model whose task is a number of `bash`
+ * steps, each appending its own call id to a side-effect log (a call that ran twice shows up twice).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { FakeReply, FakeRequest } from "../../testing/fake-provider/index.js";
+import { TSX_LOADER } from "../support/run-cli.js";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+export type ServeProcess = {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+  stderr: () => string;
+};
+
+export type ServeEnv = {
+  databaseUrl: string;
+  fakeUrl: string;
+  home: string;
+  workspace: string;
+  configFile: string;
+  token?: string;
+};
+
+export function writeServeConfig(path: string, server: Record<string, number>): void {
+  const lines = Object.entries(server).map(([k, v]) => `  ${k}: ${v}`);
+  writeFileSync(
+    path,
+    `server:\n${lines.join("\n")}\ncontinuation:\n  announced_action: false\n  open_todos: false\n`,
+  );
+}
+
+export function startServe(env: ServeEnv): Promise<ServeProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--import", TSX_LOADER, MAIN, "serve", "--port", "0", "--host", "127.0.0.1"],
+    {
+      cwd: env.workspace,
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: env.databaseUrl,
+        BDSH_HOME: env.home,
+        BDSH_CONFIG: env.configFile,
+        BDSH_PROVIDER: "deepseek",
+        BDSH_BASE_URL: env.fakeUrl,
+        BDSH_APPROVAL: "never",
+        DEEPSEEK_API_KEY: "test",
+        ...(env.token ? { BDSH_SERVER_TOKEN: env.token } : {}),
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  let stderr = "";
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /serving on (http:\/\/\S+)/.exec(stderr);
+      if (match) resolve({ child, url: match[1]!, exited, stderr: () => stderr });
+    });
+    void exited.then((code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)));
+  });
+}
+
+/** The task: `steps` bash calls, each appending its call id to `effectsFile`, then the final text. */
+export const FINAL_TEXT = "ALL DONE";
+
+export function taskScript(effectsFile: string, steps: number, frameDelayMs = 0) {
+  return (request: FakeRequest): FakeReply => {
+    const messages = (request.body?.messages ?? []) as Array<{ role: string; content?: unknown }>;
+    const key = messages
+      .map((m) => (typeof m.content === "string" ? /TASK:(\w+)/.exec(m.content)?.[1] : undefined))
+      .find(Boolean);
+    const done = messages.filter((m) => m.role === "tool" && String(m.content).includes("EFFECT-OK")).length;
+    const results = messages.filter((m) => m.role === "tool").length;
+    if (!key || done >= steps) return { text: FINAL_TEXT, frameDelayMs };
+    const id = `${key}_${results}`;
+    return {
+      frameDelayMs,
+      toolCalls: [
+        {
+          id,
+          name: "bash",
+          arguments: {
+            command: `echo ${id} >> ${effectsFile} && echo EFFECT-OK`,
+            description: "record the step",
+          },
+        },
+      ],
+    };
+  };
+}
+
+export function effectsPath(dir: string): string {
+  return join(dir, "effects.log");
+}
