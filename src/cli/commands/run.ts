@@ -130,7 +130,7 @@ export async function runCommand(
   });
 }
 
-type View = {
+export type View = {
   events(events: readonly LogEvent[]): void;
   delta(kind: string, text: string): void;
   finish(): void;
@@ -146,7 +146,7 @@ function jsonView(output: Output): View {
   };
 }
 
-function humanView(output: Output): View {
+export function humanView(output: Output): View {
   let lineOpen = false;
   return {
     events(events) {
