@@ -66,11 +66,9 @@ async function chatLoop(agent: Agent, output: Output): Promise<void> {
   const view = humanView(output);
   agent.log.onDurable(view.events);
   agent.onDelta((delta) => view.delta(delta.type, delta.delta));
+  agent.hooks.onSerial("agent/turn-end", () => view.finish());
   agent.hooks.onSerial("agent/status", (event) => {
-    if (event.status === "idle") {
-      view.finish();
-      rl.prompt();
-    }
+    if (event.status === "idle") rl.prompt();
   });
   agent.open().catch(() => undefined);
   const rl = createInterface({ input: process.stdin, output: process.stderr, prompt: "> " });
