@@ -171,6 +171,7 @@ export function humanView(output: Output): View {
     },
     finish() {
       if (lineOpen) process.stdout.write("\n");
+      lineOpen = false;
     },
   };
 }
