@@ -97,4 +97,13 @@ describe("bdsh run (L16, INTERFACE exit codes)", () => {
     expect(again.code).toBe(1);
     expect(fake.requests).toHaveLength(1);
   });
+
+  it("replays a recording offline with no key (the README's demo)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "bdsh-replay-"));
+    const recording = join(process.cwd(), "examples", "what-is-this.jsonl");
+    const result = await runCli(["run", "--replay", recording, "what is this package?"], { BDSH_HOME: home });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("This is **better-dsh**");
+    expect(result.stderr).toContain("· read");
+  });
 });
