@@ -9,7 +9,8 @@
  * auto-continue) gets a "continue" follow-up. At the end every session completed, every log passes the
  * pairing check, seqs are dense, no recorded-started call ran twice, and every message sent was delivered.
  *
- * CI size by default (bounded well under 2 minutes); `BDSH_CHAOS_LONG=1` runs a longer, harsher one.
+ * CI size by default (3 servers × 10 sessions, bounded under 2 minutes); `BDSH_CHAOS_LONG=1` runs the
+ * issue's full size (3 × 30 sessions, 6 steps each).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,10 +34,13 @@ import {
 
 const LONG = process.env.BDSH_CHAOS_LONG === "1";
 const SERVERS = 3;
-const SESSIONS = LONG ? 150 : 90;
-const STEPS = LONG ? 8 : 4;
-const KILL_EVERY_MS = LONG ? 2_000 : 3_000;
-const DEADLINE_MS = LONG ? 600_000 : 100_000;
+/** The issue asks 3 × 30; the CI size is 3 × 10 to stay under 2 minutes on a 2-core machine. */
+const SESSIONS = LONG ? 90 : 30;
+const STEPS = LONG ? 6 : 4;
+const KILL_EVERY_MS = LONG ? 2_000 : 1_500;
+/** Model latency per reply (frames × delay), so kills land mid-turn. */
+const FRAME_DELAY_MS = 40;
+const DEADLINE_MS = LONG ? 600_000 : 75_000;
 
 let adminUrl: string;
 let databaseUrl: string;
@@ -57,7 +61,7 @@ beforeAll(async () => {
   databaseUrl = url.toString();
   dir = mkdtempSync(join(tmpdir(), "bdsh-chaos-"));
   mkdirSync(join(dir, "ws"));
-  fake = await startFakeProvider({ script: taskScript(effectsPath(dir), STEPS) });
+  fake = await startFakeProvider({ script: taskScript(effectsPath(dir), STEPS, FRAME_DELAY_MS) });
   store = await openStore({ home: dir, databaseUrl });
 });
 
@@ -107,32 +111,50 @@ describe("issue 8 chaos: servers die at any moment", () => {
       );
       const live = () => servers.filter((s): s is ServeProcess => s !== undefined);
       const sent = new Map<string, string[]>(); // session → inbox ids we queued
+      const pick = () => {
+        const up = live();
+        return up[Math.floor(Math.random() * up.length)];
+      };
+      /** A request to any live server, retried on another when its server was just killed. */
+      const postAny = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
+        for (let attempt = 0; ; attempt++) {
+          const server = pick();
+          try {
+            if (!server) throw new Error("no live server");
+            return await post(`${server.url}${path}`, body);
+          } catch (error) {
+            if (attempt > 200) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        }
+      };
       const ids: string[] = [];
-      for (let i = 0; i < SESSIONS; i++) {
-        const server = servers[i % SERVERS]!;
-        const session = await post(`${server.url}/v1/sessions`, { title: `chaos ${i}` });
-        const id = String(session.id);
-        ids.push(id);
-        const message = await post(`${server.url}/v1/sessions/${id}/messages`, {
-          text: `TASK:k${i} run the steps`,
-        });
-        sent.set(id, [String(message.id)]);
-      }
-
+      const creating = (async () => {
+        for (let i = 0; i < SESSIONS; i++) {
+          const session = await postAny("/v1/sessions", { title: `chaos ${i}` });
+          const id = String(session.id);
+          sent.set(id, []);
+          ids.push(id);
+          const message = await postAny(`/v1/sessions/${id}/messages`, { text: `TASK:k${i} run the steps` });
+          sent.get(id)!.push(String(message.id));
+        }
+      })();
       const started = Date.now();
       const done = new Set<string>();
       let kills = 0;
       let terminated = false;
       let nextKill = Date.now() + KILL_EVERY_MS;
-      while (done.size < SESSIONS && Date.now() - started < DEADLINE_MS) {
-        if (Date.now() >= nextKill) {
+      while ((ids.length < SESSIONS || done.size < SESSIONS) && Date.now() - started < DEADLINE_MS) {
+        if (Date.now() >= nextKill && live().length === SERVERS) {
+          // One server down at a time: a restart (tsx start-up) can outlast the kill interval on 2 cores.
           nextKill = Date.now() + KILL_EVERY_MS;
           const index = kills++ % SERVERS;
           const victim = servers[index];
           servers[index] = undefined;
           victim?.child.kill("SIGKILL");
-          await victim?.exited;
-          servers[index] = await startServe(env);
+          void victim?.exited.then(async () => {
+            servers[index] = await startServe(env);
+          });
           if (!terminated && kills === 2) {
             terminated = true;
             const admin = new pg.Client({ connectionString: adminUrl });
@@ -146,6 +168,8 @@ describe("issue 8 chaos: servers die at any moment", () => {
         }
         for (const id of ids) {
           if (done.has(id)) continue;
+          const holder = await store.getLease(sessionLeaseName(id)).catch(() => ({}));
+          if (holder) continue; // a server drives it now
           const events = await store.read(id).catch(() => undefined);
           if (!events) continue;
           if (finished(events)) {
@@ -168,6 +192,9 @@ describe("issue 8 chaos: servers die at any moment", () => {
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
 
+      await creating;
+      console.info(`chaos: ${SESSIONS} sessions done in ${Date.now() - started} ms with ${kills} kills`);
+      while (live().length < SERVERS) await new Promise((resolve) => setTimeout(resolve, 100));
       // Every server still alive (none crashed when its connections were cut), and each stops cleanly.
       for (const server of live()) expect(server.child.exitCode).toBeNull();
       for (const server of live()) server.child.kill("SIGTERM");
@@ -175,6 +202,15 @@ describe("issue 8 chaos: servers die at any moment", () => {
       expect(codes.every((code) => code === 0)).toBe(true);
 
       expect(kills).toBeGreaterThanOrEqual(2);
+      for (const id of ids.filter((i) => !done.has(i))) {
+        const events = await store.read(id);
+        console.info(
+          `unfinished ${id}`,
+          await store.pendingInbox(id),
+          await store.getLease(sessionLeaseName(id)),
+        );
+        for (const e of events.slice(-8)) console.info(e.seq, e.type, JSON.stringify(e.data).slice(0, 200));
+      }
       expect(done.size).toBe(SESSIONS);
       const effects = existsSync(effectsPath(dir))
         ? readFileSync(effectsPath(dir), "utf8").split("\n").filter(Boolean)
