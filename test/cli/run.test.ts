@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -105,5 +105,19 @@ describe("bdsh run (L16, INTERFACE exit codes)", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("This is **better-dsh**");
     expect(result.stderr).toContain("· read");
+  });
+
+  it("M10: an attached file reaches the model as a read-only copy's path, not its bytes", async () => {
+    fake = await startFakeProvider({ script: [{ text: "seen" }] });
+    const env = environment(fake.url);
+    const file = join(mkdtempSync(join(tmpdir(), "bdsh-attach-")), "notes.txt");
+    writeFileSync(file, "secret-ish contents that stay out of the request\n");
+    const result = await runCli(["run", "--attach", file, "summarise the notes"], env);
+    expect(result.code).toBe(0);
+    const body = fake.requests[0]!.rawBody;
+    expect(body).toContain('[File \\"notes.txt\\"');
+    expect(body).not.toContain("secret-ish contents");
+    const saved = /saved at \\"([^"\\]+)\\"/.exec(body)?.[1];
+    expect(saved && readFileSync(saved, "utf8")).toContain("secret-ish contents");
   });
 });

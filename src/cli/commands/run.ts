@@ -6,8 +6,12 @@
  * `bdsh sessions resume ID [PROMPT]` is the same with `--session ID`; without a prompt it repairs an
  * interrupted turn (R1) and stops.
  */
+
+import { readFileSync } from "node:fs";
+import { basename, extname, resolve } from "node:path";
 import type { Command } from "commander";
 import { addToCommandAllowlist } from "../../config/allowlist.js";
+import { saveAttachment, withAttachments } from "../../context/attachments.js";
 import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
 import { runHeadless } from "../../loop/headless.js";
@@ -19,6 +23,38 @@ import type { Output } from "../output.js";
 import { addSharedOptions } from "../shared-options.js";
 import { terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
 
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+const IMAGE_TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+};
+
+/** M10: the prompt with each attached file saved as a read-only copy and described by its path. */
+function promptWithAttachments(prompt: string, files: readonly string[], home: string, cwd: string): string {
+  const attachments = files.map((file) => {
+    const path = resolve(cwd, file);
+    let data: Buffer;
+    try {
+      data = readFileSync(path);
+    } catch (error) {
+      throw new CliError("USAGE", `cannot attach ${file}: ${(error as Error).message}`, EXIT_USAGE);
+    }
+    return saveAttachment(
+      home,
+      basename(path),
+      data,
+      IMAGE_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream",
+    );
+  });
+  return withAttachments(prompt, attachments);
+}
+
 export type RunOptions = {
   json?: boolean;
   session?: string;
@@ -27,6 +63,8 @@ export type RunOptions = {
   apiKeyEnv?: string;
   /** P3–P5: the prompt is a goal's objective; rounds continue until it is complete. */
   goal?: boolean;
+  /** M10: files attached to the prompt as read-only copies. */
+  attach?: string[];
 };
 
 export function addRunOptions(command: Command): Command {
@@ -36,6 +74,12 @@ export function addRunOptions(command: Command): Command {
     .option("--record <file>", "save each raw provider exchange to FILE (JSON Lines)")
     .option("--replay <file>", "play a recording back instead of calling a provider")
     .option("--api-key-env <var>", "read the API key from VAR")
+    .option(
+      "--attach <file>",
+      "attach a file (repeatable): the model gets a read-only copy's path (M10)",
+      collect,
+      [],
+    )
     .option("--goal", "treat the prompt as a goal's objective and keep working in goal rounds");
 }
 
@@ -64,6 +108,9 @@ export async function runCommand(
   const environment = cliEnvironment(replayFlags);
   const { config } = environment.loaded;
   const effortExplicit = globals.effort !== undefined || !!environment.env.BDSH_EFFORT;
+  if (prompt !== undefined && options.attach?.length) {
+    prompt = promptWithAttachments(prompt, options.attach, environment.home, environment.cwd);
+  }
   return withStore(environment, async (store) => {
     let opened: Awaited<ReturnType<typeof openAgent>>;
     try {
