@@ -144,8 +144,18 @@ describe("issue 8 chaos: servers die at any moment", () => {
       let kills = 0;
       let terminated = false;
       let nextKill = Date.now() + KILL_EVERY_MS;
-      while ((ids.length < SESSIONS || done.size < SESSIONS) && Date.now() - started < DEADLINE_MS) {
-        if (Date.now() >= nextKill && live().length === SERVERS) {
+      // Kills are driven by progress (requests the fake provider has answered) as well as by time, on a timer
+      // of their own, so a slow polling loop on a loaded machine cannot skip them.
+      const expectedRequests = SESSIONS * (STEPS + 1);
+      const milestones = [0.15, 0.4, 0.65].map((share) => Math.floor(expectedRequests * share));
+      let killing = false;
+      const maybeKill = async () => {
+        if (killing || live().length !== SERVERS) return;
+        const dueByProgress = milestones.length > 0 && fake.requests.length >= milestones[0]!;
+        if (!dueByProgress && Date.now() < nextKill) return;
+        if (dueByProgress) milestones.shift();
+        killing = true;
+        try {
           // One server down at a time: a restart (tsx start-up) can outlast the kill interval on 2 cores.
           nextKill = Date.now() + KILL_EVERY_MS;
           const index = kills++ % SERVERS;
@@ -165,31 +175,40 @@ describe("issue 8 chaos: servers die at any moment", () => {
             );
             await admin.end();
           }
+        } finally {
+          killing = false;
         }
-        for (const id of ids) {
-          if (done.has(id)) continue;
-          const holder = await store.getLease(sessionLeaseName(id)).catch(() => ({}));
-          if (holder) continue; // a server drives it now
-          const events = await store.read(id).catch(() => undefined);
-          if (!events) continue;
-          if (finished(events)) {
-            done.add(id);
-            continue;
+      };
+      const killer = setInterval(() => void maybeKill(), 100);
+      try {
+        while ((ids.length < SESSIONS || done.size < SESSIONS) && Date.now() - started < DEADLINE_MS) {
+          for (const id of ids) {
+            if (done.has(id)) continue;
+            const holder = await store.getLease(sessionLeaseName(id)).catch(() => ({}));
+            if (holder) continue; // a server drives it now
+            const events = await store.read(id).catch(() => undefined);
+            if (!events) continue;
+            if (finished(events)) {
+              done.add(id);
+              continue;
+            }
+            // A turn cut by a kill was closed (R1) or is still open under a lapsed lease: the user continues.
+            const pending = await store.pendingInbox(id).catch(() => [{}]);
+            const lease = await store.getLease(sessionLeaseName(id)).catch(() => ({}));
+            const last = events.findLast((e) => e.type.startsWith("turn/"));
+            if (pending.length === 0 && !lease && last !== undefined) {
+              const server = live()[Math.floor(Math.random() * live().length)];
+              if (!server) continue;
+              const message = await post(`${server.url}/v1/sessions/${id}/messages`, {
+                text: "continue",
+              }).catch(() => undefined);
+              if (message) sent.get(id)!.push(String(message.id));
+            }
           }
-          // A turn cut by a kill was closed (R1) or is still open under a lapsed lease: the user continues.
-          const pending = await store.pendingInbox(id).catch(() => [{}]);
-          const lease = await store.getLease(sessionLeaseName(id)).catch(() => ({}));
-          const last = events.findLast((e) => e.type.startsWith("turn/"));
-          if (pending.length === 0 && !lease && last !== undefined) {
-            const server = live()[Math.floor(Math.random() * live().length)];
-            if (!server) continue;
-            const message = await post(`${server.url}/v1/sessions/${id}/messages`, {
-              text: "continue",
-            }).catch(() => undefined);
-            if (message) sent.get(id)!.push(String(message.id));
-          }
+          await new Promise((resolve) => setTimeout(resolve, 250));
         }
-        await new Promise((resolve) => setTimeout(resolve, 250));
+      } finally {
+        clearInterval(killer);
       }
 
       await creating;
