@@ -15,6 +15,7 @@ import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { ConcurrencyClass, ToolExec, ToolOutput } from "../../src/tools/types.js";
 import { type FakeProvider, type FakeScript, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { TEST_MODEL } from "../support/test-model.js";
 
 export type TestTool = {
   concurrency?: ConcurrencyClass;
@@ -83,14 +84,7 @@ export async function loopFixture(options: {
       sessionId: session.id,
       owner: `test-${Math.random().toString(36).slice(2)}`,
       adapter,
-      model: {
-        provider: "deepseek",
-        id: "deepseek-flash",
-        effort: "high",
-        contextWindow: 1_048_576,
-        maxOutputTokens: 32_768,
-        systemPromptUpdate: "in-history",
-      },
+      model: TEST_MODEL,
       tools: testToolHost(options.tools ?? {}),
       plugins: options.plugins ?? [personaPlugin],
       workspace: home,

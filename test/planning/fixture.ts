@@ -19,6 +19,7 @@ import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FakeProvider, type FakeScript, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { personaPlugin, type TestTool, testToolHost } from "../loop/harness.js";
+import { TEST_MODEL } from "../support/test-model.js";
 
 export type PlanningFixture = {
   store: Store;
@@ -80,14 +81,7 @@ export async function planningFixture(options: {
       sessionId: session.id,
       owner: `test-${Math.random().toString(36).slice(2)}`,
       adapter,
-      model: {
-        provider: "deepseek",
-        id: "deepseek-flash",
-        effort: "high",
-        contextWindow: 1_048_576,
-        maxOutputTokens: 32_768,
-        systemPromptUpdate: "in-history",
-      },
+      model: TEST_MODEL,
       plugins,
       workspace: home,
       ...overrides,
