@@ -30,6 +30,7 @@ import { RouteTable } from "./openapi.js";
 import { Health, Ready } from "./schemas.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { SessionRunner } from "./session-runner.js";
+import { strictValidator } from "./strict-validation.js";
 
 export type BdshPluginOptions = {
   store: Store;
@@ -51,6 +52,7 @@ export type BdshPluginOptions = {
 
 export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOptions): Promise<void> {
   const { store, config } = options;
+  app.setValidatorCompiler(strictValidator);
   const settings = config.server;
   const owner = options.owner ?? defaultOwner();
   const onError =

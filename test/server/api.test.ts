@@ -117,8 +117,15 @@ describe("auth and errors", () => {
 
   it("a bad body is 400 BAD_REQUEST as {error:{code,message}}", async () => {
     const id = await createSession();
-    // (Unknown properties are stripped and scalars coerced, not refused: Fastify's default Ajv options.)
-    for (const body of [{}, { text: "" }, { text: { nested: 1 } }, { text: "hi", mode: "sideways" }]) {
+    // Unknown fields and wrong types are refused, never dropped or coerced (a typo must not change meaning).
+    for (const body of [
+      {},
+      { text: "" },
+      { text: { nested: 1 } },
+      { text: "hi", mode: "sideways" },
+      { text: "hi", mdoe: "steer" },
+      { text: 42 },
+    ]) {
       const response = await call("POST", `/v1/sessions/${id}/messages`, body);
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body).toEqual({ error: { code: "BAD_REQUEST", message: expect.any(String) } });
@@ -130,6 +137,8 @@ describe("auth and errors", () => {
     });
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as { error: { code: string } }).error.code).toBe("BAD_REQUEST");
+    const typo = await call("POST", `/v1/sessions/${id}/messages`, { text: "hi", mdoe: "steer" });
+    expect((typo.body as { error: { message: string } }).error.message).toContain('unknown field "mdoe"');
     const badCursor = await call("GET", `/v1/sessions/${id}/events`, undefined, { "last-event-id": "x" });
     expect(badCursor.status).toBe(400);
   });
