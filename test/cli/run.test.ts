@@ -120,4 +120,37 @@ describe("bdsh run (L16, INTERFACE exit codes)", () => {
     const saved = /saved at \\"([^"\\]+)\\"/.exec(body)?.[1];
     expect(saved && readFileSync(saved, "utf8")).toContain("secret-ish contents");
   });
+
+  it("P7: --ralph runs fresh worker rounds until one reports complete", async () => {
+    fake = await startFakeProvider({
+      script: [
+        {
+          toolCalls: [
+            {
+              id: "r1",
+              name: "ralph_report",
+              arguments: { status: "continue", summary: "half done", nextSteps: ["finish"] },
+            },
+          ],
+        },
+        {
+          toolCalls: [
+            {
+              id: "r2",
+              name: "ralph_report",
+              arguments: { status: "complete", summary: "all done", evidence: ["tests pass"] },
+            },
+          ],
+        },
+      ],
+    });
+    const result = await runCli(["run", "--ralph", "make it work"], environment(fake.url));
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe("all done");
+    expect(result.stderr).toContain("ralph: complete after 2 round(s)");
+    const second = fake.requests[1]!.rawBody;
+    expect(second).toContain("round 2/256");
+    expect(second).toContain("half done");
+    expect(second).not.toContain("r1"); // a fresh worker: no earlier conversation
+  });
 });

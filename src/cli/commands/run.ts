@@ -22,6 +22,7 @@ import { CliError, EXIT_USAGE } from "../errors.js";
 import type { Output } from "../output.js";
 import { addSharedOptions } from "../shared-options.js";
 import { terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
+import { runRalphCommand } from "./ralph-run.js";
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -63,6 +64,8 @@ export type RunOptions = {
   apiKeyEnv?: string;
   /** P3–P5: the prompt is a goal's objective; rounds continue until it is complete. */
   goal?: boolean;
+  /** P7: the prompt is the objective of a Ralph loop. */
+  ralph?: boolean;
   /** M10: files attached to the prompt as read-only copies. */
   attach?: string[];
 };
@@ -80,7 +83,11 @@ export function addRunOptions(command: Command): Command {
       collect,
       [],
     )
-    .option("--goal", "treat the prompt as a goal's objective and keep working in goal rounds");
+    .option("--goal", "treat the prompt as a goal's objective and keep working in goal rounds")
+    .option(
+      "--ralph",
+      "run the prompt as a Ralph loop: a fresh worker per round, the workspace as memory (P7)",
+    );
 }
 
 export function registerRun(program: Command, output: Output, setExitCode: (code: number) => void): void {
@@ -112,33 +119,35 @@ export async function runCommand(
     prompt = promptWithAttachments(prompt, options.attach, environment.home, environment.cwd);
   }
   return withStore(environment, async (store) => {
+    const base = {
+      workspace: environment.cwd,
+      env: environment.env,
+      effortExplicit,
+      ...(prompt ? { title: titleOf(prompt) } : {}),
+      ...(options.record ? { recordFile: options.record } : {}),
+      ...(options.replay ? { replayFile: options.replay } : {}),
+      ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}),
+      home: environment.home,
+      // A run without a terminal cannot ask anyone (INTERFACE: behaves as never).
+      ...(process.stdin.isTTY ? {} : { approval: "never" as const }),
+      toolOptions: {
+        home: environment.home,
+        env: environment.env,
+        ...(process.stdin.isTTY ? { approvals: terminalApprovals, questionAnswerer: terminalQuestions } : {}),
+        persistAllowlist: (key: string) => addToCommandAllowlist(environment.home, key),
+        onPluginFailure: (failure: { name: string; path: string; error: string }) =>
+          output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
+      },
+      leaseWaitMs: 30_000,
+    } satisfies Omit<Parameters<typeof openAgent>[0], "store" | "config">;
     let opened: Awaited<ReturnType<typeof openAgent>>;
     try {
+      if (options.ralph && prompt) return await runRalphCommand(prompt, base, store, config, output);
       opened = await openAgent({
+        ...base,
         store,
         config,
-        workspace: environment.cwd,
-        env: environment.env,
-        effortExplicit,
         ...(options.session ? { sessionId: options.session } : {}),
-        ...(prompt ? { title: titleOf(prompt) } : {}),
-        ...(options.record ? { recordFile: options.record } : {}),
-        ...(options.replay ? { replayFile: options.replay } : {}),
-        ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}),
-        home: environment.home,
-        // A run without a terminal cannot ask anyone (INTERFACE: behaves as never).
-        ...(process.stdin.isTTY ? {} : { approval: "never" as const }),
-        toolOptions: {
-          home: environment.home,
-          env: environment.env,
-          ...(process.stdin.isTTY
-            ? { approvals: terminalApprovals, questionAnswerer: terminalQuestions }
-            : {}),
-          persistAllowlist: (key) => addToCommandAllowlist(environment.home, key),
-          onPluginFailure: (failure) =>
-            output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
-        },
-        leaseWaitMs: 30_000,
       });
     } catch (error) {
       if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
