@@ -178,14 +178,23 @@ export function instructionsPlugin(options: { home: string; maxBytes?: number; u
     name: "instructions",
     setup(ctx) {
       let scanned = 0;
+      // The baseline is looked for once per agent (a resumed log that already has it is not re-sent), and the
+      // repository root once per working directory: both would otherwise touch the disk on every step.
+      let baselineChecked = false;
+      let rootOf: { cwd: string; root: string } | undefined;
       ctx.hooks.onWaterfall(
         "agent/pre-step",
         (state) => {
           const cwd = ctx.facts.cwd;
-          const root = repositoryRoot(cwd);
-          const sent = sentPaths(ctx.log, root);
+          if (rootOf?.cwd !== cwd) rootOf = { cwd, root: repositoryRoot(cwd) };
+          const root = rootOf.root;
           const messages = [...state.messages];
-          if (!ctx.log.events.some((e) => e.type === "user/message" && e.data.source === "instructions")) {
+          const firstCheck = !baselineChecked;
+          baselineChecked = true;
+          if (
+            firstCheck &&
+            !ctx.log.events.some((e) => e.type === "user/message" && e.data.source === "instructions")
+          ) {
             const files = discoverInstructions({
               home: options.home,
               cwd,
@@ -214,6 +223,8 @@ export function instructionsPlugin(options: { home: string; maxBytes?: number; u
             const path = pathArgument(event.data.arguments);
             if (path) targets.push(dirname(resolve(cwd, path)));
           }
+          if (targets.length === 0) return state;
+          const sent = sentPaths(ctx.log, root);
           for (const dir of new Set(targets)) {
             for (const step of chainOf(root, dir)) {
               if (relative(root, step).startsWith("..") || chainOf(root, resolve(cwd)).includes(step))
