@@ -6,8 +6,9 @@
  *   - the floor: a plain `fetch` loop POSTing the exact bodies better-dsh sent, reading each stream whole;
  *   - the AI SDK's `streamText` tool loop (`@ai-sdk/openai-compatible`);
  *   - pi-agent-core's `Agent` (pi-ai `openai-completions`);
- *   - a diagnostic: better-dsh on SQLite with `synchronous=NORMAL` (not durable against power loss), to
- *     show how much of our overhead is the fsync of each commit.
+ *   - a diagnostic: better-dsh on SQLite with `synchronous=FULL` (an fsync per commit, durable against power
+ *     loss), to show how much of the overhead that fsync is; the default is NORMAL (durable against a killed
+ *     process).
  * Each contender gets a fresh fake provider with the same script. A warm-up round of short sessions runs
  * first, then `rounds` rounds of every contender in fresh state; figures are the medians over the rounds.
  * Overhead = a contender's per-step time minus the floor's. Then the prefix-reuse session.
@@ -36,11 +37,11 @@ const WARMUP_STEPS = 20;
 
 const NAMES = {
   floor: "floor (fetch loop)",
-  sqlite: "better-dsh (SQLite)",
+  sqlite: "better-dsh (SQLite, default)",
   postgres: "better-dsh (PostgreSQL)",
   aiSdk: "AI SDK streamText",
   pi: "pi-agent-core",
-  sqliteNormal: "[diag] ours, SQLite NORMAL",
+  sqliteNormal: "[diag] ours, SQLite FULL",
 } as const;
 type Key = keyof typeof NAMES;
 const ORDER: Key[] = ["floor", "sqlite", "postgres", "aiSdk", "pi", "sqliteNormal"];

@@ -43,7 +43,7 @@ export const configSchema = z.strictObject({
     jitter_ratio: z.number().min(0).max(1),
   }),
   stream: z.strictObject({ idle_timeout_ms: positiveInt }), // M19
-  /** SQLite durability: `full` fsyncs every commit; `normal` (WAL) survives a process crash, not a power loss. */
+  /** SQLite durability: `normal` (WAL) survives a killed process, not a power loss; `full` fsyncs every commit. */
   store: z.strictObject({ sqlite_synchronous: z.enum(["full", "normal"]) }),
   compaction: z.strictObject({
     auto: z.boolean(), // C4
@@ -128,7 +128,7 @@ export const DEFAULT_CONFIG: Config = {
   },
   retry: { mode: "normal", max_retries: 5, initial_delay_ms: 500, max_delay_ms: 10_000, jitter_ratio: 0.1 },
   stream: { idle_timeout_ms: 300_000 },
-  store: { sqlite_synchronous: "full" },
+  store: { sqlite_synchronous: "normal" },
   compaction: {
     auto: true,
     threshold_ratio: 0.8,

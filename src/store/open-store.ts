@@ -17,7 +17,7 @@ export type OpenStoreOptions = {
   home: string;
   /** SQLite: how often to look for other processes' commits while subscribed. */
   pollIntervalMs?: number;
-  /** SQLite: `full` (default) fsyncs every commit; `normal` survives a process crash, not a power loss. */
+  /** SQLite: `normal` (default) survives a killed process, not a power loss; `full` fsyncs every commit. */
   sqliteSynchronous?: "full" | "normal";
 };
 

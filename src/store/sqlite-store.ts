@@ -9,11 +9,12 @@
  *   (a deferred transaction that upgrades from read to write can fail without waiting).
  * - `append` checks the session's `last_seq`, the lease (when fenced) and the inbox claims, then writes, all
  *   inside one IMMEDIATE transaction: it writes everything or nothing.
- * - Durability: `synchronous=FULL` by default. In WAL mode NORMAL already survives a process crash (SIGKILL),
- *   but may lose the last commits on power loss or an OS crash; FULL fsyncs the WAL on every commit. The
- *   bench (bench/store: 10,000 steps of 5 events) measured p50 0.28 ms / p99 1.0 ms per step with FULL against
- *   0.06 / 0.56 ms with NORMAL: FULL stays well within the 1 ms p50 aim, so the log — the only truth (C1) —
- *   gets the durable setting. Pass `synchronous: "normal"` to trade the last commits for speed.
+ * - Durability: `synchronous=NORMAL` by default, SQLite's recommendation for WAL: every commit is in the WAL
+ *   before `append` returns, so a killed process (SIGKILL, the crash matrix) loses nothing, and the file is
+ *   never corrupted; a power loss or OS crash may roll back the last commits. `FULL` also fsyncs the WAL on
+ *   every commit: the loop makes two commits per tool step (L17), and an fsync costs ~1 ms here, so FULL
+ *   roughly triples the harness's own per-step cost (bench/loop). `store.sqlite_synchronous: full` (or
+ *   `synchronous: "full"`) chooses it.
  * - Leases use this machine's clock (`Date.now()`): every process sharing the file shares the clock.
  * - Notifications: this process's own writes are announced at once; other processes' commits are noticed
  *   by polling `PRAGMA data_version` (it changes only when another connection commits) while someone is
@@ -105,7 +106,7 @@ export class SqliteStore implements Store {
     this.db = new Database(path, { timeout: busyTimeoutMs });
     this.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     this.db.pragma("foreign_keys = ON");
-    this.db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
+    this.db.pragma(`synchronous = ${options.synchronous === "full" ? "FULL" : "NORMAL"}`);
     // Changing the journal mode needs a moment of exclusive access; two processes opening a fresh file
     // together can both ask, and the busy handler does not cover it, so retry briefly.
     retryBusy(() => this.db.pragma("journal_mode = WAL"));
