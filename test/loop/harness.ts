@@ -68,8 +68,9 @@ export async function loopFixture(options: {
   plugins?: Plugin[];
   databaseUrl?: string;
   agent?: Partial<AgentOptions>;
+  home?: string;
 }): Promise<LoopFixture> {
-  const home = mkdtempSync(join(tmpdir(), "bdsh-loop-"));
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "bdsh-loop-"));
   const store = await openStore({
     home,
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),

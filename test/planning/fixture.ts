@@ -1,35 +1,23 @@
 /**
- * Planning test fixture: an agent on a real store (SQLite file, or PostgreSQL when given a URL) talking to
- * the fake provider over HTTP, with small test tools served as the `toolHost` service so the planning
- * plugins can add theirs (src/planning/tool-installer.ts).
+ * Planning test fixture: the loop fixture (real store, fake provider over HTTP) with small test tools served
+ * as the `toolHost` service, so the planning plugins can add theirs, and the planning plugins in preset order.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { Agent, type AgentOptions } from "../../src/loop/agent.js";
 import type { Plugin } from "../../src/loop/plugin.js";
-import { createAdapter } from "../../src/model/adapter.js";
-import { resolveRoute } from "../../src/model/catalog.js";
 import { continuationPlugins } from "../../src/planning/continuation.js";
 import { goalPlugin } from "../../src/planning/goal-plugin.js";
 import { llmRetryPlugin } from "../../src/retry/llm-retry.js";
-import { openStore } from "../../src/store/open-store.js";
-import type { Store } from "../../src/store/store.js";
-import { type FakeProvider, type FakeScript, startFakeProvider } from "../../testing/fake-provider/index.js";
-import { personaPlugin, type TestTool, testToolHost } from "../loop/harness.js";
-import { TEST_MODEL } from "../support/test-model.js";
+import type { FakeScript } from "../../testing/fake-provider/index.js";
+import {
+  type LoopFixture,
+  loopFixture,
+  personaPlugin,
+  type TestTool,
+  testToolHost,
+} from "../loop/harness.js";
 
-export type PlanningFixture = {
-  store: Store;
-  fake: FakeProvider;
-  sessionId: string;
-  agent: Agent;
-  makeAgent(overrides?: Partial<AgentOptions>): Agent;
-  events(): Promise<LogEvent[]>;
-  close(): Promise<void>;
-};
+export type PlanningFixture = LoopFixture;
 
 /** Serves test tools as the `toolHost` service (first plugin, as the tools plugin would be). */
 export function testToolsPlugin(tools: Record<string, TestTool>): Plugin {
@@ -60,46 +48,20 @@ export async function planningFixture(options: {
   databaseUrl?: string;
   home?: string;
 }): Promise<PlanningFixture> {
-  const home = options.home ?? mkdtempSync(join(tmpdir(), "bdsh-planning-"));
-  const store = await openStore({
-    home,
+  const fixture = await loopFixture({
+    script: options.script,
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
+    ...(options.home ? { home: options.home } : {}),
+    plugins: [
+      personaPlugin,
+      testToolsPlugin(options.tools ?? {}),
+      ...(options.plugins ?? planningPlugins({ checks: true })),
+    ],
+    // The test tools come from the plugin above (as the tools plugin would serve them), not the option.
+    agent: { tools: undefined },
   });
-  const fake = await startFakeProvider({ script: options.script });
-  const session = await store.createSession({ title: "planning" });
-  const adapter = createAdapter(resolveRoute({ provider: "deepseek", baseUrl: fake.url }, {}), {
-    env: { DEEPSEEK_API_KEY: "test-key" },
-  });
-  const plugins = [
-    personaPlugin,
-    testToolsPlugin(options.tools ?? {}),
-    ...(options.plugins ?? planningPlugins({ checks: true })),
-  ];
-  const makeAgent = (overrides: Partial<AgentOptions> = {}) =>
-    new Agent({
-      store,
-      sessionId: session.id,
-      owner: `test-${Math.random().toString(36).slice(2)}`,
-      adapter,
-      model: TEST_MODEL,
-      plugins,
-      workspace: home,
-      ...overrides,
-    });
-  const agent = makeAgent();
-  await agent.setup();
-  return {
-    store,
-    fake,
-    sessionId: session.id,
-    agent,
-    makeAgent,
-    events: () => store.read(session.id),
-    async close() {
-      await fake.close();
-      await store.close();
-    },
-  };
+  await fixture.agent.setup();
+  return fixture;
 }
 
 export function userMessages(events: readonly LogEvent[], source?: string): string[] {
