@@ -69,7 +69,7 @@ describe("T18 ask_user_question", () => {
     const result = JSON.parse(await run("ask_user_question", { questions }));
     expect(result).toMatchObject({ pending: true, callId: "call_1" });
     expect(result.message).toMatch(
-      /^No answer batch arrived before the timeout\. This is pending, not a skipped answer\./,
+      /^No answers came back before the wait ended\. The questions are still pending, not skipped/,
     );
   });
 

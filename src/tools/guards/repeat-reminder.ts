@@ -27,7 +27,7 @@ export function laterReminder(tool: string, count: number, args: string): string
     `- tool: ${tool}`,
     `- consecutive_calls: ${count}`,
     `- arguments: ${args}`,
-    "These repeated calls are not making progress. Do not call this tool with these exact arguments again. Read the latest result and pick a different action or different arguments, or finish the task if you already have enough evidence.",
+    "These repeated calls are not making progress. Stop making this exact call with these arguments. Read the latest result and pick a different action or different arguments, or finish the task if you already have enough evidence.",
   ].join("\n");
 }
 

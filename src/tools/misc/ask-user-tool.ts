@@ -27,7 +27,7 @@ declare module "../types.js" {
 }
 
 export const PENDING_MESSAGE =
-  "No answer batch arrived before the timeout. This is pending, not a skipped answer. Continue useful independent work. The user can still answer; their reply will be a user message identified as answer_to_pending_question with this callId and the original questions. Do not treat this as permission.";
+  "No answers came back before the wait ended. The questions are still pending, not skipped: go on with work that does not depend on them. The user may answer later; that reply arrives as a user message marked answer_to_pending_question, with this callId and the questions. Silence is not permission.";
 
 export const SUBAGENT_TEXT =
   "human interaction is unavailable while the calling agent is owned by another live agent; include the unresolved question or decision in the child agent's final result";
