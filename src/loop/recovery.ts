@@ -13,8 +13,10 @@
  */
 import type { LogEvent, NewEvent } from "../log/events.js";
 import type { ToolCallBlock } from "../log/messages.js";
+import { abortedBeforeDispatch as abortedOutput } from "../tools/pipeline.js";
 
-export const ABORTED_BEFORE_DISPATCH_TEXT = "Error: tool call aborted before dispatch";
+/** T5, L8: the pipeline's own answer for a call aborted before it started; one text for both paths. */
+export const ABORTED_BEFORE_DISPATCH_TEXT = abortedOutput().text;
 
 export const OUTCOME_UNKNOWN_TEXT =
   "Error: this tool call was recorded as started, but no result was saved before it was interrupted, so its outcome is unknown. Decide from what the tool does: run it again only if it is read-only or idempotent; if it may have changed something, check the real state first or ask the user. Do not repeat it blindly.";
@@ -97,7 +99,7 @@ export function abortedBeforeDispatch(
         name: call.name,
         text: ABORTED_BEFORE_DISPATCH_TEXT,
         isError: true,
-        code: "ABORTED_BEFORE_DISPATCH",
+        code: abortedOutput().code ?? "ABORTED_BEFORE_DISPATCH",
         synthetic: true,
       },
       ...where,

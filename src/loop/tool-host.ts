@@ -4,6 +4,7 @@
  * turn). The tool pipeline implements it; tests may use a small table of functions.
  */
 import type { ToolSpec } from "../model/types.js";
+import { parseToolArguments } from "../tools/arguments.js";
 import type { ConcurrencyClass, ToolCallRequest, ToolExec, ToolOutput } from "../tools/types.js";
 
 export interface ToolHost {
@@ -21,16 +22,7 @@ export const NO_TOOLS: ToolHost = {
 
 /** M9/M15: the call's arguments as an object when they parse to one; the exact string is kept beside it. */
 export function toolCallRequest(callId: string, name: string, rawArguments: string): ToolCallRequest {
-  let args: Record<string, unknown> | undefined;
-  try {
-    const parsed: unknown = JSON.parse(rawArguments === "" ? "{}" : rawArguments);
-    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
-      args = Object.freeze(parsed as Record<string, unknown>);
-    }
-  } catch {
-    args = undefined;
-  }
-  return { callId, name, rawArguments, args };
+  return { callId, name, rawArguments, args: parseToolArguments(rawArguments) };
 }
 
 declare module "../tools/types.js" {

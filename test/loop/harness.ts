@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { LogEvent } from "../../src/log/events.js";
 import { Agent, type AgentOptions } from "../../src/loop/agent.js";
 import type { Plugin } from "../../src/loop/plugin.js";
+import { ABORTED_BEFORE_DISPATCH_TEXT } from "../../src/loop/recovery.js";
 import type { ToolHost } from "../../src/loop/tool-host.js";
 import { createAdapter } from "../../src/model/adapter.js";
 import { resolveRoute } from "../../src/model/catalog.js";
@@ -34,7 +35,7 @@ export function testToolHost(tools: Record<string, TestTool>): ToolHost {
     async run(call, exec) {
       const tool = tools[call.name];
       if (!tool) return { text: `Error: unknown tool "${call.name}"`, isError: true };
-      if (exec.signal.aborted) return { text: "Error: tool call aborted before dispatch", isError: true };
+      if (exec.signal.aborted) return { text: ABORTED_BEFORE_DISPATCH_TEXT, isError: true };
       try {
         return await tool.run(call.args ?? {}, exec);
       } catch (error) {

@@ -5,7 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import type { Command } from "commander";
-import { isProviderName, PRESETS } from "../../model/catalog.js";
+import { isProviderName, resolveRoute } from "../../model/catalog.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK } from "../errors.js";
 import type { Output } from "../output.js";
@@ -81,12 +81,11 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
     });
 }
 
-/** M25: the variables a provider's key may come from, in the order they are tried. */
+/** M25: the variables a provider's key may come from, in the order the model layer tries them. */
 function credentialVariables(provider: string): string[] {
   if (!isProviderName(provider)) return [];
-  const preset = PRESETS[provider];
-  if (!preset.keyRequired) return [];
-  return [...(preset.keyEnv ? [preset.keyEnv] : []), "BDSH_API_KEY"];
+  const route = resolveRoute({ provider }, {});
+  return route.preset.keyRequired ? [...route.keyEnvs] : [];
 }
 
 function which(binary: string): string | undefined {
