@@ -5,15 +5,18 @@
  *
  * - Throughput: for 1, 2 and 4 servers, SESSIONS sessions are created at once through the HTTP API (round
  *   robin over the servers), each running one turn of STEPS `read` tool steps plus a final text reply
- *   (STEPS + 1 model replies). Sessions/s = sessions / (first create → last `turn/end`); step latency =
- *   `step/start` → next `step/start` (or `turn/end`), from the stored events.
+ *   (STEPS + 1 model replies). Each server drives at most CAP sessions at once
+ *   (`server.max_running_per_server`); the rest wait in the inbox rows for a server with room. Sessions/s =
+ *   sessions / (first create → last `turn/end`); step latency = `step/start` → next `step/start` (or
+ *   `turn/end`), from the stored events. CPU per model reply, split by process: the servers, PostgreSQL's
+ *   backends, and this process (the HTTP client and the fake provider).
  * - Takeover: two servers (lease TTL 3 s); a long session with a queued follow-up; SIGKILL the server
  *   driving it; time from the kill to the next `step/start` (written by the other server).
  * - Idle memory: one server; IDLE sessions each run one short turn and stay cached idle; RSS delta / IDLE.
  *
- *   node --import tsx bench/serve/run.ts            # BENCH_SESSIONS (default 200), BENCH_IDLE (default 500)
+ *   node --import tsx bench/serve/run.ts   # BENCH_SESSIONS (default 1000), BENCH_CAP (default 8), BENCH_IDLE (500)
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -21,7 +24,8 @@ import { type ServeProcess, startServe, writeServeConfig } from "../../test/chao
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 200);
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
+const CAP = Number(process.env.BENCH_CAP ?? 8);
 const IDLE = Number(process.env.BENCH_IDLE ?? 500);
 const STEPS = 2;
 const LATENCY_MS = 200;
@@ -99,9 +103,14 @@ async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: n
   return out;
 }
 
-async function startServers(count: number, databaseUrl: string, fakeUrl: string, ttl = 10_000) {
-  const configFile = join(dir, `config-${count}-${ttl}.yaml`);
-  writeServeConfig(configFile, { lease_ttl_ms: ttl, sweep_interval_ms: 500, shutdown_grace_ms: 0 });
+async function startServers(count: number, databaseUrl: string, fakeUrl: string, ttl = 10_000, cap = 100) {
+  const configFile = join(dir, `config-${count}-${ttl}-${cap}.yaml`);
+  writeServeConfig(configFile, {
+    lease_ttl_ms: ttl,
+    sweep_interval_ms: 500,
+    shutdown_grace_ms: 0,
+    max_running_per_server: cap,
+  });
   const env = { databaseUrl, fakeUrl, home: dir, workspace, configFile };
   return Promise.all(Array.from({ length: count }, () => startServe(env)));
 }
@@ -122,11 +131,37 @@ type Throughput = {
   p50: number;
   p99: number;
   completed: number;
+  /** CPU ms per model reply: all servers, PostgreSQL, this process (client + fake provider). */
+  cpu: { servers: number; postgres: number; client: number };
 };
+
+/** utime + stime of a process, in ms (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU of every live PostgreSQL process (backends stay up: the pools keep their connections). */
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += cpuMs(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return total;
+}
 
 async function throughput(servers: number, fakeUrl: string): Promise<Throughput> {
   const databaseUrl = await freshDatabase(`t${servers}`);
-  const procs = await startServers(servers, databaseUrl, fakeUrl);
+  const procs = await startServers(servers, databaseUrl, fakeUrl, 10_000, CAP);
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
@@ -142,6 +177,9 @@ async function throughput(servers: number, fakeUrl: string): Promise<Throughput>
         ).rows[0]!.n,
       );
     while ((await doneCount()) < procs.length) await delay(50);
+    const serverCpu0 = procs.reduce((sum, p) => sum + cpuMs(p.child.pid!), 0);
+    const postgresCpu0 = postgresCpuMs();
+    const clientCpu0 = process.cpuUsage();
     const started = Date.now();
     const ids = await pool(
       Array.from({ length: SESSIONS }, (_, i) => i),
@@ -153,6 +191,13 @@ async function throughput(servers: number, fakeUrl: string): Promise<Throughput>
       },
     );
     while ((await doneCount(ids)) < ids.length) await delay(100);
+    const replies = ids.length * (STEPS + 1);
+    const client = process.cpuUsage(clientCpu0);
+    const cpu = {
+      servers: (procs.reduce((sum, p) => sum + cpuMs(p.child.pid!), 0) - serverCpu0) / replies,
+      postgres: (postgresCpuMs() - postgresCpu0) / replies,
+      client: (client.user + client.system) / 1000 / replies,
+    };
     const { rows } = await db.query<{ session_id: string; type: string; at: string; data: string }>(
       "SELECT session_id, type, at, data FROM events WHERE type IN ('step/start', 'turn/end') AND session_id = ANY($1) ORDER BY session_id, seq",
       [ids],
@@ -180,6 +225,7 @@ async function throughput(servers: number, fakeUrl: string): Promise<Throughput>
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       completed,
+      cpu,
     };
   } finally {
     await db.end();
@@ -286,24 +332,28 @@ async function main(): Promise<void> {
   const fake = await startFakeProvider({ script });
   try {
     const results: Throughput[] = [];
-    for (const servers of [1, 2, 4]) {
+    for (const servers of (process.env.BENCH_SERVERS ?? "1,2,4").split(",").map(Number)) {
       const r = await throughput(servers, fake.url);
       results.push(r);
       process.stderr.write(`${servers} server(s): ${r.perSecond.toFixed(1)} sessions/s\n`);
+    }
+    if (process.env.BENCH_ONLY_THROUGHPUT) {
+      for (const r of results) console.log(JSON.stringify(r));
+      return;
     }
     const taken = await takeover(fake.url);
     const idle = await idleMemory(fake.url);
     const fmt = (n: number, d = 1) => n.toFixed(d);
     console.log(
-      `\nbdsh serve bench: ${SESSIONS} concurrent sessions, ${STEPS} tool steps + 1 final reply each, fake provider ${LATENCY_MS} ms/reply`,
+      `\nbdsh serve bench: ${SESSIONS} concurrent sessions, ${STEPS} tool steps + 1 final reply each, fake provider ${LATENCY_MS} ms/reply, at most ${CAP} driven per server`,
     );
     console.log(
-      "| servers | sessions | completed | wall s | sessions/s | step p50 ms | step p99 ms | vs 1 server |",
+      "| servers | sessions | completed | wall s | sessions/s | step p50 ms | step p99 ms | vs 1 server | CPU ms/reply: servers | postgres | client+fake |",
     );
-    console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (const r of results) {
       console.log(
-        `| ${r.servers} | ${r.sessions} | ${r.completed} | ${fmt(r.seconds)} | ${fmt(r.perSecond)} | ${r.p50} | ${r.p99} | ${fmt(r.perSecond / results[0]!.perSecond, 2)}× |`,
+        `| ${r.servers} | ${r.sessions} | ${r.completed} | ${fmt(r.seconds)} | ${fmt(r.perSecond)} | ${r.p50} | ${r.p99} | ${fmt(r.perSecond / results[0]!.perSecond, 2)}× | ${fmt(r.cpu.servers, 2)} | ${fmt(r.cpu.postgres, 2)} | ${fmt(r.cpu.client, 2)} |`,
       );
     }
     console.log(

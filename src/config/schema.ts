@@ -111,6 +111,7 @@ export const configSchema = z.strictObject({
     sweep_interval_ms: positiveInt,
     body_limit_bytes: positiveInt,
     max_sessions_per_server: positiveInt,
+    max_running_per_server: positiveInt,
     shutdown_grace_ms: nonNegativeInt,
     question_timeout_ms: positiveInt, // T18 timed mode
   }),
@@ -170,6 +171,7 @@ export const DEFAULT_CONFIG: Config = {
     sweep_interval_ms: 2_000,
     body_limit_bytes: 1_048_576,
     max_sessions_per_server: 1_000,
+    max_running_per_server: 100,
     shutdown_grace_ms: 10_000,
     question_timeout_ms: 300_000,
   },

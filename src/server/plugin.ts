@@ -84,6 +84,8 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     open: (id) => open(id, owner),
     sweepIntervalMs: settings.sweep_interval_ms,
     maxSessions: settings.max_sessions_per_server,
+    maxRunning: Math.min(settings.max_running_per_server, settings.max_sessions_per_server),
+    leaseTtlMs: settings.lease_ttl_ms,
     shutdownGraceMs: settings.shutdown_grace_ms,
     onError,
     evictable: (agent) =>

@@ -2,19 +2,22 @@
  * Which sessions this server drives (issue 8 items 3 and 4; L4, L16, R1; ARCHITECTURE "Storage").
  *
  * Invariants:
- * - Ownership is the session lease, taken by the Agent itself when it drives (`session:<id>`, renewed by
- *   heartbeat, fenced appends). The runner only decides *when to try*: it never writes to a log.
- * - Wake-ups: an inbox notification for a session with pending turn input, and a periodic sweep of
- *   `sessionsWithPendingInbox` (a lost notification, or an owner whose lease lapsed), and a `resync` from the
- *   listener (it reconnected: notifications may have been lost) all lead to the same `wake(id)`.
- *   Notifications only accelerate; the sweep alone would be enough.
- * - A session whose lease another live owner holds is skipped (that owner sees the input; if it dies its
- *   lease lapses and a later sweep takes the session, whose Agent repairs the interrupted turn, R1).
- * - A notification that arrives while the local agent drives is remembered and re-checked when the drive
- *   ends, so input queued between the agent's last inbox read and its lease release is not stranded.
+ * - Ownership is the session lease (`session:<id>`, renewed by the Agent's heartbeat, fenced appends). The
+ *   runner *claims* work by taking leases in one statement (`claimPendingSessions`: sessions with pending
+ *   turn input and no live holder, oldest first), then hands each claimed session to its Agent, whose own
+ *   acquire extends the same lease. The runner never writes to a log.
+ * - Capacity: at most `maxRunning` sessions drive here at once. Work beyond that waits in the inbox rows,
+ *   where any server with room claims it; a server that fills up claims again as soon as a drive ends.
+ * - Wake-ups: an inbox notification for a session this server drives is checked at once (a cancel marker
+ *   becomes `agent.cancel()`, L7; new input is remembered and re-checked when the drive ends, so input
+ *   queued between the agent's last inbox read and its lease release is not stranded). Any other inbox
+ *   notification, the periodic sweep and a listener `resync` all lead to one coalesced claim pass.
+ *   Notifications only accelerate; the sweep alone would be enough (lost notifications, lapsed owners).
+ * - A session whose lease another live owner holds is never claimed (that owner sees the input; if it dies
+ *   its lease lapses and a later claim takes the session, whose Agent repairs the interrupted turn, R1).
  * - Idle sessions hold nothing: no lease. Idle agents stay cached (LRU) up to `maxSessions`; an agent whose
  *   drive failed (a lost lease, a failed flush) is dropped, since its memory may hold unflushed events.
- * - `stop()` (SIGTERM): stop waking, let in-flight turns finish within a grace period, then cancel the
+ * - `stop()` (SIGTERM): stop claiming, let in-flight turns finish within a grace period, then cancel the
  *   rest (turn ends `aborted`, honestly closed, L7/L8), keeping their pending inbox for another server;
  *   each Agent releases its lease when its drive ends.
  */
@@ -29,8 +32,12 @@ export type SessionRunnerOptions = {
   /** Creates the Agent of an existing session (the standard preset, `openAgent`). */
   open: (sessionId: string) => Promise<Agent>;
   sweepIntervalMs: number;
-  /** Agents kept in memory, running or idle. At the cap a new session is left to other servers. */
+  /** Agents kept in memory, running or idle. */
   maxSessions: number;
+  /** Sessions driven here at once (at most `maxSessions`); the rest wait for room here or elsewhere. */
+  maxRunning: number;
+  /** The session lease's time to live (the Agent renews it while it drives). */
+  leaseTtlMs: number;
   /** SIGTERM: how long in-flight turns may run before they are cancelled. */
   shutdownGraceMs: number;
   onError?: (error: unknown, sessionId?: string) => void;
@@ -50,9 +57,13 @@ type Entry = {
 
 export class SessionRunner {
   private readonly entries = new Map<string, Entry>();
+  private running = 0;
   private unsubscribe: (() => void) | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> | undefined;
+  private claiming: Promise<void> | undefined;
+  private claimAgain = false;
+  /** A claim pass filled every free slot (or was skipped for want of one): more work may be waiting. */
+  private full = false;
   private stopping = false;
 
   constructor(private readonly options: SessionRunnerOptions) {}
@@ -67,9 +78,7 @@ export class SessionRunner {
 
   /** Sessions whose agent is in memory here, and how many of them are driving now. */
   stats(): { cached: number; running: number } {
-    let running = 0;
-    for (const entry of this.entries.values()) if (entry.running) running++;
-    return { cached: this.entries.size, running };
+    return { cached: this.entries.size, running: this.running };
   }
 
   start(): void {
@@ -88,49 +97,39 @@ export class SessionRunner {
     return this.entries.get(sessionId)?.agent;
   }
 
-  /** Try to drive the session if it has pending turn input and nobody else holds it. */
+  /** The session's inbox changed: check it if it drives here, else look for work to claim. */
   async wake(sessionId: string): Promise<void> {
     if (this.stopping) return;
-    const { store } = this.options;
-    const pending = await store.pendingInbox(sessionId);
-    const markers = pending.filter(isCancelMarker);
     const existing = this.entries.get(sessionId);
     if (existing?.running) {
-      if (markers.length)
+      const pending = await this.options.store.pendingInbox(sessionId);
+      if (pending.some(isCancelMarker))
         await (await existing.agent).cancel(); // L7, asked on another server
       else existing.notifiedWhileRunning = true;
       return;
     }
-    const holder = await store.getLease(sessionLeaseName(sessionId));
-    if (holder && holder.owner !== this.options.owner) return; // its holder will see the input
-    if (markers.length) {
-      // Nothing runs the session any more: the cancel came too late to matter.
-      await store.discardInbox(
-        sessionId,
-        markers.map((m) => m.id),
-      );
-    }
-    if (!pending.some((item) => item.mode !== "inject")) return;
-    if (!existing && !this.makeRoom()) return; // at capacity: another server, or a later sweep
-    this.drive(sessionId);
+    await this.sweep();
   }
 
-  /** Claims work whose notification was lost or whose owner died (its lease lapsed). */
+  /** One claim pass (coalesced: a call during a pass makes the pass run once more). */
   sweep(): Promise<void> {
-    this.sweeping ??= (async () => {
+    if (this.claiming) {
+      this.claimAgain = true;
+      return this.claiming;
+    }
+    this.claiming = (async () => {
       try {
-        const ids = await this.options.store.sessionsWithPendingInbox(this.options.maxSessions);
-        for (const id of ids) {
-          if (this.stopping) break;
-          await this.wake(id).catch((error: unknown) => this.options.onError?.(error, id));
-        }
+        do {
+          this.claimAgain = false;
+          await this.claim();
+        } while (this.claimAgain && !this.stopping);
       } catch (error) {
         this.options.onError?.(error);
       } finally {
-        this.sweeping = undefined;
+        this.claiming = undefined;
       }
     })();
-    return this.sweeping;
+    return this.claiming;
   }
 
   /** Graceful shutdown: no new work; finish or cancel in-flight turns; leases are released by each drive. */
@@ -138,7 +137,7 @@ export class SessionRunner {
     this.stopping = true;
     this.unsubscribe?.();
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    await this.sweeping;
+    await this.claiming;
     const running = [...this.entries.values()].flatMap((e) => (e.running ? [e.running] : []));
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<"timeout">((resolve) => {
@@ -172,6 +171,27 @@ export class SessionRunner {
     }
   }
 
+  private async claim(): Promise<void> {
+    const { store, owner, leaseTtlMs } = this.options;
+    const room = this.room();
+    this.full = room === 0;
+    if (this.stopping || room === 0) return;
+    const ids = await store.claimPendingSessions(owner, leaseTtlMs, room);
+    this.full = ids.length === room;
+    for (const id of ids) {
+      if (this.stopping || this.entries.get(id)?.running || !this.makeRoom(id)) {
+        await this.release(id);
+        continue;
+      }
+      this.drive(id);
+    }
+  }
+
+  /** Free driving slots (cached idle agents are evicted as needed, see makeRoom). */
+  private room(): number {
+    return Math.max(0, this.options.maxRunning - this.running);
+  }
+
   private entry(sessionId: string): Entry {
     let entry = this.entries.get(sessionId);
     if (!entry) {
@@ -198,11 +218,20 @@ export class SessionRunner {
     return entry;
   }
 
+  /** Drives a session whose lease this server has just claimed. */
   private drive(sessionId: string): void {
     const entry = this.entry(sessionId);
-    if (entry.running) return;
+    this.running++;
     entry.notifiedWhileRunning = false;
     const run = (async () => {
+      // Claimed with no one driving: a cancel marker left in the inbox came too late to matter.
+      const pending = await this.options.store.pendingInbox(sessionId);
+      const markers = pending.filter(isCancelMarker);
+      if (markers.length)
+        await this.options.store.discardInbox(
+          sessionId,
+          markers.map((m) => m.id),
+        );
       const agent = await entry.agent;
       let failed = false;
       do {
@@ -220,17 +249,30 @@ export class SessionRunner {
         entry.notifiedWhileRunning &&
         (await this.hasTurnInput(sessionId))
       );
-      if (failed) this.drop(sessionId, entry);
+      if (failed) {
+        this.drop(sessionId, entry);
+        await this.release(sessionId);
+      }
     })();
     entry.running = run;
     run
-      .catch((error: unknown) => {
+      .catch(async (error: unknown) => {
         this.options.onError?.(error, sessionId);
         this.drop(sessionId, entry);
+        await this.release(sessionId);
       })
       .finally(() => {
         if (entry.running === run) entry.running = undefined;
+        this.running--;
+        if (this.full) void this.sweep(); // a slot opened and work may be waiting
       });
+  }
+
+  /** The Agent releases the lease when its drive ends; this covers a drive that failed or never began. */
+  private release(sessionId: string): Promise<unknown> {
+    return this.options.store
+      .releaseLease(sessionLeaseName(sessionId), this.options.owner)
+      .catch(() => undefined);
   }
 
   private async hasTurnInput(sessionId: string): Promise<boolean> {
@@ -245,9 +287,9 @@ export class SessionRunner {
     void entry.agent.then((agent) => agent.close()).catch(() => undefined);
   }
 
-  /** Evicts the least recently used idle agent when at the cap; false when every agent is busy. */
-  private makeRoom(): boolean {
-    if (this.entries.size < this.options.maxSessions) return true;
+  /** Makes space for `sessionId`'s agent: evicts the least recently used idle agent when at the cap. */
+  private makeRoom(sessionId: string): boolean {
+    if (this.entries.has(sessionId) || this.entries.size < this.options.maxSessions) return true;
     let oldest: [string, Entry] | undefined;
     for (const pair of this.entries) {
       if (pair[1].running || !pair[1].opened) continue;

@@ -275,6 +275,24 @@ export class PostgresStore implements Store {
     return rows.map((r) => r.session_id);
   }
 
+  async claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]> {
+    checkTtl(ttlMs);
+    if (limit <= 0) return [];
+    checkLimit(limit);
+    try {
+      const { rows } = await this.pool.query<{ session_id: string }>({
+        ...SQL.claimPendingSessions,
+        values: [owner, ttlMs, limit],
+      });
+      return rows.map((r) => r.session_id);
+    } catch (error) {
+      // Two claimers locking the same leases in different orders: one is chosen to fail; it claims nothing
+      // this time and its next sweep tries again.
+      if ((error as { code?: string }).code === "40P01") return [];
+      throw error;
+    }
+  }
+
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     checkTtl(ttlMs);
     return this.lease(SQL.acquireLease, [name, owner, ttlMs]);

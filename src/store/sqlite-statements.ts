@@ -45,6 +45,10 @@ const SQL = {
        WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING}`,
   sessionsWithPending: `SELECT session_id FROM inbox WHERE ${PENDING}
          GROUP BY session_id ORDER BY min(position) LIMIT ?`,
+  claimCandidates: `SELECT i.session_id FROM inbox i
+         WHERE i.claimed_at IS NULL AND i.discarded_at IS NULL AND i.mode <> 'inject' AND NOT EXISTS (
+           SELECT 1 FROM leases h WHERE h.name = 'session:' || i.session_id AND h.owner IS NOT NULL AND h.expires_at > ?)
+         GROUP BY i.session_id ORDER BY min(i.position) LIMIT ?`,
   // Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only.
   acquireLease: `INSERT INTO leases (name, owner, expires_at, fence) VALUES (@name, @owner, @expires, 1)
        ON CONFLICT (name) DO UPDATE SET
@@ -67,6 +71,7 @@ const PLUCKED: ReadonlySet<keyof typeof SQL> = new Set([
   "leaseHeld",
   "claimInbox",
   "sessionsWithPending",
+  "claimCandidates",
 ]);
 
 export type SqliteStatements = { readonly [K in keyof typeof SQL]: Database.Statement };

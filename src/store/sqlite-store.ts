@@ -272,6 +272,20 @@ export class SqliteStore implements Store {
     return this.s.sessionsWithPending.all(limit) as string[];
   }
 
+  async claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]> {
+    checkTtl(ttlMs);
+    if (limit <= 0) return [];
+    checkLimit(limit);
+    const claim = this.db.transaction(() => {
+      const now = Date.now();
+      const ids = this.s.claimCandidates.all(now, limit) as string[];
+      return ids.filter((id) =>
+        this.s.acquireLease.get({ name: sessionLeaseName(id), owner, now, expires: now + ttlMs }),
+      );
+    });
+    return claim.immediate();
+  }
+
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     checkTtl(ttlMs);
     const now = Date.now();

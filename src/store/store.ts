@@ -163,6 +163,13 @@ export interface Store {
   discardInbox(sessionId: string, ids: readonly string[]): Promise<number>;
   /** Sessions that have pending inbox items, oldest first: the sweep that claims work (issue 8). */
   sessionsWithPendingInbox(limit?: number): Promise<string[]>;
+  /**
+   * Issue 8: takes the session lease (`session:<id>`) of up to `limit` sessions that have pending turn input
+   * (a follow-up or steer; injects never open a turn) and no live holder, oldest input first, and returns
+   * their ids. One statement: concurrent claimers (other servers) never get the same session, and a lapsed
+   * holder's session is taken over with the next fence.
+   */
+  claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]>;
 
   /**
    * Takes the lease if it is free, released, lapsed, or already this owner's (then it is extended).

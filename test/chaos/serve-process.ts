@@ -26,6 +26,8 @@ export type ServeEnv = {
   workspace: string;
   configFile: string;
   token?: string;
+  /** Extra node flags (a profile: `--cpu-prof`). */
+  nodeArgs?: string[];
 };
 
 export function writeServeConfig(path: string, server: Record<string, number>): void {
@@ -39,7 +41,7 @@ export function writeServeConfig(path: string, server: Record<string, number>): 
 export function startServe(env: ServeEnv): Promise<ServeProcess> {
   const child = spawn(
     process.execPath,
-    ["--import", TSX_LOADER, MAIN, "serve", "--port", "0", "--host", "127.0.0.1"],
+    [...(env.nodeArgs ?? []), "--import", TSX_LOADER, MAIN, "serve", "--port", "0", "--host", "127.0.0.1"],
     {
       cwd: env.workspace,
       env: {

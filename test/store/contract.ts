@@ -422,6 +422,46 @@ export function storeContract(harness: StoreHarness): void {
       expect(await store.sessionsWithPendingInbox()).toEqual([s2.id, s3.id]);
     });
 
+    it("claims sessions with pending turn input and no live holder, oldest first, up to the limit", async () => {
+      const [s1, s2, s3, s4, s5] = await Promise.all([1, 2, 3, 4, 5].map(() => store.createSession()));
+      await store.enqueueInbox(s2!.id, followup("x"));
+      await store.enqueueInbox(s1!.id, followup("y"));
+      await store.enqueueInbox(s3!.id, { ...followup("z"), queue: "next-step", mode: "inject" });
+      await store.enqueueInbox(s4!.id, { ...followup("w"), queue: "next-step", mode: "steer" });
+      await store.enqueueInbox(s5!.id, followup("v"));
+      await store.acquireLease(sessionLeaseName(s5!.id), "other", 60_000);
+      expect(await store.claimPendingSessions("me", 60_000, 0)).toEqual([]);
+      expect(await store.claimPendingSessions("me", 60_000, 2)).toEqual([s2!.id, s1!.id]);
+      expect(await store.getLease(sessionLeaseName(s2!.id))).toMatchObject({ owner: "me" });
+      // s3 has only an inject, s5 is held live by another owner, s1 and s2 are now mine.
+      expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual([s4!.id]);
+      expect(await store.claimPendingSessions("third", 60_000, 10)).toEqual([]);
+    });
+
+    it("takes over a claimed session whose holder lapsed, with the next fence", async () => {
+      const s = await store.createSession();
+      await store.enqueueInbox(s.id, followup("x"));
+      expect(await store.claimPendingSessions("a", 50, 5)).toEqual([s.id]);
+      await sleep(120);
+      expect(await store.claimPendingSessions("b", 60_000, 5)).toEqual([s.id]);
+      expect(await store.getLease(sessionLeaseName(s.id))).toMatchObject({ owner: "b", fence: 2 });
+    });
+
+    it("never gives one session to two concurrent claimers", async () => {
+      const sessions = await Promise.all(Array.from({ length: 40 }, () => store.createSession()));
+      for (const s of sessions) await store.enqueueInbox(s.id, followup("go"));
+      const others = await Promise.all([db.open(), db.open(), db.open()]);
+      const claims = await Promise.all(
+        [store, ...others].map((claimer, i) => claimer.claimPendingSessions(`owner${i}`, 60_000, 15)),
+      );
+      const all = claims.flat();
+      expect(new Set(all).size).toBe(all.length);
+      for (const [i, ids] of claims.entries())
+        for (const id of ids) expect((await store.getLease(sessionLeaseName(id)))?.owner).toBe(`owner${i}`);
+      const rest = await store.claimPendingSessions("late", 60_000, 100);
+      expect(new Set([...all, ...rest]).size).toBe(sessions.length);
+    });
+
     it("refuses an item for an unknown session", async () => {
       await expect(store.enqueueInbox("nope", followup("x"))).rejects.toBeInstanceOf(SessionNotFoundError);
     });
