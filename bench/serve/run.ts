@@ -14,9 +14,19 @@
  *   driving it; time from the kill to the next `step/start` (written by the other server).
  * - Idle memory: one server; IDLE sessions each run one short turn and stay cached idle; RSS delta / IDLE.
  *
- *   node --import tsx bench/serve/run.ts   # BENCH_SESSIONS (default 1000), BENCH_CAP (default 8), BENCH_IDLE (500)
+ * The servers run the built CLI (`dist/cli/main.js`, what a deployment runs), so build first:
+ *
+ *   npm run build && node --import tsx bench/serve/run.ts   # BENCH_SESSIONS (default 1000), BENCH_CAP (default 8), BENCH_IDLE (500)
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -111,7 +121,7 @@ async function startServers(count: number, databaseUrl: string, fakeUrl: string,
     shutdown_grace_ms: 0,
     max_running_per_server: cap,
   });
-  const env = { databaseUrl, fakeUrl, home: dir, workspace, configFile };
+  const env = { databaseUrl, fakeUrl, home: dir, workspace, configFile, built: true };
   return Promise.all(Array.from({ length: count }, () => startServe(env)));
 }
 
@@ -329,6 +339,8 @@ async function idleMemory(
 }
 
 async function main(): Promise<void> {
+  if (!existsSync(new URL("../../dist/cli/main.js", import.meta.url)))
+    throw new Error("bench/serve runs the built CLI: run `npm run build` first");
   const fake = await startFakeProvider({ script });
   try {
     const results: Throughput[] = [];

@@ -41,10 +41,12 @@ export function compactDuration(ms: number): string {
   return text.replace(/^(.+?)0s$/, "$1");
 }
 
-/** `YYYY-MM-DDTHH:MM:SS+HH:MM[Zone]` for `date` in `zone`. */
-export function zonedTimestamp(date: Date, zone: string): string {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-US", {
+/** One formatter per zone: building an `Intl.DateTimeFormat` costs far more than using one. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatterFor(zone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(zone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat("en-US", {
       timeZone: zone,
       hourCycle: "h23",
       year: "numeric",
@@ -53,7 +55,16 @@ export function zonedTimestamp(date: Date, zone: string): string {
       hour: "2-digit",
       minute: "2-digit",
       second: "2-digit",
-    })
+    });
+    formatters.set(zone, formatter);
+  }
+  return formatter;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS+HH:MM[Zone]` for `date` in `zone`. */
+export function zonedTimestamp(date: Date, zone: string): string {
+  const parts = Object.fromEntries(
+    formatterFor(zone)
       .formatToParts(date)
       .map((p) => [p.type, p.value]),
   );
@@ -113,12 +124,21 @@ export function timeContextText(input: {
   ].join("\n");
 }
 
-function lastTimeContext(log: LogView): LogEvent | undefined {
-  for (let i = log.events.length - 1; i >= 0; i--) {
-    const event = log.events[i]!;
-    if (event.type === "user/message" && event.data.source === "time-context") return event;
-  }
-  return undefined;
+/** The newest time-context message, found by scanning only the events added since the last call. */
+function timeContextTracker(): (log: LogView) => LogEvent | undefined {
+  let scanned = 0;
+  let latest: LogEvent | undefined;
+  return (log) => {
+    if (log.events.length < scanned || (latest && log.events[latest.seq - 1] !== latest)) {
+      scanned = 0; // the log was reset and reloaded
+      latest = undefined;
+    }
+    for (; scanned < log.events.length; scanned++) {
+      const event = log.events[scanned]!;
+      if (event.type === "user/message" && event.data.source === "time-context") latest = event;
+    }
+    return latest;
+  };
 }
 
 /** When the model last saw something: the newest surface node written before this turn. */
@@ -138,6 +158,7 @@ export function timeContextPlugin(options: TimeContextOptions = {}): Plugin {
   return {
     name: "time-context",
     setup(ctx) {
+      const lastTimeContext = timeContextTracker();
       ctx.hooks.onWaterfall(
         "agent/pre-step",
         (state) => {

@@ -86,7 +86,13 @@ export class Agent {
   private readonly nextStepLocal: PendingUserMessage[] = [];
   private readonly deltaListeners = new Set<(delta: LiveDelta) => void>();
   private lastError: unknown;
-  /** Set by inbox notifications (and at start): only then is the inbox read between steps. */
+  /**
+   * The pending inbox rows as last read. They are read again only after an inbox notification (someone
+   * added input), a `resync`, or this agent's own enqueue or cancel; this agent's claims are removed as it
+   * makes them. Notifications only accelerate: input whose notification was lost stays pending in the rows,
+   * where the server's sweep (or the next drive, which starts dirty) finds it.
+   */
+  private pendingKnown: InboxItem[] | undefined;
   private inboxDirty = true;
   private setupDone: Promise<void> | undefined;
 
@@ -160,7 +166,7 @@ export class Agent {
 
   private async enqueue(item: NewInboxItem, wake: boolean): Promise<InboxItem> {
     const stored = await this.store.enqueueInbox(this.sessionId, item);
-    this.inboxDirty = true;
+    this.inboxDirty = true; // L4: our own addition
     if (wake) this.kick();
     return stored;
   }
@@ -168,6 +174,7 @@ export class Agent {
   /** L7: aborts the running turn. The pending inbox is cleared unless `keepInbox`. */
   async cancel(options: { keepInbox?: boolean } = {}): Promise<void> {
     if (!options.keepInbox) {
+      this.inboxDirty = true;
       const pending = await this.store.pendingInbox(this.sessionId);
       if (pending.length)
         await this.store.discardInbox(
@@ -304,14 +311,30 @@ export class Agent {
   /** Input that opens a turn: a follow-up or a steer (inject does not wake, L4). */
   private async hasTurnInput(): Promise<boolean> {
     if (this.nextStepLocal.length) return true;
-    const pending = await this.store.pendingInbox(this.sessionId);
-    return pending.some((item) => item.mode !== "inject");
+    return (await this.pending()).some((item) => item.mode !== "inject");
   }
 
   private async hasNextStepInput(): Promise<boolean> {
     if (this.nextStepLocal.length) return true;
-    const pending = await this.store.pendingInbox(this.sessionId);
-    return pending.some((item) => item.queue === "next-step");
+    return (await this.pending()).some((item) => item.queue === "next-step");
+  }
+
+  /** The pending inbox rows, read again only when something said they changed (see `pendingKnown`). */
+  private async pending(): Promise<InboxItem[]> {
+    if (this.inboxDirty || !this.pendingKnown) {
+      this.inboxDirty = false;
+      this.pendingKnown = await this.store.pendingInbox(this.sessionId);
+    }
+    return this.pendingKnown;
+  }
+
+  /** Takes inbox rows: their splice events are added, and the next flush consumes them (L1, L4). */
+  private claim(items: readonly InboxItem[], turn: number, step?: number): void {
+    if (items.length === 0) return;
+    this.addClaimed(items, turn, step);
+    this.log.claim(items.map((item) => item.id));
+    const taken = new Set(items);
+    this.pendingKnown = this.pendingKnown?.filter((item) => !taken.has(item));
   }
 
   private async runTurn(leaseLost: AbortSignal): Promise<void> {
@@ -325,7 +348,7 @@ export class Agent {
     let stepOpen = false;
     try {
       // L1: at a turn boundary, all pending next-step input plus one queued prompt.
-      const pending = await this.store.pendingInbox(this.sessionId);
+      const pending = await this.pending();
       const firstPrompt = pending.find((item) => item.queue === "next-turn");
       const claimed = pending.filter((item) => item.queue === "next-step" || item === firstPrompt);
       if (this.status === "idle") {
@@ -335,8 +358,8 @@ export class Agent {
       }
       this.log.add({ type: "turn/start", data: { trigger: firstPrompt?.mode ?? "steer" }, turn });
       this.request.ensureSystem({ turn });
-      this.addClaimed(claimed, turn);
-      await this.log.flush({ claimInbox: claimed.map((item) => item.id) });
+      // The claim and these events become durable with step 1's pre-request flush (L17).
+      this.claim(claimed, turn);
 
       let maxTokens = false;
       let keptOpen = 0;
@@ -461,11 +484,7 @@ export class Agent {
     const where = { turn, step };
     // Between steps the inbox is read only when a notification said it changed (notifications only
     // accelerate: anything missed here is still found at the turn's end, which always reads the rows).
-    let claimed: InboxItem[] = [];
-    if (step > 1 && this.inboxDirty) {
-      this.inboxDirty = false;
-      claimed = (await this.store.pendingInbox(this.sessionId)).filter((i) => i.queue === "next-step");
-    }
+    const claimed = step > 1 ? (await this.pending()).filter((i) => i.queue === "next-step") : [];
     const local = this.nextStepLocal.splice(0);
     const state = await this.hooks.waterfall("agent/pre-step", {
       sessionId: this.sessionId,
@@ -480,12 +499,12 @@ export class Agent {
     }
     this.log.add({ type: "step/start", data: {}, ...where });
     opened();
-    this.addClaimed(claimed, turn, step);
+    this.claim(claimed, turn, step);
     for (const message of [...local, ...state.messages]) {
       this.log.add({ type: "user/message", data: { text: message.text, source: message.source }, ...where });
     }
     this.request.prepare(where, state.startsRequestSeries === true);
-    await this.log.flush({ claimInbox: claimed.map((item) => item.id) }); // L17: before the request
+    await this.log.flush(); // L17: before the request (it carries this turn's claims)
 
     const reply = await this.requestReply(turn, step, signal);
     this.log.add({

@@ -12,7 +12,7 @@
  */
 import type { EventType, LogEvent, NewEvent } from "../log/events.js";
 import { SurfaceProjector } from "../log/surface.js";
-import type { AppendOptions, Store } from "../store/store.js";
+import type { Store } from "../store/store.js";
 
 export type LogListener = (events: readonly LogEvent[]) => void;
 
@@ -20,6 +20,7 @@ export class SessionLog {
   readonly events: LogEvent[] = [];
   private projector = new SurfaceProjector();
   private buffered: LogEvent[] = [];
+  private claims: string[] = [];
   private durableSeq = 0;
   private readonly listeners = new Set<LogListener>();
   private readonly durableListeners = new Set<LogListener>();
@@ -49,6 +50,7 @@ export class SessionLog {
   reset(): void {
     this.events.length = 0;
     this.buffered = [];
+    this.claims = [];
     this.durableSeq = 0;
     this.projector = new SurfaceProjector();
   }
@@ -77,27 +79,39 @@ export class SessionLog {
     return added;
   }
 
-  /** L17: makes every added event durable. `claimInbox` consumes inbox rows in the same transaction. */
-  flush(options: Pick<AppendOptions, "claimInbox"> = {}): Promise<void> {
-    const run = this.flushing.then(() => this.flushNow(options));
+  /**
+   * Inbox rows this log has taken (their `agent/inbox/spliced` events are added): the next flush consumes
+   * them in the same append as those events, whoever calls it, so a turn's claim rides on the step's
+   * pre-request flush instead of a commit of its own.
+   */
+  claim(ids: readonly string[]): void {
+    this.claims.push(...ids);
+  }
+
+  /** L17: makes every added event durable, consuming the claimed inbox rows in the same append. */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.flushNow());
     this.flushing = run.catch(() => undefined);
     return run;
   }
 
-  private async flushNow(options: Pick<AppendOptions, "claimInbox">): Promise<void> {
-    if (this.buffered.length === 0 && !options.claimInbox?.length) return;
+  private async flushNow(): Promise<void> {
+    if (this.buffered.length === 0 && this.claims.length === 0) return;
     // Events added while the append is in flight go to a fresh buffer, for the next flush.
     const batch = this.buffered;
+    const claims = this.claims;
     this.buffered = [];
+    this.claims = [];
     try {
       await this.store.append(
         this.sessionId,
         batch.map(({ type, data, turn, step, at }) => ({ type, data, turn, step, at }) as NewEvent),
         this.durableSeq,
-        { leaseOwner: this.owner, ...(options.claimInbox?.length ? { claimInbox: options.claimInbox } : {}) },
+        { leaseOwner: this.owner, ...(claims.length ? { claimInbox: claims } : {}) },
       );
     } catch (error) {
       this.buffered = [...batch, ...this.buffered];
+      this.claims = [...claims, ...this.claims];
       throw error;
     }
     this.durableSeq += batch.length;

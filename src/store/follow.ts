@@ -11,11 +11,11 @@
  *   signal resolves. Aborting ends the iteration cleanly (no throw), and `return()` unsubscribes.
  */
 import type { LogEvent } from "../log/events.js";
-import type { FollowOptions, ReadOptions, StoreNotification } from "./store.js";
+import type { FollowOptions, ReadOptions, StoreNotification, SubscribeOptions } from "./store.js";
 
 export type FollowSource = {
   read(sessionId: string, options: ReadOptions): Promise<LogEvent[]>;
-  subscribe(listener: (notification: StoreNotification) => void): () => void;
+  subscribe(listener: (notification: StoreNotification) => void, options?: SubscribeOptions): () => void;
 };
 
 /** Rows fetched per read while catching up; a full page means "read again at once". */
@@ -36,10 +36,13 @@ export async function* followEvents(
     wake = undefined;
     w?.();
   };
-  const unsubscribe = source.subscribe((n) => {
-    if (n.channel === "resync" || (n.channel === "events" && n.sessionId === sessionId && n.seq > cursor))
-      poke();
-  });
+  const unsubscribe = source.subscribe(
+    (n) => {
+      if (n.channel === "resync" || (n.channel === "events" && n.sessionId === sessionId && n.seq > cursor))
+        poke();
+    },
+    { events: true },
+  );
   signal?.addEventListener("abort", poke);
   try {
     while (!signal?.aborted) {

@@ -19,9 +19,12 @@ export class NotificationHub {
     return this.listeners.size;
   }
 
-  add(listener: NotificationListener): () => void {
+  /** `events: false` (the default) filters out `events` notifications for this subscriber. */
+  add(listener: NotificationListener, options: { events?: boolean } = {}): () => void {
     // Wrap so the same function subscribed twice gets two independent subscriptions.
-    const entry: NotificationListener = (n) => listener(n);
+    const entry: NotificationListener = options.events
+      ? (n) => listener(n)
+      : (n) => n.channel !== "events" && listener(n);
     this.listeners.add(entry);
     if (this.listeners.size === 1) this.hooks.onFirst?.();
     let removed = false;

@@ -3,7 +3,8 @@
  * listener by itself).
  *
  * Invariants:
- * - One dedicated `pg.Client` with TCP keepalive, LISTENing on every channel given.
+ * - One dedicated `pg.Client` with TCP keepalive, LISTENing on every channel given, and on each channel
+ *   added later (`addChannel`, e.g. the events channel once something follows a session's events).
  * - A heartbeat query every `heartbeatMs` detects a connection that died without telling us; a heartbeat
  *   that fails or takes longer than `heartbeatTimeoutMs` counts as a dead connection.
  * - On error, end or a failed heartbeat it reconnects with backoff (100 ms doubling to 5 s, reset after a
@@ -28,13 +29,37 @@ export type PgListenerOptions = {
 };
 
 export class PgListener {
+  private readonly channels: Set<string>;
+  private readonly added = new Map<string, Promise<void>>();
   private running: Promise<void> | undefined;
   private stopped = false;
   private client: pg.Client | undefined;
   private interrupt: (() => void) | undefined;
   private isConnected = false;
 
-  constructor(private readonly options: PgListenerOptions) {}
+  constructor(private readonly options: PgListenerOptions) {
+    this.channels = new Set(options.channels);
+  }
+
+  /**
+   * LISTENs on one more channel, now if connected and after every reconnect. Resolves once the channel is
+   * listened to on the current connection (at once if not connected: the next connect listens to it).
+   */
+  addChannel(channel: string): Promise<void> {
+    let added = this.added.get(channel);
+    if (!added) {
+      this.channels.add(channel);
+      const client = this.client;
+      added = client
+        ? client.query(`LISTEN ${client.escapeIdentifier(channel)}`).then(
+            () => undefined,
+            () => undefined, // the connection broke: the reconnect LISTENs to every channel
+          )
+        : Promise.resolve();
+      this.added.set(channel, added);
+    }
+    return added;
+  }
 
   /** True while the connection is up and every channel is listened to. */
   get connected(): boolean {
@@ -99,8 +124,15 @@ export class PgListener {
 
   private async listen(client: pg.Client): Promise<void> {
     await client.connect();
-    for (const channel of this.options.channels)
-      await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+    // A channel added while connecting is picked up by the next round.
+    const listened = new Set<string>();
+    for (let missing = [...this.channels]; missing.length; ) {
+      for (const channel of missing) {
+        await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+        listened.add(channel);
+      }
+      missing = [...this.channels].filter((c) => !listened.has(c));
+    }
   }
 
   /**

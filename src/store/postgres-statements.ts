@@ -49,14 +49,12 @@ export const SQL = {
              AS held
            FROM sessions WHERE id = $1`,
   },
+  /** No NOTIFY: inbox notifications announce added input (a wake-up); a claim is seen as its events. */
   claimInbox: {
     name: "bdsh_claim_inbox",
     text: `
-      WITH c AS (
-        UPDATE inbox SET claimed_at = now(), claimed_seq = $3
-        WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING} RETURNING id
-      )
-      SELECT c.id, pg_notify('${INBOX_CHANNEL}', $1) FROM c`,
+      UPDATE inbox SET claimed_at = now(), claimed_seq = $3
+      WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING} RETURNING id`,
   },
   read: {
     name: "bdsh_read",

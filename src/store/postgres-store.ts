@@ -12,7 +12,7 @@
  * - Lease expiry and fencing use the database clock (`now()`): servers need not agree on time.
  * - Migrations run under `pg_advisory_xact_lock`, taken before anything is created, so servers starting
  *   together apply each migration once.
- * - Notifications: appends NOTIFY `bdsh_events` with `<sessionId>:<seq>`, inbox changes NOTIFY `bdsh_inbox`
+ * - Notifications: appends NOTIFY `bdsh_events` with `<sessionId>:<seq>`, added or discarded inbox items NOTIFY `bdsh_inbox`
  *   with the session id, both delivered at commit. One supervised listener connection per store
  *   (pg-listener.ts) starts with the first subscriber; every (re)connect is announced as `resync`.
  * - `location` never contains the password.
@@ -74,6 +74,7 @@ import {
   type Store,
   StoreError,
   type StoreNotification,
+  type SubscribeOptions,
   sessionLeaseName,
 } from "./store.js";
 
@@ -112,7 +113,7 @@ export class PostgresStore implements Store {
     this.hub = new NotificationHub({ onFirst: () => this.listener.start() });
     this.listener = new PgListener({
       connectionString: options.connectionString,
-      channels: [EVENTS_CHANNEL, INBOX_CHANNEL],
+      channels: [INBOX_CHANNEL],
       applicationName: `${applicationName}:listener`,
       ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
       onNotification: (channel, payload) => this.dispatch(channel, payload),
@@ -340,11 +341,19 @@ export class PostgresStore implements Store {
     return row && { ref: toBlobRef(row), content: row.content };
   }
 
-  /** A new subscriber gets a `resync` once the listener is LISTENing: from then on nothing is missed. */
-  subscribe(listener: (notification: StoreNotification) => void): () => void {
-    const unsubscribe = this.hub.add(listener);
+  /**
+   * A new subscriber gets a `resync` once the listener is LISTENing: from then on nothing is missed. The
+   * events channel is LISTENed from the first subscriber that wants events on (appends are the busiest
+   * notifications; a server that streams no session need not hear them).
+   */
+  subscribe(listener: (notification: StoreNotification) => void, options?: SubscribeOptions): () => void {
+    const unsubscribe = this.hub.add(listener, options);
     let active = true;
-    if (this.listener.connected) queueMicrotask(() => active && listener({ channel: "resync" }));
+    if (options?.events) {
+      void this.listener.addChannel(EVENTS_CHANNEL).then(() => {
+        if (active && this.listener.connected) listener({ channel: "resync" });
+      });
+    } else if (this.listener.connected) queueMicrotask(() => active && listener({ channel: "resync" }));
     return () => {
       active = false;
       unsubscribe();

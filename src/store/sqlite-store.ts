@@ -75,6 +75,7 @@ import {
   type Store,
   StoreError,
   type StoreNotification,
+  type SubscribeOptions,
   sessionLeaseName,
 } from "./store.js";
 
@@ -224,7 +225,6 @@ export class SqliteStore implements Store {
     write.immediate();
     const appended = encoded.map((e, i) => decodeEvent(sessionId, expectedSeq + 1 + i, e));
     this.hub.emit({ channel: "events", sessionId, seq: expectedSeq + encoded.length });
-    if (claims.length > 0) this.hub.emit({ channel: "inbox", sessionId });
     return appended;
   }
 
@@ -338,8 +338,8 @@ export class SqliteStore implements Store {
   }
 
   /** The new subscriber first gets a `resync`: "you are subscribed; read what you watch". */
-  subscribe(listener: (notification: StoreNotification) => void): () => void {
-    const unsubscribe = this.hub.add(listener);
+  subscribe(listener: (notification: StoreNotification) => void, options?: SubscribeOptions): () => void {
+    const unsubscribe = this.hub.add(listener, options);
     let active = true;
     queueMicrotask(() => active && listener({ channel: "resync" }));
     return () => {

@@ -124,8 +124,11 @@ export type BlobRef = {
   metadata: Record<string, unknown>;
 };
 
+export type SubscribeOptions = { events?: boolean };
+
 export type StoreNotification =
   | { channel: "events"; sessionId: string; seq: number }
+  /** Input was added to (or discarded from) the inbox; a claim is not announced (its events are). */
   | { channel: "inbox"; sessionId: string }
   /** The listener reconnected, or another process changed the database: re-read whatever you watch. */
   | { channel: "resync" };
@@ -196,9 +199,11 @@ export interface Store {
   /**
    * Listen to wake-ups from this and other processes; returns the unsubscribe function. A subscriber's
    * first notification is a `resync` sent once its subscription is live (on PostgreSQL, once the listener
-   * LISTENs): whatever commits after that is announced.
+   * LISTENs): whatever commits after that is announced. `events` notifications reach only subscribers that
+   * ask for them (`{ events: true }`, as `follow` does): a server that follows no session is not told of
+   * every append in the fleet.
    */
-  subscribe(listener: (notification: StoreNotification) => void): () => void;
+  subscribe(listener: (notification: StoreNotification) => void, options?: SubscribeOptions): () => void;
 
   // ---- goals (P3–P5): at most one per session, compare-and-set by revision ----
 

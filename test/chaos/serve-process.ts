@@ -11,6 +11,8 @@ import type { FakeReply, FakeRequest } from "../../testing/fake-provider/index.j
 import { TSX_LOADER } from "../support/run-cli.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+/** The built CLI (`npm run build`), what a deployment runs: the serve bench measures it, not tsx. */
+const BUILT_MAIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 export type ServeProcess = {
   child: ChildProcess;
@@ -28,6 +30,8 @@ export type ServeEnv = {
   token?: string;
   /** Extra node flags (a profile: `--cpu-prof`). */
   nodeArgs?: string[];
+  /** Run `dist/cli/main.js` instead of the sources through tsx. */
+  built?: boolean;
 };
 
 export function writeServeConfig(path: string, server: Record<string, number>): void {
@@ -41,7 +45,15 @@ export function writeServeConfig(path: string, server: Record<string, number>): 
 export function startServe(env: ServeEnv): Promise<ServeProcess> {
   const child = spawn(
     process.execPath,
-    [...(env.nodeArgs ?? []), "--import", TSX_LOADER, MAIN, "serve", "--port", "0", "--host", "127.0.0.1"],
+    [
+      ...(env.nodeArgs ?? []),
+      ...(env.built ? [BUILT_MAIN] : ["--import", TSX_LOADER, MAIN]),
+      "serve",
+      "--port",
+      "0",
+      "--host",
+      "127.0.0.1",
+    ],
     {
       cwd: env.workspace,
       env: {

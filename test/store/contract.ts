@@ -43,18 +43,24 @@ function nextNotification(
 ): { received: Promise<StoreNotification>; stop: () => void } {
   let stop = () => {};
   const received = new Promise<StoreNotification>((resolve) => {
-    stop = store.subscribe((n) => {
-      if (matches(n)) {
-        stop();
-        resolve(n);
-      }
-    });
+    stop = store.subscribe(
+      (n) => {
+        if (matches(n)) {
+          stop();
+          resolve(n);
+        }
+      },
+      { events: true },
+    );
   });
   return { received, stop };
 }
 
-/** Subscribes and waits until the subscription is live (its first `resync`). */
-async function liveSubscription(store: Store): Promise<{ seen: StoreNotification[]; stop: () => void }> {
+/** Subscribes (to events too, unless told) and waits until the subscription is live (its first `resync`). */
+async function liveSubscription(
+  store: Store,
+  options = { events: true },
+): Promise<{ seen: StoreNotification[]; stop: () => void }> {
   const seen: StoreNotification[] = [];
   let ready!: () => void;
   const live = new Promise<void>((resolve) => {
@@ -63,7 +69,7 @@ async function liveSubscription(store: Store): Promise<{ seen: StoreNotification
   const stop = store.subscribe((n) => {
     seen.push(n);
     if (n.channel === "resync") ready();
-  });
+  }, options);
   await live;
   return { seen, stop };
 }
@@ -607,6 +613,22 @@ export function storeContract(harness: StoreHarness): void {
       );
       await other.enqueueInbox(s.id, followup("from elsewhere"));
       await enqueued.received;
+    });
+
+    it("tells appends only to subscribers that asked for events", async () => {
+      const s = await store.createSession();
+      const quiet = await liveSubscription(store, { events: false });
+      const witness = nextNotification(store, (n) => n.channel === "events" && n.sessionId === s.id);
+      await liveSubscription(store); // the events channel is live
+      await store.append(s.id, step(1), 0);
+      await witness.received;
+      const inbox = nextNotification(store, (n) => n.channel === "inbox" && n.sessionId === s.id);
+      await store.enqueueInbox(s.id, followup("hi"));
+      await inbox.received;
+      await sleep(50);
+      expect(quiet.seen.some((n) => n.channel === "events")).toBe(false);
+      expect(quiet.seen.some((n) => n.channel === "inbox" && n.sessionId === s.id)).toBe(true);
+      quiet.stop();
     });
 
     it("stops delivering after unsubscribe", async () => {

@@ -16,11 +16,14 @@ function nextNotification(
   matches: (n: StoreNotification) => boolean,
 ): Promise<StoreNotification> {
   return new Promise((resolve) => {
-    const stop = store.subscribe((n) => {
-      if (!matches(n)) return;
-      stop();
-      resolve(n);
-    });
+    const stop = store.subscribe(
+      (n) => {
+        if (!matches(n)) return;
+        stop();
+        resolve(n);
+      },
+      { events: true },
+    );
   });
 }
 
@@ -31,12 +34,15 @@ async function countResyncs(store: Store): Promise<{ next(): Promise<void> }> {
   const subscribed = new Promise<void>((resolve) => {
     live = resolve;
   });
-  store.subscribe((n) => {
-    if (n.channel !== "resync") return;
-    live();
-    waiting?.();
-    waiting = undefined;
-  });
+  store.subscribe(
+    (n) => {
+      if (n.channel !== "resync") return;
+      live();
+      waiting?.();
+      waiting = undefined;
+    },
+    { events: true },
+  );
   await subscribed;
   return {
     next: () =>
