@@ -218,4 +218,16 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX schedules_due ON schedules (next_at) WHERE next_at IS NOT NULL;
     `,
   },
+  {
+    version: 3,
+    name: "one-statement append with inbox claims",
+    // The append that also claims inbox rows is one statement (postgres-statements.ts): when a row is no
+    // longer pending, this raises, and the whole statement (events included) is rolled back.
+    sql: `
+      CREATE FUNCTION bdsh_refuse_claim(missing bigint) RETURNS integer LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'inbox claim refused: % item(s) no longer pending', missing USING ERRCODE = 'BD001';
+      END $$;
+    `,
+  },
 ];

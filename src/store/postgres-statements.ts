@@ -41,6 +41,38 @@ export const SQL = {
       )
       SELECT pg_notify('${EVENTS_CHANNEL}', upd.id || ':' || upd.last_seq) FROM upd`,
   },
+  /**
+   * The append that also claims inbox rows ($10: their ids): one statement, so one round trip. The claim
+   * runs only if the append matched; if any row is no longer pending, `bdsh_refuse_claim` raises (SQLSTATE
+   * BD001) and nothing of the statement is kept.
+   */
+  appendClaiming: {
+    name: "bdsh_append_claiming",
+    text: `
+      WITH upd AS (
+        UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now()
+        WHERE id = $1 AND last_seq = $2::int AND ($4::text IS NULL OR EXISTS (${LIVE_LEASE}))
+        RETURNING id, last_seq
+      ), ins AS (
+        INSERT INTO events (session_id, seq, type, at, turn, step, data)
+        SELECT upd.id, $2::int + e.ord, e.type, e.at, e.turn, e.step, e.data
+        FROM upd, unnest($5::text[], $6::text[], $7::int[], $8::int[], $9::text[])
+          WITH ORDINALITY AS e(type, at, turn, step, data, ord)
+      ), claimed AS (
+        UPDATE inbox SET claimed_at = now(), claimed_seq = $2::int + 1
+        WHERE session_id = $1 AND id = ANY($10::text[]) AND ${PENDING} AND EXISTS (SELECT 1 FROM upd)
+        RETURNING id
+      )
+      SELECT pg_notify('${EVENTS_CHANNEL}', upd.id || ':' || upd.last_seq),
+        CASE WHEN (SELECT count(*) FROM claimed) <> cardinality($10::text[])
+          THEN bdsh_refuse_claim(cardinality($10::text[]) - (SELECT count(*) FROM claimed)) END
+      FROM upd`,
+  },
+  /** Which of the given inbox rows are still pending (to name the ones a refused claim missed). */
+  stillPending: {
+    name: "bdsh_still_pending",
+    text: `SELECT id FROM inbox WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING}`,
+  },
   /** Why an append matched nothing. */
   diagnose: {
     name: "bdsh_append_diagnose",
@@ -48,13 +80,6 @@ export const SQL = {
              ($3::text IS NULL OR EXISTS (SELECT 1 FROM leases WHERE name = $2 AND owner = $3 AND expires_at > now()))
              AS held
            FROM sessions WHERE id = $1`,
-  },
-  /** No NOTIFY: inbox notifications announce added input (a wake-up); a claim is seen as its events. */
-  claimInbox: {
-    name: "bdsh_claim_inbox",
-    text: `
-      UPDATE inbox SET claimed_at = now(), claimed_seq = $3
-      WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING} RETURNING id`,
   },
   read: {
     name: "bdsh_read",

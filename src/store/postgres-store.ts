@@ -5,8 +5,8 @@
  * Invariants:
  * - Each call is one short transaction: the loop's durability points (L17) are appends, and a step's events
  *   land together or not at all. The expected-seq check is also what makes `compaction/start` a lock (C9).
- * - `append` is one statement, one round trip (see postgres-statements.ts); with `claimInbox` it is one
- *   explicit transaction. Either way all or nothing; a zero-row append is diagnosed by a second read so the
+ * - `append` is one statement, one round trip (see postgres-statements.ts), with or without `claimInbox`
+ *   (a claim that finds a row no longer pending raises inside the statement). All or nothing; a zero-row append is diagnosed by a second read so the
  *   caller gets the right typed error (conflict with the actual seq, lost lease, unknown session).
  * - Event `data` and `at` are `text` (not `jsonb`, which reorders keys): byte-for-byte round trip (M23).
  * - Lease expiry and fencing use the database clock (`now()`): servers need not agree on time.
@@ -88,6 +88,8 @@ export type PostgresStoreOptions = {
 };
 
 type Queryable = Pick<pg.PoolClient, "query">;
+/** SQLSTATE raised by `bdsh_refuse_claim` (migration 3). */
+const CLAIM_REFUSED = "BD001";
 type LeaseRecord = { name: string; owner: string; expires_at: number; fence: number };
 
 export class PostgresStore implements Store {
@@ -202,26 +204,27 @@ export class PostgresStore implements Store {
     const claims = uniqueIds(options.claimInbox ?? []);
     const owner = options.leaseOwner ?? null;
     const values = [sessionId, expectedSeq, sessionLeaseName(sessionId), owner, ...columnsOf(encoded)];
-    if (claims.length === 0) {
-      const { rowCount } = await this.pool.query({ ...SQL.append, values });
-      if (rowCount !== 1) return this.refuse(this.pool, sessionId, expectedSeq, owner);
-    } else {
-      await this.transaction(async (client) => {
-        const { rowCount } = await client.query({ ...SQL.append, values });
-        if (rowCount !== 1) return this.refuse(client, sessionId, expectedSeq, owner);
-        const { rows } = await client.query<{ id: string }>({
-          ...SQL.claimInbox,
-          values: [sessionId, claims, expectedSeq + 1],
-        });
-        if (rows.length !== claims.length) {
-          const taken = new Set(rows.map((r) => r.id));
-          throw new InboxClaimError(
-            sessionId,
-            claims.filter((id) => !taken.has(id)),
-          );
-        }
+    // Claims do not NOTIFY: inbox notifications announce added input; a claim is seen as its events.
+    const statement = claims.length === 0 ? SQL.append : SQL.appendClaiming;
+    let rowCount: number | null;
+    try {
+      ({ rowCount } = await this.pool.query({
+        ...statement,
+        values: claims.length === 0 ? values : [...values, claims],
+      }));
+    } catch (error) {
+      if ((error as { code?: string }).code !== CLAIM_REFUSED) throw error;
+      const { rows } = await this.pool.query<{ id: string }>({
+        ...SQL.stillPending,
+        values: [sessionId, claims],
       });
+      const pending = new Set(rows.map((r) => r.id));
+      throw new InboxClaimError(
+        sessionId,
+        claims.filter((id) => !pending.has(id)),
+      );
     }
+    if (rowCount !== 1) return this.refuse(this.pool, sessionId, expectedSeq, owner);
     return encoded.map((e, i) => decodeEvent(sessionId, expectedSeq + 1 + i, e));
   }
 
