@@ -28,7 +28,7 @@ import { type CallStats, countingStore } from "./store-calls.js";
  * a name for the diagnostic) is the same store with `synchronous=FULL`, an fsync per commit, to show what
  * power-loss durability costs per step.
  */
-export type StoreChoice = "sqlite" | "sqlite-normal" | "postgres";
+export type StoreChoice = "sqlite" | "sqlite-normal" | "postgres" | "postgres-async";
 
 export const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
 
@@ -38,7 +38,7 @@ type BenchStore = { store: Store; home: string; dispose(): Promise<void> };
 async function freshStore(choice: StoreChoice): Promise<BenchStore> {
   const home = mkdtempSync(join(tmpdir(), "bdsh-bench-loop-"));
   const removeHome = (): void => rmSync(home, { recursive: true, force: true });
-  if (choice !== "postgres") {
+  if (choice === "sqlite" || choice === "sqlite-normal") {
     const store = choice === "sqlite" ? await openStore({ home }) : await fsyncEveryCommitSqlite(home);
     return {
       store,
@@ -54,7 +54,11 @@ async function freshStore(choice: StoreChoice): Promise<BenchStore> {
   await adminQuery(adminUrl, `CREATE SCHEMA ${schema}`);
   const url = new URL(adminUrl);
   url.searchParams.set("options", `-c search_path=${schema}`);
-  const store = await openStore({ home, databaseUrl: url.toString() });
+  const store = await openStore({
+    home,
+    databaseUrl: url.toString(),
+    ...(choice === "postgres-async" ? { postgresSynchronousCommit: "off" as const } : {}),
+  });
   return {
     store,
     home,

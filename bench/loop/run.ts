@@ -6,6 +6,9 @@
  *   - the floor: a plain `fetch` loop POSTing the exact bodies better-dsh sent, reading each stream whole;
  *   - the AI SDK's `streamText` tool loop (`@ai-sdk/openai-compatible`);
  *   - pi-agent-core's `Agent` (pi-ai `openai-completions`);
+ *   - a diagnostic: better-dsh on PostgreSQL with `store.postgres_synchronous_commit: off` (commits return
+ *     before their WAL flush: durable against a killed process, not a database crash), to show how much of
+ *     the PostgreSQL overhead is that flush;
  *   - a diagnostic: better-dsh on SQLite with `synchronous=FULL` (an fsync per commit, durable against power
  *     loss), to show how much of the overhead that fsync is; the default is NORMAL (durable against a killed
  *     process).
@@ -42,11 +45,12 @@ const NAMES = {
   aiSdk: "AI SDK streamText",
   pi: "pi-agent-core",
   sqliteNormal: "[diag] ours, SQLite FULL",
+  postgresAsync: "[diag] ours, PG sync off",
 } as const;
 type Key = keyof typeof NAMES;
-const ORDER: Key[] = ["floor", "sqlite", "postgres", "aiSdk", "pi", "sqliteNormal"];
-type OursKey = "sqlite" | "postgres" | "sqliteNormal";
-const OURS: OursKey[] = ["sqlite", "postgres", "sqliteNormal"];
+const ORDER: Key[] = ["floor", "sqlite", "postgres", "aiSdk", "pi", "sqliteNormal", "postgresAsync"];
+type OursKey = "sqlite" | "postgres" | "sqliteNormal" | "postgresAsync";
+const OURS: OursKey[] = ["sqlite", "postgres", "sqliteNormal", "postgresAsync"];
 
 type Round = {
   summaries: Record<Key, Summary>;
@@ -63,7 +67,8 @@ async function round(steps: number): Promise<Round> {
   const aiSdk = await runAiSdk(script);
   const pi = await runPi(script);
   const sqliteNormal = await runOurs("sqlite-normal", script);
-  const runs: Record<Key, SessionRun> = { floor, sqlite, postgres, aiSdk, pi, sqliteNormal };
+  const postgresAsync = await runOurs("postgres-async", script);
+  const runs: Record<Key, SessionRun> = { floor, sqlite, postgres, aiSdk, pi, sqliteNormal, postgresAsync };
   const summaries = {} as Record<Key, Summary>;
   for (const key of ORDER) {
     assertSteps(NAMES[key], runs[key], steps);
@@ -71,7 +76,7 @@ async function round(steps: number): Promise<Round> {
   }
   return {
     summaries,
-    ours: { sqlite, postgres, sqliteNormal },
+    ours: { sqlite, postgres, sqliteNormal, postgresAsync },
     lastBodyBytes: Buffer.byteLength(sqlite.bodies.at(-1)?.rawBody ?? ""),
   };
 }
@@ -169,6 +174,11 @@ function printVerdicts(results: Record<Key, Summary>): void {
     check(ours < 1, `${stat}: SQLite overhead under 1 ms over the floor (${ms(ours)})`);
     const postgres = over("postgres", stat);
     check(postgres < 2, `${stat}: PostgreSQL overhead under 2 ms over the floor (${ms(postgres)})`);
+    const postgresAsync = over("postgresAsync", stat);
+    check(
+      postgresAsync < 2,
+      `${stat}: [diag] PostgreSQL with synchronous_commit off under 2 ms over the floor (${ms(postgresAsync)})`,
+    );
   }
 }
 

@@ -27,15 +27,22 @@ export function cliEnvironment(options: GlobalOptions, env: NodeJS.ProcessEnv = 
   return { env, home, cwd, loaded, databaseUrl: databaseUrl(env) };
 }
 
+/** The store the environment names (`DATABASE_URL` or the SQLite file), with the `store.*` settings. */
+export function openEnvironmentStore(environment: CliEnvironment): Promise<Store> {
+  const { store } = environment.loaded.config;
+  return openStore({
+    home: environment.home,
+    sqliteSynchronous: store.sqlite_synchronous,
+    postgresSynchronousCommit: store.postgres_synchronous_commit,
+    ...(environment.databaseUrl ? { databaseUrl: environment.databaseUrl } : {}),
+  });
+}
+
 export async function withStore<T>(
   environment: CliEnvironment,
   use: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const store = await openStore({
-    home: environment.home,
-    sqliteSynchronous: environment.loaded.config.store.sqlite_synchronous,
-    ...(environment.databaseUrl ? { databaseUrl: environment.databaseUrl } : {}),
-  });
+  const store = await openEnvironmentStore(environment);
   try {
     return await use(store);
   } finally {

@@ -44,7 +44,10 @@ export const configSchema = z.strictObject({
   }),
   stream: z.strictObject({ idle_timeout_ms: positiveInt }), // M19
   /** SQLite durability: `normal` (WAL) survives a killed process, not a power loss; `full` fsyncs every commit. */
-  store: z.strictObject({ sqlite_synchronous: z.enum(["full", "normal"]) }),
+  store: z.strictObject({
+    sqlite_synchronous: z.enum(["full", "normal"]),
+    postgres_synchronous_commit: z.enum(["on", "off"]),
+  }),
   compaction: z.strictObject({
     auto: z.boolean(), // C4
     threshold_ratio: ratio,
@@ -129,7 +132,7 @@ export const DEFAULT_CONFIG: Config = {
   },
   retry: { mode: "normal", max_retries: 5, initial_delay_ms: 500, max_delay_ms: 10_000, jitter_ratio: 0.1 },
   stream: { idle_timeout_ms: 300_000 },
-  store: { sqlite_synchronous: "normal" },
+  store: { sqlite_synchronous: "normal", postgres_synchronous_commit: "on" },
   compaction: {
     auto: true,
     threshold_ratio: 0.8,

@@ -24,11 +24,12 @@
  *   </system-reminder>
  * Tool result: `<skill_content name="x">\n<skill_instructions>\n…\n</skill_instructions>\n</skill_content>`.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import type { Plugin } from "../loop/plugin.js";
 import type { ToolDefinition } from "../tools/types.js";
+import { latestUserMessageTracker } from "./latest-user-message.js";
 
 export const MAX_DESCRIPTION_CHARS = 500;
 
@@ -64,6 +65,43 @@ export function parseSkill(text: string, path: string): Skill | undefined {
     instructions: match[2]!.trim(),
     path,
   };
+}
+
+/**
+ * The skill folders, read again only when something in them changed: each call stats the directories and
+ * each `SKILL.md` (cheap) and re-reads and re-parses only when a modification time or size differs.
+ */
+export function skillFolders(directories: readonly string[]): () => Skill[] {
+  let signature: string | undefined;
+  let skills: Skill[] = [];
+  return () => {
+    const now = folderSignature(directories);
+    if (now !== signature) {
+      signature = now;
+      skills = loadSkills(directories);
+    }
+    return skills;
+  };
+}
+
+function folderSignature(directories: readonly string[]): string {
+  const parts: string[] = [];
+  for (const directory of directories) {
+    const stat = statSync(directory, { throwIfNoEntry: false });
+    parts.push(stat ? `${directory}@${stat.mtimeMs}` : `${directory}:none`);
+    if (!stat?.isDirectory()) continue;
+    let entries: string[];
+    try {
+      entries = readdirSync(directory);
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const file = statSync(join(directory, entry, "SKILL.md"), { throwIfNoEntry: false });
+      if (file) parts.push(`${entry}@${file.mtimeMs}:${file.size}`);
+    }
+  }
+  return parts.join("\n");
 }
 
 /** Reads the skill folders now; later directories replace earlier skills of the same name. */
@@ -138,15 +176,17 @@ export const skillTool: ToolDefinition<{ name: string }> = {
   },
 };
 
-/** Folders are read again at every step, so a new or edited skill reaches the model (as a full catalog). */
+/** Folders are checked at every step, so a new or edited skill reaches the model (as a full catalog). */
 export function skillsPlugin(options: { home: string; directories?: readonly string[] }): Plugin {
   return {
     name: "skills",
     setup(ctx) {
       const directories = options.directories ?? skillDirectories(options.home, ctx.workspace);
+      const current = skillFolders(directories);
+      const lastCatalog = latestUserMessageTracker("skills");
       const catalog: SkillCatalog = {
-        list: () => loadSkills(directories),
-        get: (name) => loadSkills(directories).find((s) => s.name === name),
+        list: () => current(),
+        get: (name) => current().find((s) => s.name === name),
       };
       ctx.services.set("skills", catalog);
       const registry = ctx.services.get("toolRegistry");
@@ -156,12 +196,7 @@ export function skillsPlugin(options: { home: string; directories?: readonly str
         (state) => {
           const text = catalogText(catalog.list());
           if (text === undefined) return state;
-          let last: string | undefined;
-          for (let i = ctx.log.events.length - 1; i >= 0 && last === undefined; i--) {
-            const event = ctx.log.events[i]!;
-            if (event.type === "user/message" && event.data.source === "skills") last = event.data.text;
-          }
-          if (last === text) return state;
+          if (lastCatalog(ctx.log)?.data.text === text) return state;
           return { ...state, messages: [...state.messages, { text, source: "skills" }] };
         },
         { plugin: "skills" },

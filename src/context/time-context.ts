@@ -15,8 +15,8 @@
  * Later steps say "Elapsed since the previous time context:". Mixed: "Time zone for this request: mixed
  * [A, B]. Ask the user which zone they mean for dates and times that name none." Missing: "… unavailable. …"
  */
-import type { LogEvent } from "../log/events.js";
 import type { LogView, Plugin } from "../loop/plugin.js";
+import { latestUserMessageTracker } from "./latest-user-message.js";
 
 export type TimeContextOptions = {
   refreshMs?: number;
@@ -124,23 +124,6 @@ export function timeContextText(input: {
   ].join("\n");
 }
 
-/** The newest time-context message, found by scanning only the events added since the last call. */
-function timeContextTracker(): (log: LogView) => LogEvent | undefined {
-  let scanned = 0;
-  let latest: LogEvent | undefined;
-  return (log) => {
-    if (log.events.length < scanned || (latest && log.events[latest.seq - 1] !== latest)) {
-      scanned = 0; // the log was reset and reloaded
-      latest = undefined;
-    }
-    for (; scanned < log.events.length; scanned++) {
-      const event = log.events[scanned]!;
-      if (event.type === "user/message" && event.data.source === "time-context") latest = event;
-    }
-    return latest;
-  };
-}
-
 /** When the model last saw something: the newest surface node written before this turn. */
 function lastVisibleAt(log: LogView, turn: number): string | undefined {
   const nodes = log.surface.surface;
@@ -158,7 +141,7 @@ export function timeContextPlugin(options: TimeContextOptions = {}): Plugin {
   return {
     name: "time-context",
     setup(ctx) {
-      const lastTimeContext = timeContextTracker();
+      const lastTimeContext = latestUserMessageTracker("time-context");
       ctx.hooks.onWaterfall(
         "agent/pre-step",
         (state) => {

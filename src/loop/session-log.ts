@@ -21,6 +21,8 @@ export class SessionLog {
   private projector = new SurfaceProjector();
   private buffered: LogEvent[] = [];
   private claims: string[] = [];
+  /** The newest event of each type (plugins ask for these every step; a scan back would be O(log)). */
+  private latest = new Map<EventType, LogEvent>();
   private durableSeq = 0;
   private readonly listeners = new Set<LogListener>();
   private readonly durableListeners = new Set<LogListener>();
@@ -51,6 +53,7 @@ export class SessionLog {
     this.events.length = 0;
     this.buffered = [];
     this.claims = [];
+    this.latest = new Map();
     this.durableSeq = 0;
     this.projector = new SurfaceProjector();
   }
@@ -119,11 +122,7 @@ export class SessionLog {
   }
 
   last<K extends EventType>(type: K): Extract<LogEvent, { type: K }> | undefined {
-    for (let i = this.events.length - 1; i >= 0; i--) {
-      const event = this.events[i]!;
-      if (event.type === type) return event as Extract<LogEvent, { type: K }>;
-    }
-    return undefined;
+    return this.latest.get(type) as Extract<LogEvent, { type: K }> | undefined;
   }
 
   onEvents(listener: LogListener): () => void {
@@ -139,6 +138,7 @@ export class SessionLog {
 
   private accept(event: LogEvent): void {
     this.events.push(event);
+    this.latest.set(event.type, event);
     this.projector.apply(event);
   }
 

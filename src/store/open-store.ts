@@ -19,6 +19,12 @@ export type OpenStoreOptions = {
   pollIntervalMs?: number;
   /** SQLite: `normal` (default) survives a killed process, not a power loss; `full` fsyncs every commit. */
   sqliteSynchronous?: "full" | "normal";
+  /**
+   * PostgreSQL: `on` (default) waits for the commit's WAL flush; `off` answers once the commit is in the
+   * server's memory: durable against any crash of ours, not against a crash of the database server itself
+   * (it may lose the last fraction of a second of commits, never consistency).
+   */
+  postgresSynchronousCommit?: "on" | "off";
 };
 
 export const SQLITE_FILE = "bdsh.db";
@@ -37,7 +43,10 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 /** The store `openStore` would open, not yet migrated. */
 export function createStore(options: OpenStoreOptions): Store {
   if (options.databaseUrl)
-    return new PostgresStore({ connectionString: withDefaultUser(options.databaseUrl) });
+    return new PostgresStore({
+      connectionString: withDefaultUser(options.databaseUrl),
+      ...(options.postgresSynchronousCommit === "off" ? { synchronousCommit: "off" as const } : {}),
+    });
   mkdirSync(options.home, { recursive: true, mode: 0o700 });
   return new SqliteStore(join(options.home, SQLITE_FILE), {
     ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),

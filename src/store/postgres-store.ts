@@ -83,6 +83,8 @@ export type PostgresStoreOptions = {
   /** Shown in `pg_stat_activity`; the listener connection gets `<name>:listener`. */
   applicationName?: string;
   poolSize?: number;
+  /** `off`: commits return before their WAL is flushed (see `OpenStoreOptions.postgresSynchronousCommit`). */
+  synchronousCommit?: "on" | "off";
   /** Listener heartbeat period (default 10 s). */
   heartbeatMs?: number;
 };
@@ -107,6 +109,7 @@ export class PostgresStore implements Store {
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
       application_name: applicationName,
+      ...(options.synchronousCommit === "off" ? { options: "-c synchronous_commit=off" } : {}),
     });
     // An idle pooled connection that dies (restart, pg_terminate_backend) is dropped by the pool; without
     // this handler the 'error' event would crash the process.

@@ -1,7 +1,38 @@
-import { describe, inject } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { openStore } from "../../src/store/open-store.js";
+import type { PostgresStore } from "../../src/store/postgres-store.js";
 import { storeContract } from "./contract.js";
 import { postgresHarness } from "./harness.js";
 
 describe("PostgresStore", () => {
   storeContract(postgresHarness(inject("databaseUrl")));
+});
+
+describe("store.postgres_synchronous_commit", () => {
+  type WithPool = { pool: { query(sql: string): Promise<{ rows: Array<{ v: string }> }> } };
+  /** The pool's own session setting, read through one of its connections. */
+  const settingOf = async (store: PostgresStore) => {
+    const { pool } = store as unknown as WithPool;
+    return (await pool.query("SELECT current_setting('synchronous_commit') AS v")).rows[0]!.v;
+  };
+
+  it("is the database's own (on) by default, and off on every pooled connection when asked", async () => {
+    const databaseUrl = inject("databaseUrl");
+    const byDefault = (await openStore({ home: "/nonexistent", databaseUrl })) as PostgresStore;
+    const off = (await openStore({
+      home: "/nonexistent",
+      databaseUrl,
+      postgresSynchronousCommit: "off",
+    })) as PostgresStore;
+    try {
+      expect(await settingOf(byDefault)).toBe("on");
+      expect(await settingOf(off)).toBe("off");
+      const session = await off.createSession();
+      await off.append(session.id, [{ type: "agent/status", data: { status: "running" } }], 0);
+      expect((await byDefault.read(session.id)).map((e) => e.type)).toEqual(["agent/status"]);
+    } finally {
+      await byDefault.close();
+      await off.close();
+    }
+  });
 });

@@ -14,8 +14,7 @@ import type { Command } from "commander";
 import Fastify from "fastify";
 import { adapterFor, defaultOwner, SetupError } from "../../presets/open-agent.js";
 import { bdshPlugin } from "../../server/plugin.js";
-import { openStore } from "../../store/open-store.js";
-import { cliEnvironment, type GlobalOptions } from "../environment.js";
+import { cliEnvironment, type GlobalOptions, openEnvironmentStore } from "../environment.js";
 import { CliError, EXIT_OK, EXIT_USAGE, usageError } from "../errors.js";
 import type { Output } from "../output.js";
 
@@ -35,11 +34,7 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
       if (!token && !LOOPBACK.has(options.host))
         throw usageError(`BDSH_SERVER_TOKEN is required to bind ${options.host} (not loopback)`);
       const config = environment.loaded.config;
-      const store = await openStore({
-        home: environment.home,
-        sqliteSynchronous: config.store.sqlite_synchronous,
-        ...(environment.databaseUrl ? { databaseUrl: environment.databaseUrl } : {}),
-      });
+      const store = await openEnvironmentStore(environment);
       try {
         adapterFor({ store, config, workspace: environment.cwd, env: environment.env });
       } catch (error) {
