@@ -124,7 +124,11 @@ export const SQL = {
   sessionsWithPending: `
     SELECT session_id FROM inbox WHERE ${PENDING}
     GROUP BY session_id ORDER BY min(position) LIMIT $1`,
-  /** $1 owner, $2 ttl ms, $3 limit. The ON CONFLICT re-check makes a concurrent claimer skip, not steal. */
+  /**
+   * $1 owner, $2 ttl ms, $3 limit. The ON CONFLICT re-check makes a concurrent claimer skip, not steal;
+   * `seen` > claimed ids means another claimer took some of the same candidates at the same moment (the
+   * store then claims again: those sessions are now leased and drop out of the candidates).
+   */
   claimPendingSessions: {
     name: "bdsh_claim_pending_sessions",
     text: `
@@ -135,15 +139,18 @@ export const SQL = {
           WHERE h.name = 'session:' || i.session_id AND h.owner IS NOT NULL AND h.expires_at > now()
         )
         GROUP BY i.session_id ORDER BY first LIMIT $3
+      ), claimed AS (
+        INSERT INTO leases AS l (name, owner, expires_at, fence)
+        SELECT name, $1, now() + $2::float8 * interval '1 millisecond', 1 FROM candidates ORDER BY first
+        ON CONFLICT (name) DO UPDATE SET
+          owner = EXCLUDED.owner,
+          expires_at = EXCLUDED.expires_at,
+          fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
+        WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
+        RETURNING substr(l.name, ${"session:".length + 1}) AS session_id
       )
-      INSERT INTO leases AS l (name, owner, expires_at, fence)
-      SELECT name, $1, now() + $2::float8 * interval '1 millisecond', 1 FROM candidates ORDER BY first
-      ON CONFLICT (name) DO UPDATE SET
-        owner = EXCLUDED.owner,
-        expires_at = EXCLUDED.expires_at,
-        fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
-      WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
-      RETURNING substr(l.name, ${"session:".length + 1}) AS session_id`,
+      SELECT coalesce((SELECT array_agg(session_id) FROM claimed), '{}') AS ids,
+        (SELECT count(*) FROM candidates)::int AS seen`,
   },
   /** Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only. */
   acquireLease: `

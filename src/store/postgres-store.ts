@@ -109,8 +109,11 @@ export class PostgresStore implements Store {
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
       application_name: applicationName,
-      ...(options.synchronousCommit === "off" ? { options: "-c synchronous_commit=off" } : {}),
     });
+    // Per connection, queued before any query the pool hands it out for (a connection string's own
+    // `options` parameter, e.g. a search_path, would override a startup option).
+    if (options.synchronousCommit === "off")
+      this.pool.on("connect", (client) => void client.query("SET synchronous_commit = off").catch(() => {}));
     // An idle pooled connection that dies (restart, pg_terminate_backend) is dropped by the pool; without
     // this handler the 'error' event would crash the process.
     this.pool.on("error", () => {});
@@ -286,18 +289,26 @@ export class PostgresStore implements Store {
     checkTtl(ttlMs);
     if (limit <= 0) return [];
     checkLimit(limit);
-    try {
-      const { rows } = await this.pool.query<{ session_id: string }>({
-        ...SQL.claimPendingSessions,
-        values: [owner, ttlMs, limit],
-      });
-      return rows.map((r) => r.session_id);
-    } catch (error) {
-      // Two claimers locking the same leases in different orders: one is chosen to fail; it claims nothing
-      // this time and its next sweep tries again.
-      if ((error as { code?: string }).code === "40P01") return [];
-      throw error;
+    const claimed: string[] = [];
+    // A few rounds at most: each lost race removes the contested sessions from the next round's candidates.
+    for (let round = 0; round < 3 && claimed.length < limit; round++) {
+      let got: { ids: string[]; seen: number };
+      try {
+        const { rows } = await this.pool.query<{ ids: string[]; seen: number }>({
+          ...SQL.claimPendingSessions,
+          values: [owner, ttlMs, limit - claimed.length],
+        });
+        got = rows[0]!;
+        claimed.push(...got.ids);
+      } catch (error) {
+        // Two claimers locking the same leases in different orders: one is chosen to fail; it claims
+        // nothing this time and its next sweep tries again.
+        if ((error as { code?: string }).code === "40P01") break;
+        throw error;
+      }
+      if (got.ids.length >= got.seen) break; // it got everything it saw: no race lost
     }
+    return claimed;
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {

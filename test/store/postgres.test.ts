@@ -35,4 +35,19 @@ describe("store.postgres_synchronous_commit", () => {
       await off.close();
     }
   });
+
+  it("holds with a connection string that carries its own startup options (a search_path)", async () => {
+    const url = new URL(inject("databaseUrl"));
+    url.searchParams.set("options", "-c search_path=public");
+    const off = (await openStore({
+      home: "/nonexistent",
+      databaseUrl: url.toString(),
+      postgresSynchronousCommit: "off",
+    })) as PostgresStore;
+    try {
+      expect(await settingOf(off)).toBe("off");
+    } finally {
+      await off.close();
+    }
+  });
 });
