@@ -10,11 +10,15 @@
  * pairing check, seqs are dense, no recorded-started call ran twice, and every message sent was delivered.
  *
  * CI size by default (3 servers × 10 sessions, bounded under 2 minutes); `BDSH_CHAOS_LONG=1` runs the
- * issue's full size (3 × 30 sessions, 6 steps each).
+ * issue's full size (3 × 30 sessions, 6 steps each). `BDSH_CHAOS_PG_RESTART=1` with the long run really
+ * restarts the machine's PostgreSQL mid-run (`pg_ctlcluster … restart`, as root) instead of cutting its
+ * connections: run it alone, since every other database user on the machine sees the restart too.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
@@ -33,6 +37,21 @@ import {
 } from "./serve-process.js";
 
 const LONG = process.env.BDSH_CHAOS_LONG === "1";
+const PG_RESTART = LONG && process.env.BDSH_CHAOS_PG_RESTART === "1";
+
+/** A real restart of the local cluster (Debian's `pg_ctlcluster`; fast shutdown, then start). */
+async function restartPostgres(): Promise<void> {
+  const version = readdirSync("/etc/postgresql")[0];
+  if (!version) throw new Error("no PostgreSQL cluster under /etc/postgresql");
+  await promisify(execFile)("pg_ctlcluster", [
+    "--skip-systemctl-redirect",
+    version,
+    "main",
+    "restart",
+    "-m",
+    "fast",
+  ]);
+}
 const SERVERS = 3;
 /** The issue asks 3 × 30; the CI size is 3 × 10 to stay under 2 minutes on a 2-core machine. */
 const SESSIONS = LONG ? 90 : 30;
@@ -165,7 +184,11 @@ describe("issue 8 chaos: servers die at any moment", () => {
           void victim?.exited.then(async () => {
             servers[index] = await startServe(env);
           });
-          if (!terminated && kills === 2) {
+          if (!terminated && kills === 2 && PG_RESTART) {
+            terminated = true;
+            await restartPostgres();
+            console.info("chaos: PostgreSQL restarted");
+          } else if (!terminated && kills === 2) {
             terminated = true;
             const admin = new pg.Client({ connectionString: adminUrl });
             await admin.connect();
