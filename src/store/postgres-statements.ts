@@ -24,11 +24,8 @@ const LEASE_COLUMNS =
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
 const LIVE_LEASE = "SELECT 1 FROM leases WHERE name = $3 AND owner = $4 AND expires_at > now()";
 
-export const SQL = {
-  /** $1 session, $2 expected seq, $3 lease name, $4 lease owner or null, $5… parallel event arrays. */
-  append: {
-    name: "bdsh_append",
-    text: `
+/** The append's first two steps (see the header), shared by `append` and `appendClaiming`. */
+const APPEND_CTES = `
       WITH upd AS (
         UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now()
         WHERE id = $1 AND last_seq = $2::int AND ($4::text IS NULL OR EXISTS (${LIVE_LEASE}))
@@ -38,7 +35,14 @@ export const SQL = {
         SELECT upd.id, $2::int + e.ord, e.type, e.at, e.turn, e.step, e.data
         FROM upd, unnest($5::text[], $6::text[], $7::int[], $8::int[], $9::text[])
           WITH ORDINALITY AS e(type, at, turn, step, data, ord)
-      )
+      )`;
+
+export const SQL = {
+  /** $1 session, $2 expected seq, $3 lease name, $4 lease owner or null, $5… parallel event arrays. */
+  append: {
+    name: "bdsh_append",
+    text: `
+      ${APPEND_CTES}
       SELECT pg_notify('${EVENTS_CHANNEL}', upd.id || ':' || upd.last_seq) FROM upd`,
   },
   /**
@@ -49,16 +53,7 @@ export const SQL = {
   appendClaiming: {
     name: "bdsh_append_claiming",
     text: `
-      WITH upd AS (
-        UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now()
-        WHERE id = $1 AND last_seq = $2::int AND ($4::text IS NULL OR EXISTS (${LIVE_LEASE}))
-        RETURNING id, last_seq
-      ), ins AS (
-        INSERT INTO events (session_id, seq, type, at, turn, step, data)
-        SELECT upd.id, $2::int + e.ord, e.type, e.at, e.turn, e.step, e.data
-        FROM upd, unnest($5::text[], $6::text[], $7::int[], $8::int[], $9::text[])
-          WITH ORDINALITY AS e(type, at, turn, step, data, ord)
-      ), claimed AS (
+      ${APPEND_CTES}, claimed AS (
         UPDATE inbox SET claimed_at = now(), claimed_seq = $2::int + 1
         WHERE session_id = $1 AND id = ANY($10::text[]) AND ${PENDING} AND EXISTS (SELECT 1 FROM upd)
         RETURNING id
