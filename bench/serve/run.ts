@@ -30,7 +30,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { type ServeProcess, startServe, writeServeConfig } from "../../test/chaos/serve-process.js";
+import { post, type ServeProcess, startServe, writeServeConfig } from "../../test/chaos/serve-process.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -86,16 +86,6 @@ async function dropDatabases(): Promise<void> {
   await withAdmin(async (c) => {
     for (const name of databases.splice(0)) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   });
-}
-
-async function post(url: string, body: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (response.status >= 300) throw new Error(`${url}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as Record<string, unknown>;
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */

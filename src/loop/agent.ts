@@ -93,6 +93,7 @@ export class Agent {
    * where the server's sweep (or the next drive, which starts dirty) finds it.
    */
   private pendingKnown: InboxItem[] | undefined;
+  /** Not derivable from `pendingKnown`: a notification that lands while a read is in flight must survive it. */
   private inboxDirty = true;
   private setupDone: Promise<void> | undefined;
 

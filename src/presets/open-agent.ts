@@ -10,6 +10,7 @@
 import { hostname } from "node:os";
 import type { Config } from "../config/schema.js";
 import { Agent } from "../loop/agent.js";
+import { startSession } from "../loop/new-session.js";
 import type { Plugin } from "../loop/plugin.js";
 import type { ToolHost } from "../loop/tool-host.js";
 import { createAdapter } from "../model/adapter.js";
@@ -105,24 +106,7 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
     session = await store.getSession(options.sessionId);
     if (!session) throw new SetupError("NOT_FOUND", `no session ${options.sessionId} in ${store.location}`);
   } else {
-    session = await store.createSession({
-      title: options.title ?? null,
-      metadata: { workspace: options.workspace },
-    });
-    await store.append(
-      session.id,
-      [
-        {
-          type: "session/start",
-          data: {
-            kind: session.kind,
-            cwd: options.workspace,
-            ...(options.title ? { title: options.title } : {}),
-          },
-        },
-      ],
-      0,
-    );
+    session = await startSession(store, { workspace: options.workspace, title: options.title });
   }
   const agent = new Agent({
     store,

@@ -10,6 +10,7 @@
  */
 import type { Static } from "typebox";
 import { forkSession } from "../loop/fork.js";
+import { startSession } from "../loop/new-session.js";
 import { type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
 import { ApiError, notFound } from "./api-error.js";
 import { CANCEL_MARKER } from "./cancel-marker.js";
@@ -55,24 +56,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
     },
     async (request, reply) => {
       const body = (request.body ?? {}) as Static<typeof CreateSessionBody>;
-      const session = await store.createSession({
-        title: body.title ?? null,
-        metadata: { workspace: context.workspace },
-      });
-      await store.append(
-        session.id,
-        [
-          {
-            type: "session/start",
-            data: {
-              kind: session.kind,
-              cwd: context.workspace,
-              ...(body.title ? { title: body.title } : {}),
-            },
-          },
-        ],
-        0,
-      );
+      const session = await startSession(store, { workspace: context.workspace, title: body.title });
       if (body.text) {
         await store.enqueueInbox(session.id, {
           queue: "next-turn",
@@ -83,7 +67,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
         void runner.wake(session.id).catch(() => undefined);
       }
       reply.status(201);
-      return viewOf((await store.getSession(session.id)) ?? session);
+      return viewOf(session);
     },
   );
 

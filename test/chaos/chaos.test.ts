@@ -30,6 +30,7 @@ import { type FakeProvider, startFakeProvider } from "../../testing/fake-provide
 import {
   effectsPath,
   FINAL_TEXT,
+  post,
   type ServeProcess,
   startServe,
   taskScript,
@@ -92,16 +93,6 @@ afterAll(async () => {
   await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
 });
-
-async function post(url: string, body: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (response.status >= 300) throw new Error(`${url}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as Record<string, unknown>;
-}
 
 function finished(events: readonly LogEvent[]): boolean {
   const end = events.findLast((e) => e.type === "turn/end");

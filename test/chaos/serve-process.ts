@@ -34,6 +34,17 @@ export type ServeEnv = {
   built?: boolean;
 };
 
+/** POSTs JSON to a server; a non-2xx answer throws with its status and body. */
+export async function post(url: string, body: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (response.status >= 300) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as Record<string, unknown>;
+}
+
 export function writeServeConfig(path: string, server: Record<string, number>): void {
   const lines = Object.entries(server).map(([k, v]) => `  ${k}: ${v}`);
   writeFileSync(
