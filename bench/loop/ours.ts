@@ -15,20 +15,20 @@ import type { ToolHost } from "../../src/loop/tool-host.js";
 import { createAdapter } from "../../src/model/adapter.js";
 import { resolveRoute } from "../../src/model/catalog.js";
 import { standardPlugins } from "../../src/presets/standard.js";
-import { openStore, SQLITE_FILE } from "../../src/store/open-store.js";
-import { SqliteStore } from "../../src/store/sqlite-store.js";
+import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { NOOP_DESCRIPTION, NOOP_PARAMETERS, type SessionRun, StepMarks } from "./common.js";
 import { type CallStats, countingStore } from "./store-calls.js";
 
 /**
- * `sqlite` is the default store (`synchronous=NORMAL`: every commit is in the WAL before the step goes on,
- * so a killed process loses nothing; a power loss may roll back the last commits). `sqlite-normal` (kept as
- * a name for the diagnostic) is the same store with `synchronous=FULL`, an fsync per commit, to show what
- * power-loss durability costs per step.
+ * Which better-dsh runs. The stores run their default durability, `effects` (store.ts `AppendDurability`):
+ * every append is committed before the loop goes on (a killed process loses nothing); it waits for the disk
+ * (WAL flush, fsync) only before a side-effecting tool and at a turn's end. Diagnostics: `sqlite-full` and
+ * `postgres-on` wait for the disk on every append; `postgres-effects-tool` makes `noop` side-effecting, so
+ * every step also waits for the disk before its dispatch.
  */
-export type StoreChoice = "sqlite" | "sqlite-normal" | "postgres" | "postgres-async";
+export type StoreChoice = "sqlite" | "sqlite-full" | "postgres" | "postgres-on" | "postgres-effects-tool";
 
 export const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
 
@@ -38,8 +38,11 @@ type BenchStore = { store: Store; home: string; dispose(): Promise<void> };
 async function freshStore(choice: StoreChoice): Promise<BenchStore> {
   const home = mkdtempSync(join(tmpdir(), "bdsh-bench-loop-"));
   const removeHome = (): void => rmSync(home, { recursive: true, force: true });
-  if (choice === "sqlite" || choice === "sqlite-normal") {
-    const store = choice === "sqlite" ? await openStore({ home }) : await fsyncEveryCommitSqlite(home);
+  if (choice === "sqlite" || choice === "sqlite-full") {
+    const store = await openStore({
+      home,
+      ...(choice === "sqlite-full" ? { sqliteSynchronous: "full" } : {}),
+    });
     return {
       store,
       home,
@@ -57,7 +60,7 @@ async function freshStore(choice: StoreChoice): Promise<BenchStore> {
   const store = await openStore({
     home,
     databaseUrl: url.toString(),
-    ...(choice === "postgres-async" ? { postgresSynchronousCommit: "off" as const } : {}),
+    ...(choice === "postgres-on" ? { postgresSynchronousCommit: "on" as const } : {}),
   });
   return {
     store,
@@ -70,12 +73,6 @@ async function freshStore(choice: StoreChoice): Promise<BenchStore> {
   };
 }
 
-async function fsyncEveryCommitSqlite(home: string): Promise<Store> {
-  const store = new SqliteStore(join(home, SQLITE_FILE), { synchronous: "full" });
-  await store.migrate();
-  return store;
-}
-
 async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -86,11 +83,15 @@ async function adminQuery(url: string, sql: string): Promise<void> {
   }
 }
 
-/** A tool host with the one trivial tool; `onCall` sees the agent's facts (the prefix session edits them). */
-function noopHost(onCall: (n: number) => void): ToolHost {
+/**
+ * A tool host with the one trivial tool, read-only unless asked otherwise; `onCall` sees the agent's facts
+ * (the prefix session edits them).
+ */
+function noopHost(readOnly: boolean, onCall: (n: number) => void): ToolHost {
   return {
     declarations: () => [{ name: "noop", description: NOOP_DESCRIPTION, parameters: NOOP_PARAMETERS }],
     concurrencyOf: () => "safe",
+    isReadOnly: () => readOnly,
     async run(call) {
       const n = typeof call.args?.n === "number" ? call.args.n : -1;
       onCall(n);
@@ -136,7 +137,7 @@ export async function runOurs(
         maxOutputTokens: 32_768,
         systemPromptUpdate: "in-history",
       },
-      tools: noopHost((n) => onTool(n, agent!.facts)),
+      tools: noopHost(choice !== "postgres-effects-tool", (n) => onTool(n, agent!.facts)),
       plugins: standardPlugins({ config: DEFAULT_CONFIG }),
       workspace: bench.home,
     });

@@ -43,10 +43,13 @@ export const configSchema = z.strictObject({
     jitter_ratio: z.number().min(0).max(1),
   }),
   stream: z.strictObject({ idle_timeout_ms: positiveInt }), // M19
-  /** SQLite durability: `normal` (WAL) survives a killed process, not a power loss; `full` fsyncs every commit. */
+  /**
+   * Durability of appends (store.ts `AppendDurability`): `effects` flushes to disk before a tool touches the
+   * world and at a turn's end, and otherwise only commits; `full`/`on` flush every commit; `normal`/`off` none.
+   */
   store: z.strictObject({
-    sqlite_synchronous: z.enum(["full", "normal"]),
-    postgres_synchronous_commit: z.enum(["on", "off"]),
+    sqlite_synchronous: z.enum(["full", "effects", "normal"]),
+    postgres_synchronous_commit: z.enum(["on", "effects", "off"]),
   }),
   compaction: z.strictObject({
     auto: z.boolean(), // C4
@@ -132,7 +135,7 @@ export const DEFAULT_CONFIG: Config = {
   },
   retry: { mode: "normal", max_retries: 5, initial_delay_ms: 500, max_delay_ms: 10_000, jitter_ratio: 0.1 },
   stream: { idle_timeout_ms: 300_000 },
-  store: { sqlite_synchronous: "normal", postgres_synchronous_commit: "on" },
+  store: { sqlite_synchronous: "effects", postgres_synchronous_commit: "effects" },
   compaction: {
     auto: true,
     threshold_ratio: 0.8,

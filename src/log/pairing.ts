@@ -67,29 +67,73 @@ function quoteAll(ids: string[]): string {
 
 /** Returns the first pairing fault, or undefined when the history is well formed. */
 export function findPairingError(messages: readonly SurfaceMessage[]): PairingError | undefined {
-  const seen = new Set<string>();
-  /** Calls of the latest assistant message still waiting for a result, in model order. */
-  let pending: string[] = [];
-  let answerable = new Set<string>();
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i]!;
-    if (message.role === "tool") {
-      if (!answerable.has(message.callId)) return new ToolResultWithoutCallError(i, message.callId);
-      answerable.delete(message.callId);
-      pending = pending.filter((id) => id !== message.callId);
-      continue;
+  const scan = new PairingScan();
+  return scan.feed(messages, 0) ?? scan.end(messages.length);
+}
+
+/**
+ * M8 for a history that grows at its end, as the loop's requests do: a check scans only the messages after
+ * the ones the previous check passed, when the list still starts with those same message objects (an
+ * identity compare); any other list (compaction replaced a range, another session) is scanned whole.
+ */
+export class PairingChecker {
+  private passed: readonly SurfaceMessage[] = [];
+  private scan = new PairingScan();
+
+  check(messages: readonly SurfaceMessage[]): PairingError | undefined {
+    if (!startsWith(messages, this.passed)) {
+      this.passed = [];
+      this.scan = new PairingScan();
     }
-    if (pending.length > 0) return new ToolCallsNeedImmediateResultsError(i, pending);
-    answerable = new Set();
-    for (const call of toolCallsOf(message)) {
-      if (seen.has(call.id)) return new DuplicateToolCallIdError(i, call.id);
-      seen.add(call.id);
-      pending.push(call.id);
-      answerable.add(call.id);
+    const error = this.scan.feed(messages, this.passed.length) ?? this.scan.end(messages.length);
+    if (error) {
+      this.passed = [];
+      this.scan = new PairingScan();
+      return error;
     }
+    this.passed = messages.slice();
+    return undefined;
   }
-  if (pending.length > 0) return new UnresolvedToolCallsError(messages.length - 1, pending);
-  return undefined;
+}
+
+function startsWith(list: readonly SurfaceMessage[], prefix: readonly SurfaceMessage[]): boolean {
+  if (prefix.length > list.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (list[i] !== prefix[i]) return false;
+  return true;
+}
+
+/** The rules of the header, message by message; the state after a prefix is the state to continue from. */
+class PairingScan {
+  private readonly seen = new Set<string>();
+  /** Calls of the latest assistant message still waiting for a result, in model order. */
+  private pending: string[] = [];
+  private answerable = new Set<string>();
+
+  feed(messages: readonly SurfaceMessage[], from: number): PairingError | undefined {
+    for (let i = from; i < messages.length; i++) {
+      const message = messages[i]!;
+      if (message.role === "tool") {
+        if (!this.answerable.has(message.callId)) return new ToolResultWithoutCallError(i, message.callId);
+        this.answerable.delete(message.callId);
+        this.pending = this.pending.filter((id) => id !== message.callId);
+        continue;
+      }
+      if (this.pending.length > 0) return new ToolCallsNeedImmediateResultsError(i, this.pending);
+      this.answerable = new Set();
+      for (const call of toolCallsOf(message)) {
+        if (this.seen.has(call.id)) return new DuplicateToolCallIdError(i, call.id);
+        this.seen.add(call.id);
+        this.pending.push(call.id);
+        this.answerable.add(call.id);
+      }
+    }
+    return undefined;
+  }
+
+  /** The history may not end with unanswered calls. */
+  end(length: number): PairingError | undefined {
+    return this.pending.length > 0 ? new UnresolvedToolCallsError(length - 1, this.pending) : undefined;
+  }
 }
 
 export function assertPairing(messages: readonly SurfaceMessage[]): void {

@@ -10,7 +10,9 @@
  *   its `user/message`, so it is consumed exactly once even across servers.
  * - A turn always ends with `turn/end` (finally). A step ends on a reply without tool calls unless next-step
  *   input is pending; `agent/turn-stopping` runs first and may keep it open (L5). No step budget (L3).
- * - The log is flushed on pre-step, before every request and before every tool dispatch (L17).
+ * - The log is flushed on pre-step and before every request (committed), and to disk before every dispatch
+ *   of a call that is not read-only and at every turn's end (L17, and its "Here:": servers are disposable,
+ *   the world is not).
  * - Cancel keeps the visible prefix, drops tool calls, closes undispatched calls (L7, L8); a failing step
  *   closes every unanswered call (L9). A plugin or pipeline failure ends the turn, not the agent (L15).
  */
@@ -300,7 +302,7 @@ export class Agent {
   private async becomeIdle(): Promise<void> {
     this.status = "idle";
     this.log.add({ type: "agent/status", data: { status: "idle" } });
-    await this.log.flush();
+    await this.log.flush({ durability: "commit" }); // the turn's end was flushed to disk just before
     try {
       await this.hooks.serial("agent/status", { sessionId: this.sessionId, status: "idle" });
     } catch (error) {
@@ -505,7 +507,9 @@ export class Agent {
       this.log.add({ type: "user/message", data: { text: message.text, source: message.source }, ...where });
     }
     this.request.prepare(where, state.startsRequestSeries === true);
-    await this.log.flush(); // L17: before the request (it carries this turn's claims)
+    // L17: before the request (it carries this turn's claims). Committed is enough here ("Here:"): a request
+    // changes nothing in the world, and the next side-effecting dispatch flushes everything to disk.
+    await this.log.flush({ durability: "commit" });
 
     const reply = await this.requestReply(turn, step, signal);
     this.log.add({
@@ -520,7 +524,8 @@ export class Agent {
       },
       ...where,
     });
-    // The reply becomes durable with the first call's start record (L17: flush before every dispatch).
+    // The reply becomes durable with the first side-effecting call's start record, or else with the next
+    // pre-request flush (L17).
     const calls = reply.blocks.filter((b): b is ToolCallBlock => b.type === "tool-call");
     let result: "continue" | "completed" | "max-tokens";
     if (reply.finish === "max-tokens") result = "max-tokens";
@@ -576,7 +581,7 @@ export class Agent {
           },
         });
         if (decided.decision.kind !== "retry") throw caught;
-        await this.log.flush();
+        await this.log.flush({ durability: "commit" });
         try {
           await abortableSleep(decided.decision.delayMs, signal);
         } catch {
@@ -635,7 +640,10 @@ export class Agent {
           data: { callId: call.id, name: call.name, arguments: call.arguments },
           ...where,
         });
-        await this.log.flush(); // L17: before every dispatch
+        // L17 "Here:": on disk before side-effecting tools. A read-only call starts at once; its record rides
+        // the next flush, and a crash before it loses nothing but the read.
+        if (!this.tools.isReadOnly?.(toolCallRequest(call.id, call.name, call.arguments)))
+          await this.log.flush();
       },
       run: (call) =>
         this.tools.run(

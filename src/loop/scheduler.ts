@@ -4,8 +4,9 @@
  * - Calls start in model order. Consecutive `safe` calls share a rolling pool of `maxParallel`; an
  *   `exclusive` call waits for everything running, runs alone, and everything after waits for it.
  * - A call's class is asked just before it starts (it may depend on state changed by earlier calls).
- * - Before each dispatch `beforeDispatch` runs (L17: it records the call as started and flushes). If the
- *   signal aborted by then, the call and every later one are left undispatched (L8 closes them).
+ * - Before each dispatch `beforeDispatch` runs (L17: it records the call as started and, unless the call is
+ *   read-only, flushes). If the signal aborted by then, the call and every later one are left undispatched
+ *   (L8 closes them).
  * - Results are committed in model order: a call that finishes early waits for the ones before it.
  */
 import type { ToolCallBlock } from "../log/messages.js";

@@ -9,10 +9,14 @@
  *   `flush` runs before every request, so what is sent is always durable first.
  * - A flush that fails leaves the buffer in place and throws: the caller's turn ends and nothing is lost
  *   from memory; the store holds exactly what was committed.
+ * - A flush asks for `disk` durability unless told `commit` (store.ts `AppendDurability`). A `disk` append
+ *   also brings every earlier `commit` append to disk; a flush with nothing buffered writes nothing, so a
+ *   caller that needs `disk` before an effect adds the event that records the effect first (the loop's
+ *   `tool/call`, `turn/end`).
  */
 import type { EventType, LogEvent, NewEvent } from "../log/events.js";
 import { SurfaceProjector } from "../log/surface.js";
-import type { Store } from "../store/store.js";
+import type { AppendDurability, Store } from "../store/store.js";
 
 export type LogListener = (events: readonly LogEvent[]) => void;
 
@@ -91,14 +95,18 @@ export class SessionLog {
     this.claims.push(...ids);
   }
 
-  /** L17: makes every added event durable, consuming the claimed inbox rows in the same append. */
-  flush(): Promise<void> {
-    const run = this.flushing.then(() => this.flushNow());
+  /**
+   * L17: makes every added event durable, consuming the claimed inbox rows in the same append. `commit` is
+   * enough before a model request (L17 "Here:"); the default, `disk`, is for what precedes an effect.
+   */
+  flush(options: { durability?: AppendDurability } = {}): Promise<void> {
+    const durability = options.durability ?? "disk";
+    const run = this.flushing.then(() => this.flushNow(durability));
     this.flushing = run.catch(() => undefined);
     return run;
   }
 
-  private async flushNow(): Promise<void> {
+  private async flushNow(durability: AppendDurability): Promise<void> {
     if (this.buffered.length === 0 && this.claims.length === 0) return;
     // Events added while the append is in flight go to a fresh buffer, for the next flush.
     const batch = this.buffered;
@@ -110,7 +118,7 @@ export class SessionLog {
         this.sessionId,
         batch.map(({ type, data, turn, step, at }) => ({ type, data, turn, step, at }) as NewEvent),
         this.durableSeq,
-        { leaseOwner: this.owner, ...(claims.length ? { claimInbox: claims } : {}) },
+        { leaseOwner: this.owner, durability, ...(claims.length ? { claimInbox: claims } : {}) },
       );
     } catch (error) {
       this.buffered = [...batch, ...this.buffered];

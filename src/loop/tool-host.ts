@@ -1,6 +1,6 @@
 /**
  * What the loop needs from the tool layer: the declarations sent to the model, the L19 class of a call
- * (re-checked just before it starts) and a `run` that always answers (T2: a failing tool never ends the
+ * (re-checked just before it starts), whether it may start before the log's flush (L17), and a `run` that always answers (T2: a failing tool never ends the
  * turn). The tool pipeline implements it; tests may use a small table of functions.
  */
 import type { ToolSpec } from "../model/types.js";
@@ -11,6 +11,8 @@ export interface ToolHost {
   /** Stable order and content across steps (SP8, M23). */
   declarations(): ToolSpec[];
   concurrencyOf(call: ToolCallRequest): ConcurrencyClass;
+  /** L17: true lets the call start without waiting for the log's flush (no effect outside the log). */
+  isReadOnly?(call: ToolCallRequest): boolean;
   run(call: ToolCallRequest, exec: ToolExec): Promise<ToolOutput>;
 }
 

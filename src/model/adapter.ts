@@ -9,9 +9,10 @@
  * - The adapter never retries (M18: single attempt); `RetryPolicy` in ./retry.ts wraps it.
  */
 import type { EventSourceMessage } from "eventsource-parser";
-import { findPairingError } from "../log/pairing.js";
+import { PairingChecker } from "../log/pairing.js";
 import { anthropicParts } from "./anthropic/parse.js";
 import { anthropicBody } from "./anthropic/serialize.js";
+import { type BodyParts, bodyJson } from "./body-json.js";
 import { endpointUrl, type Route, resolveApiKey, type WireFormat } from "./catalog.js";
 import { assertEffort } from "./effort.js";
 import { openAiChatParts } from "./openai-chat/parse.js";
@@ -20,7 +21,7 @@ import { type FetchLike, postSse } from "./transport.js";
 import { LlmError, type ModelAdapter, type ModelPart, type ModelRequest } from "./types.js";
 
 type Codec = {
-  body(route: Route, request: ModelRequest): Record<string, unknown>;
+  body(route: Route, request: ModelRequest): BodyParts;
   auth(key: string | undefined): Record<string, string>;
   parse(frames: AsyncIterable<EventSourceMessage[]>): AsyncGenerator<ModelPart>;
 };
@@ -52,9 +53,11 @@ export type AdapterOptions = {
 };
 
 export function createAdapter(route: Route, options: AdapterOptions = {}): ModelAdapter {
+  // M8 on every request; a session's history only grows between requests, so each check scans the news.
+  const pairing = new PairingChecker();
   return {
     provider: route.preset.name,
-    stream: (request) => streamReply(route, request, options),
+    stream: (request) => streamReply(route, request, options, pairing),
   };
 }
 
@@ -62,16 +65,17 @@ async function* streamReply(
   route: Route,
   request: ModelRequest,
   options: AdapterOptions,
+  checker: PairingChecker,
 ): AsyncGenerator<ModelPart> {
   assertEffort(request.effort);
-  const pairing = findPairingError(request.messages);
+  const pairing = checker.check(request.messages);
   if (pairing) throw new LlmError("INVALID_REQUEST", pairing.message);
   const key = resolveApiKey(route, options.env);
   if (key === undefined && route.preset.keyRequired) {
     throw new LlmError("AUTH", `no API key: set ${route.keyEnvs.join(" or ")}`);
   }
   const codec = CODECS[route.preset.wire];
-  const body = JSON.stringify(codec.body(route, request));
+  const body = bodyJson(codec.body(route, request));
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers ?? {})) {
     if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;

@@ -60,6 +60,7 @@ export const getGoalTool: ToolDefinition<Record<string, never>> = {
   description: GET_GOAL_DESCRIPTION,
   parameters: { type: "object", properties: {}, additionalProperties: false },
   concurrency: "safe",
+  readOnly: true,
   async execute(_args, exec) {
     const goals = goalsOf(exec);
     return { text: goalJson(await goals.get(), goals.armed) };

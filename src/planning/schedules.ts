@@ -109,6 +109,7 @@ export const scheduleListTool: ToolDefinition<Record<string, never>> = {
   description: "List this session's scheduled reminders.",
   parameters: { type: "object", properties: {}, additionalProperties: false },
   concurrency: "safe",
+  readOnly: true,
   async execute(_args, exec) {
     const rows = await storeOf(exec).listSchedules(exec.session.sessionId);
     return { text: JSON.stringify({ schedules: rows.map(view) }) };

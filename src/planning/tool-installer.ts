@@ -32,6 +32,8 @@ export function installTools(ctx: PluginContext, tools: readonly AnyToolDefiniti
     declarations: () => [...(previous?.declarations() ?? []), ...own],
     concurrencyOf: (call) =>
       names.has(call.name) ? pipeline.concurrencyOf(call) : (previous?.concurrencyOf(call) ?? "exclusive"),
+    isReadOnly: (call) =>
+      names.has(call.name) ? pipeline.isReadOnly(call) : (previous?.isReadOnly?.(call) ?? false),
     run: (call, exec) =>
       names.has(call.name) || !previous ? pipeline.run(call, exec) : previous.run(call, exec),
   });

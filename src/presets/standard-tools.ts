@@ -142,6 +142,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       services.set("toolHost", {
         declarations: () => declarations,
         concurrencyOf: (call) => pipeline.concurrencyOf(call),
+        isReadOnly: (call) => pipeline.isReadOnly(call),
         run: (call, exec) => pipeline.run(call, exec),
       });
       ctx.hooks.onSerial("agent/close", async () => {

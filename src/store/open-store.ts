@@ -6,8 +6,8 @@
 import { mkdirSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import { PostgresStore } from "./postgres-store.js";
-import { SqliteStore } from "./sqlite-store.js";
+import { PostgresStore, type PostgresSynchronousCommit } from "./postgres-store.js";
+import { SqliteStore, type SqliteSynchronous } from "./sqlite-store.js";
 import type { Store } from "./store.js";
 
 export type OpenStoreOptions = {
@@ -17,14 +17,18 @@ export type OpenStoreOptions = {
   home: string;
   /** SQLite: how often to look for other processes' commits while subscribed. */
   pollIntervalMs?: number;
-  /** SQLite: `normal` (default) survives a killed process, not a power loss; `full` fsyncs every commit. */
-  sqliteSynchronous?: "full" | "normal";
   /**
-   * PostgreSQL: `on` (default) waits for the commit's WAL flush; `off` answers once the commit is in the
-   * server's memory: durable against any crash of ours, not against a crash of the database server itself
-   * (it may lose the last fraction of a second of commits, never consistency).
+   * SQLite: `effects` (default) honours each append's `durability` (an fsync only for `disk` appends);
+   * `normal` never fsyncs on commit (survives a killed process, not a power loss); `full` fsyncs every one.
    */
-  postgresSynchronousCommit?: "on" | "off";
+  sqliteSynchronous?: SqliteSynchronous;
+  /**
+   * PostgreSQL: `effects` (default) honours each append's `durability`; `on` waits for the WAL flush of
+   * every commit; `off` answers once a commit is in the server's memory: durable against any crash of ours,
+   * not against a crash of the database server (it may lose the last fraction of a second of commits, never
+   * consistency).
+   */
+  postgresSynchronousCommit?: PostgresSynchronousCommit;
 };
 
 export const SQLITE_FILE = "bdsh.db";
@@ -45,7 +49,9 @@ export function createStore(options: OpenStoreOptions): Store {
   if (options.databaseUrl)
     return new PostgresStore({
       connectionString: withDefaultUser(options.databaseUrl),
-      ...(options.postgresSynchronousCommit === "off" ? { synchronousCommit: "off" as const } : {}),
+      ...(options.postgresSynchronousCommit === undefined
+        ? {}
+        : { synchronousCommit: options.postgresSynchronousCommit }),
     });
   mkdirSync(options.home, { recursive: true, mode: 0o700 });
   return new SqliteStore(join(options.home, SQLITE_FILE), {

@@ -24,7 +24,7 @@ const LEASE_COLUMNS =
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
 const LIVE_LEASE = "SELECT 1 FROM leases WHERE name = $3 AND owner = $4 AND expires_at > now()";
 
-/** The append's first two steps (see the header), shared by `append` and `appendClaiming`. */
+/** The append's first two steps (see the header), shared by every `appendStatement`. */
 const APPEND_CTES = `
       WITH upd AS (
         UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now()
@@ -37,32 +37,46 @@ const APPEND_CTES = `
           WITH ORDINALITY AS e(type, at, turn, step, data, ord)
       )`;
 
-export const SQL = {
-  /** $1 session, $2 expected seq, $3 lease name, $4 lease owner or null, $5… parallel event arrays. */
-  append: {
-    name: "bdsh_append",
-    text: `
-      ${APPEND_CTES}
-      SELECT pg_notify('${EVENTS_CHANNEL}', upd.id || ':' || upd.last_seq) FROM upd`,
-  },
-  /**
-   * The append that also claims inbox rows ($10: their ids): one statement, so one round trip. The claim
-   * runs only if the append matched; if any row is no longer pending, `bdsh_refuse_claim` raises (SQLSTATE
-   * BD001) and nothing of the statement is kept.
-   */
-  appendClaiming: {
-    name: "bdsh_append_claiming",
+/**
+ * The append, with or without an inbox claim ($10: the row ids; the claim runs only if the append matched,
+ * and if any row is no longer pending `bdsh_refuse_claim` raises, SQLSTATE BD001, and nothing of the
+ * statement is kept). $1 session, $2 expected seq, $3 lease name, $4 lease owner or null, $5… parallel event
+ * arrays. Without `flushWal` the statement turns `synchronous_commit` off for its own transaction: the
+ * commit returns before its WAL reaches disk (`AppendDurability` "commit").
+ */
+type NamedStatement = { name: string; text: string };
+
+export function appendStatement(kind: { claiming: boolean; flushWal: boolean }): NamedStatement {
+  const variants = kind.claiming ? APPEND_STATEMENTS.claiming : APPEND_STATEMENTS.plain;
+  return kind.flushWal ? variants.flush : variants.commit;
+}
+
+function buildAppend(claiming: boolean, flushWal: boolean): NamedStatement {
+  const notify = `pg_notify('${EVENTS_CHANNEL}', upd.id || ':' || upd.last_seq)`;
+  const lazy = flushWal ? "" : ", set_config('synchronous_commit', 'off', true)";
+  const name = `bdsh_append${claiming ? "_claiming" : ""}${flushWal ? "" : "_commit"}`;
+  if (!claiming) return { name, text: `${APPEND_CTES}\n      SELECT ${notify}${lazy} FROM upd` };
+  return {
+    name,
     text: `
       ${APPEND_CTES}, claimed AS (
         UPDATE inbox SET claimed_at = now(), claimed_seq = $2::int + 1
         WHERE session_id = $1 AND id = ANY($10::text[]) AND ${PENDING} AND EXISTS (SELECT 1 FROM upd)
         RETURNING id
       )
-      SELECT pg_notify('${EVENTS_CHANNEL}', upd.id || ':' || upd.last_seq),
+      SELECT ${notify}${lazy},
         CASE WHEN (SELECT count(*) FROM claimed) <> cardinality($10::text[])
           THEN bdsh_refuse_claim(cardinality($10::text[]) - (SELECT count(*) FROM claimed)) END
       FROM upd`,
-  },
+  };
+}
+
+const APPEND_STATEMENTS = {
+  plain: { flush: buildAppend(false, true), commit: buildAppend(false, false) },
+  claiming: { flush: buildAppend(true, true), commit: buildAppend(true, false) },
+};
+
+export const SQL = {
   /** Which of the given inbox rows are still pending (to name the ones a refused claim missed). */
   stillPending: {
     name: "bdsh_still_pending",

@@ -6,14 +6,18 @@
  * - Each call is one short transaction: the loop's durability points (L17) are appends, and a step's events
  *   land together or not at all. The expected-seq check is also what makes `compaction/start` a lock (C9).
  * - `append` is one statement, one round trip (see postgres-statements.ts), with or without `claimInbox`
- *   (a claim that finds a row no longer pending raises inside the statement). All or nothing; a zero-row append is diagnosed by a second read so the
- *   caller gets the right typed error (conflict with the actual seq, lost lease, unknown session).
+ *   (a claim that finds a row no longer pending raises inside the statement). All or nothing; a zero-row
+ *   append is diagnosed by a second read so the caller gets the right typed error (conflict with the actual
+ *   seq, lost lease, unknown session).
+ * - Durability (`synchronousCommit`, default `effects`): an append asking only for `commit` durability turns
+ *   `synchronous_commit` off for its own transaction, inside the statement (`set_config(…, true)`); every
+ *   other write waits for its WAL flush, which also covers every earlier commit.
  * - Event `data` and `at` are `text` (not `jsonb`, which reorders keys): byte-for-byte round trip (M23).
  * - Lease expiry and fencing use the database clock (`now()`): servers need not agree on time.
  * - Migrations run under `pg_advisory_xact_lock`, taken before anything is created, so servers starting
  *   together apply each migration once.
- * - Notifications: appends NOTIFY `bdsh_events` with `<sessionId>:<seq>`, added or discarded inbox items NOTIFY `bdsh_inbox`
- *   with the session id, both delivered at commit. One supervised listener connection per store
+ * - Notifications: appends NOTIFY `bdsh_events` with `<sessionId>:<seq>`, added or discarded inbox items
+ *   NOTIFY `bdsh_inbox` with the session id, both delivered at commit. One supervised listener connection per store
  *   (pg-listener.ts) starts with the first subscriber; every (re)connect is announced as `resync`.
  * - `location` never contains the password.
  */
@@ -32,7 +36,7 @@ import type {
   ScheduleRow,
 } from "./planning-rows.js";
 import { PostgresPlanning } from "./postgres-planning.js";
-import { EVENTS_CHANNEL, INBOX_CHANNEL, MAX_SEQ, SQL } from "./postgres-statements.js";
+import { appendStatement, EVENTS_CHANNEL, INBOX_CHANNEL, MAX_SEQ, SQL } from "./postgres-statements.js";
 import { redactUrl } from "./redact-url.js";
 import {
   type BlobRecord,
@@ -83,11 +87,13 @@ export type PostgresStoreOptions = {
   /** Shown in `pg_stat_activity`; the listener connection gets `<name>:listener`. */
   applicationName?: string;
   poolSize?: number;
-  /** `off`: commits return before their WAL is flushed (see `OpenStoreOptions.postgresSynchronousCommit`). */
-  synchronousCommit?: "on" | "off";
+  /** Default `effects`; see `OpenStoreOptions.postgresSynchronousCommit`. */
+  synchronousCommit?: PostgresSynchronousCommit;
   /** Listener heartbeat period (default 10 s). */
   heartbeatMs?: number;
 };
+
+export type PostgresSynchronousCommit = "on" | "effects" | "off";
 
 type Queryable = Pick<pg.PoolClient, "query">;
 /** SQLSTATE raised by `bdsh_refuse_claim` (migration 3). */
@@ -101,6 +107,8 @@ export class PostgresStore implements Store {
   private readonly hub: NotificationHub;
   private readonly listener: PgListener;
   private readonly planning: PostgresPlanning;
+  /** `effects`: an append asking only for `commit` durability skips its WAL flush. */
+  private readonly honourDurability: boolean;
 
   constructor(options: PostgresStoreOptions) {
     const applicationName = options.applicationName ?? "bdsh";
@@ -112,6 +120,7 @@ export class PostgresStore implements Store {
     });
     // Per connection, queued before any query the pool hands it out for (a connection string's own
     // `options` parameter, e.g. a search_path, would override a startup option).
+    this.honourDurability = (options.synchronousCommit ?? "effects") === "effects";
     if (options.synchronousCommit === "off")
       this.pool.on("connect", (client) => void client.query("SET synchronous_commit = off").catch(() => {}));
     // An idle pooled connection that dies (restart, pg_terminate_backend) is dropped by the pool; without
@@ -211,7 +220,10 @@ export class PostgresStore implements Store {
     const owner = options.leaseOwner ?? null;
     const values = [sessionId, expectedSeq, sessionLeaseName(sessionId), owner, ...columnsOf(encoded)];
     // Claims do not NOTIFY: inbox notifications announce added input; a claim is seen as its events.
-    const statement = claims.length === 0 ? SQL.append : SQL.appendClaiming;
+    const statement = appendStatement({
+      claiming: claims.length > 0,
+      flushWal: !this.honourDurability || options.durability !== "commit",
+    });
     let rowCount: number | null;
     try {
       ({ rowCount } = await this.pool.query({

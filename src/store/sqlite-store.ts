@@ -9,12 +9,12 @@
  *   (a deferred transaction that upgrades from read to write can fail without waiting).
  * - `append` checks the session's `last_seq`, the lease (when fenced) and the inbox claims, then writes, all
  *   inside one IMMEDIATE transaction: it writes everything or nothing.
- * - Durability: `synchronous=NORMAL` by default, SQLite's recommendation for WAL: every commit is in the WAL
- *   before `append` returns, so a killed process (SIGKILL, the crash matrix) loses nothing, and the file is
- *   never corrupted; a power loss or OS crash may roll back the last commits. `FULL` also fsyncs the WAL on
- *   every commit: the loop makes two commits per tool step (L17), and an fsync costs ~1 ms here, so FULL
- *   roughly triples the harness's own per-step cost (bench/loop). `store.sqlite_synchronous: full` (or
- *   `synchronous: "full"`) chooses it.
+ * - Durability: the connection runs `synchronous=NORMAL`, SQLite's recommendation for WAL: every commit is
+ *   in the WAL before it returns, so a killed process (SIGKILL, the crash matrix) loses nothing, and the
+ *   file is never corrupted; a power loss or OS crash may roll back the last commits. With `effects` (the
+ *   default) an append asking for `disk` durability (before a tool touches the world, at a turn's end) runs
+ *   under `FULL`, which fsyncs the WAL and so every earlier commit with it; an fsync costs ~0.2–1 ms here.
+ *   `full` fsyncs every commit, `normal` none (`store.sqlite_synchronous`).
  * - Leases use this machine's clock (`Date.now()`): every process sharing the file shares the clock.
  * - Notifications: this process's own writes are announced at once; other processes' commits are noticed
  *   by polling `PRAGMA data_version` (it changes only when another connection commits) while someone is
@@ -82,10 +82,12 @@ import {
 export type SqliteStoreOptions = {
   /** How often to look for other processes' commits while subscribed (default 200 ms). */
   pollIntervalMs?: number;
-  /** Default "full"; see the header. */
-  synchronous?: "full" | "normal";
+  /** Default `effects`; see the header. */
+  synchronous?: SqliteSynchronous;
   busyTimeoutMs?: number;
 };
+
+export type SqliteSynchronous = "full" | "effects" | "normal";
 
 type LeaseRecord = { name: string; owner: string; expires_at: number; fence: number };
 
@@ -99,6 +101,8 @@ export class SqliteStore implements Store {
   private poll: NodeJS.Timeout | undefined;
   private dataVersion = 0;
   private readonly planning: SqlitePlanning;
+  /** `effects`: an append asking for `disk` durability commits under `synchronous=FULL`. */
+  private readonly honourDurability: boolean;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.location = path;
@@ -107,6 +111,7 @@ export class SqliteStore implements Store {
     this.db = new Database(path, { timeout: busyTimeoutMs });
     this.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     this.db.pragma("foreign_keys = ON");
+    this.honourDurability = (options.synchronous ?? "effects") === "effects";
     this.db.pragma(`synchronous = ${options.synchronous === "full" ? "FULL" : "NORMAL"}`);
     // Changing the journal mode needs a moment of exclusive access; two processes opening a fresh file
     // together can both ask, and the busy handler does not cover it, so retry briefly.
@@ -222,7 +227,14 @@ export class SqliteStore implements Store {
       });
       s.advanceSession.run(expectedSeq + encoded.length, now, sessionId);
     });
-    write.immediate();
+    if (this.honourDurability && options.durability !== "commit") {
+      this.db.pragma("synchronous = FULL");
+      try {
+        write.immediate();
+      } finally {
+        this.db.pragma("synchronous = NORMAL");
+      }
+    } else write.immediate();
     const appended = encoded.map((e, i) => decodeEvent(sessionId, expectedSeq + 1 + i, e));
     this.hub.emit({ channel: "events", sessionId, seq: expectedSeq + encoded.length });
     return appended;

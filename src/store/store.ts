@@ -80,11 +80,27 @@ export type ReadOptions = {
   types?: readonly EventType[];
 };
 
+/**
+ * How far an append must get before it returns (L17 and its "Here:": the log is written to the database
+ * before every model call, and on disk before anything touches the world).
+ * - `disk` (the default): on the database's disk; survives a crash of the database server or the machine.
+ * - `commit`: committed, so every process sees it and a crash of any of ours loses nothing; it reaches the
+ *   disk a moment later (PostgreSQL: the WAL writer, within about 3 × `wal_writer_delay`; SQLite: the next
+ *   synced commit or checkpoint). Both logs are sequential, so a later `disk` append makes every earlier
+ *   `commit` append durable too.
+ * The store's setting (`store.sqlite_synchronous`, `store.postgres_synchronous_commit`) decides whether the
+ * choice is honoured (`effects`, the default) or every append is `disk` (`full`, `on`) or `commit`
+ * (`normal`, `off`).
+ */
+export type AppendDurability = "commit" | "disk";
+
 export type AppendOptions = {
   /** Fencing: write only while this owner holds the live lease `session:<id>` (a lapsed holder is refused). */
   leaseOwner?: string;
   /** Consume these pending inbox items in the same transaction; if any is no longer pending, nothing is written. */
   claimInbox?: readonly string[];
+  /** Default `disk`; see `AppendDurability`. */
+  durability?: AppendDurability;
 };
 
 export type InboxItem = {

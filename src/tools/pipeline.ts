@@ -66,6 +66,18 @@ export class ToolPipeline {
     }
   }
 
+  /** L17: may the call start before the log is flushed? Unknown, unparsed or throwing: no. */
+  isReadOnly(call: ToolCallRequest): boolean {
+    const tool = this.lookup(call.name);
+    if (!tool?.readOnly || call.args === undefined) return false;
+    if (typeof tool.readOnly === "boolean") return tool.readOnly;
+    try {
+      return tool.readOnly(call.args) === true;
+    } catch {
+      return false;
+    }
+  }
+
   async run(call: ToolCallRequest, exec: ToolExec): Promise<ToolOutput> {
     if (exec.signal.aborted) return abortedBeforeDispatch();
     const tool = this.lookup(call.name);

@@ -114,6 +114,12 @@ export type ToolDefinition<Args = Record<string, unknown>> = {
   isAvailable?: (context: AvailabilityContext) => boolean | Promise<boolean>;
   /** L19 classification, re-checked just before the call starts. Default: exclusive. */
   concurrency?: ConcurrencyClass | ((args: Args) => ConcurrencyClass);
+  /**
+   * The call changes nothing outside the session's own log and memory (reads, searches, GETs). L17 "Here:"
+   * asks for the flush before side-effecting tools, so such a call starts without waiting for one: a crash
+   * before the next flush loses only a read. Default: false (fail-closed, the call waits for the flush).
+   */
+  readOnly?: boolean | ((args: Args) => boolean);
   /** T6: the pipeline aborts the body and answers `Error: tool call timed out after <ms>ms`. */
   timeoutMs?: number;
   /** SP1/SP9: a system-prompt section rendered only while this tool is visible. */

@@ -3,6 +3,7 @@ import type { SurfaceMessage } from "../../src/log/messages.js";
 import {
   DuplicateToolCallIdError,
   findPairingError,
+  PairingChecker,
   ToolCallsNeedImmediateResultsError,
   ToolResultWithoutCallError,
   UnresolvedToolCallsError,
@@ -70,5 +71,30 @@ describe("M8 pairing check", () => {
     expect(error).toBeInstanceOf(UnresolvedToolCallsError);
     expect(error?.callIds).toEqual(["a"]);
     expect(error?.message).toContain("history ends with unresolved tool calls");
+  });
+});
+
+describe("M8 pairing check over a growing history (PairingChecker)", () => {
+  it("checks each request's news and still finds a fault that spans the old part", () => {
+    const checker = new PairingChecker();
+    const history: SurfaceMessage[] = [system, user(), call("a"), result("a")];
+    expect(checker.check(history)).toBeUndefined();
+    history.push(call("b"), result("b"));
+    expect(checker.check(history)).toBeUndefined();
+    // A new call reusing an id from the part already passed.
+    expect(checker.check([...history, call("a")])).toBeInstanceOf(DuplicateToolCallIdError);
+    // An unanswered call at the end, then its answer: the failed check left nothing behind.
+    expect(checker.check([...history, call("c")])).toBeInstanceOf(UnresolvedToolCallsError);
+    expect(checker.check([...history, call("c"), result("c")])).toBeUndefined();
+  });
+
+  it("scans a list whole when it no longer starts with the messages it passed", () => {
+    const checker = new PairingChecker();
+    const first = [system, user(), call("a"), result("a")];
+    expect(checker.check(first)).toBeUndefined();
+    // Same length and shape, new objects: a result whose call was replaced away.
+    const replaced = [system, user("summary"), user(), result("a")];
+    expect(checker.check(replaced)).toBeInstanceOf(ToolResultWithoutCallError);
+    expect(checker.check([system, user("summary")])).toBeUndefined();
   });
 });

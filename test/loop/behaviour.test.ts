@@ -8,6 +8,7 @@ import {
   NOT_STARTED_TEXT,
   OUTCOME_UNKNOWN_TEXT,
 } from "../../src/loop/recovery.js";
+import type { Store } from "../../src/store/store.js";
 import { type LoopFixture, loopFixture, personaPlugin, types } from "./harness.js";
 
 let fixture: LoopFixture | undefined;
@@ -444,6 +445,54 @@ describe("L19 tool scheduling", () => {
     await fixture.agent.whenIdle();
     expect(fixture.fake.requests).toHaveLength(1);
     expect(turnEnds(await fixture.events())).toEqual(["completed"]);
+  });
+});
+
+describe("L17 durability checkpoints", () => {
+  it("a side-effecting call starts only once its reply and start record are durable; a read-only one starts at once", async () => {
+    const durableAtStart: Record<string, string[]> = {};
+    const seen = (name: string) => async () => {
+      const events = await fixture!.events();
+      durableAtStart[name] = events
+        .filter((e) => e.type === "assistant/message" || e.type === "tool/call")
+        .map((e) => (e.type === "tool/call" ? `call ${e.data.callId}` : "reply"));
+      return { text: `${name} done` };
+    };
+    fixture = await loopFixture({
+      script: [
+        { toolCalls: [{ id: "r", name: "look", arguments: {} }] },
+        { toolCalls: [{ id: "w", name: "change", arguments: {} }] },
+        { text: "done" },
+      ],
+      tools: {
+        look: { concurrency: "safe", readOnly: true, run: seen("look") },
+        change: { run: seen("change") },
+      },
+    });
+    // Which durability each append asked for (store.ts AppendDurability).
+    const asked: string[] = [];
+    const { store } = fixture;
+    const recording = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key !== "append") return Reflect.get(target, key, receiver);
+        return (...args: Parameters<Store["append"]>) => {
+          asked.push(args[3]?.durability ?? "disk");
+          return target.append(...args);
+        };
+      },
+    });
+    const agent = fixture.makeAgent({ store: recording });
+    await agent.followup("go");
+    await agent.whenIdle();
+    // Requests only need the commit; the write's dispatch and the turn's end wait for the disk.
+    expect(asked).toEqual(["commit", "commit", "disk", "commit", "disk", "commit"]);
+    // The read started before its reply reached the store; the write saw its own start record.
+    expect(durableAtStart.look).toEqual([]);
+    expect(durableAtStart.change).toEqual(["reply", "call r", "reply", "call w"]);
+    // The read's record rode the next pre-request flush: the history is complete and paired.
+    const events = await fixture.events();
+    expect(findPairingError(surfaceMessagesOf(events))).toBeUndefined();
+    expect(ofType(events, "tool/result").map((r) => r.data.text)).toEqual(["look done", "change done"]);
   });
 });
 

@@ -20,6 +20,8 @@ import { TEST_MODEL } from "../support/test-model.js";
 
 export type TestTool = {
   concurrency?: ConcurrencyClass;
+  /** L17: starts without waiting for the log's flush. */
+  readOnly?: boolean;
   run(args: Record<string, unknown>, exec: ToolExec): Promise<ToolOutput> | ToolOutput;
 };
 
@@ -32,6 +34,7 @@ export function testToolHost(tools: Record<string, TestTool>): ToolHost {
         parameters: { type: "object", properties: {} },
       })),
     concurrencyOf: (call) => tools[call.name]?.concurrency ?? "exclusive",
+    isReadOnly: (call) => tools[call.name]?.readOnly === true,
     async run(call, exec) {
       const tool = tools[call.name];
       if (!tool) return { text: `Error: unknown tool "${call.name}"`, isError: true };

@@ -36,6 +36,45 @@ describe("store.postgres_synchronous_commit", () => {
     }
   });
 
+  it("effects (default) skips the WAL flush only for commit-only appends, without touching the connection", async () => {
+    const databaseUrl = inject("databaseUrl");
+    const open = (mode?: "on" | "off") =>
+      openStore({
+        home: "/nonexistent",
+        databaseUrl,
+        ...(mode ? { postgresSynchronousCommit: mode } : {}),
+      }) as Promise<PostgresStore>;
+    /** The append statements a store ran, by name. */
+    const appendsOf = async (store: PostgresStore) => {
+      const { pool } = store as unknown as { pool: { query(...args: unknown[]): unknown } };
+      const names: string[] = [];
+      const query = pool.query.bind(pool);
+      pool.query = (...args: unknown[]) => {
+        const name = (args[0] as { name?: string }).name;
+        if (name?.startsWith("bdsh_append")) names.push(name);
+        return query(...args);
+      };
+      const session = await store.createSession();
+      const event = [{ type: "agent/status" as const, data: { status: "idle" as const } }];
+      await store.append(session.id, event, 0, { durability: "commit" });
+      await store.append(session.id, event, 1, { durability: "disk" });
+      await store.append(session.id, event, 2);
+      expect((await store.read(session.id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+      return names;
+    };
+    const effects = await open();
+    const on = await open("on");
+    try {
+      expect(await appendsOf(effects)).toEqual(["bdsh_append_commit", "bdsh_append", "bdsh_append"]);
+      expect(await appendsOf(on)).toEqual(["bdsh_append", "bdsh_append", "bdsh_append"]);
+      // The statement sets synchronous_commit for its own transaction only.
+      expect(await settingOf(effects)).toBe("on");
+    } finally {
+      await effects.close();
+      await on.close();
+    }
+  });
+
   it("holds with a connection string that carries its own startup options (a search_path)", async () => {
     const url = new URL(inject("databaseUrl"));
     url.searchParams.set("options", "-c search_path=public");

@@ -12,6 +12,10 @@ const echo: AnyToolDefinition = {
   description: "echo",
   parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
   concurrency: (args: { text: string }) => (args.text === "safe" ? "safe" : "exclusive"),
+  readOnly: (args: { text: string }) => {
+    if (args.text === "throw") throw new Error("cannot tell");
+    return args.text === "safe";
+  },
   execute: async (args: { text: string }) => ({ text: args.text }),
 };
 
@@ -152,6 +156,17 @@ describe("T2 pipeline", () => {
     expect(pipeline.concurrencyOf(call("echo", { text: "safe" }))).toBe("safe");
     expect(pipeline.concurrencyOf(call("echo", { text: "other" }))).toBe("exclusive");
     expect(pipeline.concurrencyOf(call("nope", {}))).toBe("exclusive");
+  });
+
+  it("L17 read-only is per call and fails closed", () => {
+    const { pipeline } = setup();
+    expect(pipeline.isReadOnly(call("echo", { text: "safe" }))).toBe(true);
+    expect(pipeline.isReadOnly(call("echo", { text: "other" }))).toBe(false);
+    expect(pipeline.isReadOnly(call("echo", { text: "throw" }))).toBe(false);
+    expect(pipeline.isReadOnly(call("nope", {}))).toBe(false);
+    expect(pipeline.isReadOnly({ callId: "c", name: "echo", rawArguments: "{", args: undefined })).toBe(
+      false,
+    );
   });
 
   it("reports a deny decision as an error result", async () => {

@@ -15,6 +15,7 @@
  * - M3: no `tool_choice`, `top_p`, `top_k`, `cache_control` or per-tool `strict`.
  */
 import type { AssistantMessage } from "../../log/messages.js";
+import type { BodyParts } from "../body-json.js";
 import type { Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
 import { LlmError, type ModelRequest } from "../types.js";
@@ -30,7 +31,7 @@ export type AnthropicMessage =
   | { role: "user" | "assistant"; content: ContentBlock[] }
   | { role: "system"; content: string };
 
-export function anthropicBody(route: Route, request: ModelRequest): Record<string, unknown> {
+export function anthropicBody(route: Route, request: ModelRequest): BodyParts {
   const preset = route.preset;
   const maxTokens = request.maxTokens ?? route.maxOutputTokens;
   const system: string[] = request.system === "" ? [] : [request.system];
@@ -69,25 +70,26 @@ export function anthropicBody(route: Route, request: ModelRequest): Record<strin
         break;
     }
   }
-  const body: Record<string, unknown> = {
+  const head: Record<string, unknown> = {
     model: request.model,
     stream: true,
     max_tokens: maxTokens,
     ...reasoningBody(preset.reasoning, request.effort, maxTokens),
   };
-  if (system.length > 0) body.system = system.join("\n\n");
-  body.messages = messages;
+  if (system.length > 0) head.system = system.join("\n\n");
+  const tail: Record<string, unknown> = {};
   if (request.temperature !== undefined && !thinkingOn(preset.reasoning, request.effort)) {
-    body.temperature = request.temperature;
+    tail.temperature = request.temperature;
   }
   if (request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
+    tail.tools = request.tools.map((tool) => ({
       name: tool.name,
       description: tool.description,
       input_schema: tool.parameters,
     }));
   }
-  return body;
+  // Messages merge across history entries (M8), so they are serialized whole on each request.
+  return { head, messages: messages.map((message) => JSON.stringify(message)), tail };
 }
 
 function inHistorySystem(messages: readonly AnthropicMessage[], text: string): AnthropicMessage {

@@ -14,8 +14,9 @@
  * - M9: historical arguments that are not a JSON object are sent as `{}`.
  * - Developer messages (SP8) become `system` messages in place.
  */
-import type { AssistantMessage, ReasoningField } from "../../log/messages.js";
+import type { AssistantMessage, ReasoningField, SurfaceMessage } from "../../log/messages.js";
 import { isJsonObject } from "../assembler.js";
+import { type BodyParts, FragmentCache } from "../body-json.js";
 import type { Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
 import type { ModelRequest } from "../types.js";
@@ -29,48 +30,48 @@ export type WireMessage =
       Record<ReasoningField, string>
     >);
 
-export function openAiChatBody(route: Route, request: ModelRequest): Record<string, unknown> {
+/** Wire messages of history messages, cached per message object and preset (the request's cost is its news). */
+const FRAGMENTS = new FragmentCache<SurfaceMessage, Route["preset"]>();
+
+export function openAiChatBody(route: Route, request: ModelRequest): BodyParts {
   const preset = route.preset;
   const maxTokens = request.maxTokens ?? route.maxOutputTokens;
-  const messages: WireMessage[] = [];
-  if (request.system !== "") messages.push({ role: "system", content: request.system });
+  const messages: string[] = [];
+  if (request.system !== "") messages.push(JSON.stringify({ role: "system", content: request.system }));
   for (const message of request.messages) {
-    switch (message.role) {
-      case "system":
-      case "developer":
-        if (message.text !== "") messages.push({ role: "system", content: message.text });
-        break;
-      case "user":
-        messages.push({ role: "user", content: message.text });
-        break;
-      case "tool":
-        messages.push({ role: "tool", tool_call_id: message.callId, content: message.text });
-        break;
-      case "assistant": {
-        const wire = assistantMessage(route, message);
-        if (wire) messages.push(wire);
-        break;
-      }
-    }
+    const json = FRAGMENTS.get(message, preset, () => wireMessage(route, message));
+    if (json !== undefined) messages.push(json);
   }
-  const body: Record<string, unknown> = {
-    model: request.model,
-    messages,
+  const tail: Record<string, unknown> = {
     stream: true,
     stream_options: { include_usage: true },
     [preset.maxTokensField]: maxTokens,
     ...reasoningBody(preset.reasoning, request.effort, maxTokens),
   };
   if (request.temperature !== undefined && !thinkingOn(preset.reasoning, request.effort)) {
-    body.temperature = request.temperature;
+    tail.temperature = request.temperature;
   }
   if (request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
+    tail.tools = request.tools.map((tool) => ({
       type: "function",
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }));
   }
-  return body;
+  return { head: { model: request.model }, messages, tail };
+}
+
+function wireMessage(route: Route, message: SurfaceMessage): WireMessage | undefined {
+  switch (message.role) {
+    case "system":
+    case "developer":
+      return message.text === "" ? undefined : { role: "system", content: message.text };
+    case "user":
+      return { role: "user", content: message.text };
+    case "tool":
+      return { role: "tool", tool_call_id: message.callId, content: message.text };
+    case "assistant":
+      return assistantMessage(route, message);
+  }
 }
 
 function assistantMessage(route: Route, message: AssistantMessage): WireMessage | undefined {

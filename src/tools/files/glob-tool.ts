@@ -28,6 +28,7 @@ export const globTool: ToolDefinition<GlobArgs> = {
   },
   isAvailable: () => ripgrepAvailable(),
   concurrency: "exclusive",
+  readOnly: true,
   timeoutMs: 33_000,
   async execute(args, exec): Promise<ToolOutput> {
     const root = resolve(exec.cwd, args.path ?? ".");

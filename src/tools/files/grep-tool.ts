@@ -40,6 +40,7 @@ export const grepTool: ToolDefinition<GrepArgs> = {
   },
   isAvailable: () => ripgrepAvailable(),
   concurrency: "exclusive",
+  readOnly: true,
   timeoutMs: 33_000,
   execute: (args, exec) => grep(args, exec),
 };

@@ -42,6 +42,7 @@ export const readTool: ToolDefinition<ReadArgs> = {
     additionalProperties: false,
   },
   concurrency: "safe",
+  readOnly: true,
   execute: (args, exec) => read(args, exec),
 };
 

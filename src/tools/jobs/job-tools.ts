@@ -62,6 +62,7 @@ export const jobListTool: ToolDefinition<Record<string, never>> = {
   name: "job_list",
   toolset: "jobs",
   description: "List this agent's background jobs with their status.",
+  readOnly: true,
   parameters: { type: "object", properties: {}, additionalProperties: false },
   isAvailable: ({ services }) => services.get("jobs") !== undefined,
   async execute(_args, exec): Promise<ToolOutput> {

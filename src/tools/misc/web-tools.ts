@@ -70,6 +70,7 @@ export function createWebFetchTool(
       additionalProperties: false,
     },
     concurrency: "safe",
+    readOnly: true,
     timeoutMs: 30_000,
     async execute(args, exec): Promise<ToolOutput> {
       let url: URL;
@@ -110,6 +111,7 @@ export const webSearchTool: ToolDefinition<{ queries: string[] }> = {
   },
   isAvailable: ({ services }) => services.get("webSearch") !== undefined,
   concurrency: "safe",
+  readOnly: true,
   timeoutMs: 30_000,
   async execute(args, exec): Promise<ToolOutput> {
     const provider = exec.services.require("webSearch");
