@@ -496,6 +496,60 @@ describe("L17 durability checkpoints", () => {
   });
 });
 
+describe("L17 the request waits for its flush", () => {
+  /** A store whose appends wait for `release` while `hold` is set; with `failStep` the first append of a step fails. */
+  function gatedStore(store: Store) {
+    const gate = { hold: false, failStep: false, held: deferred(), release: deferred() };
+    const proxy = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key !== "append") return Reflect.get(target, key, receiver);
+        return async (...args: Parameters<Store["append"]>) => {
+          if (gate.failStep && args[1].some((e) => e.type === "step/start")) {
+            gate.failStep = false;
+            throw new Error("the database went away");
+          }
+          if (gate.hold) {
+            gate.held.resolve();
+            await gate.release.promise;
+          }
+          return target.append(...args);
+        };
+      },
+    });
+    return { proxy, gate };
+  }
+
+  it("is sent only once its flush is stored", async () => {
+    fixture = await loopFixture({ script: [{ text: "hello" }] });
+    const { proxy, gate } = gatedStore(fixture.store);
+    const agent = fixture.makeAgent({ store: proxy });
+    gate.hold = true;
+    await agent.followup("go");
+    await gate.held.promise;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fixture.fake.requests).toHaveLength(0);
+    gate.hold = false;
+    gate.release.resolve();
+    await agent.whenIdle();
+    expect(fixture.fake.requests).toHaveLength(1);
+    expect(turnEnds(await fixture.events())).toEqual(["completed"]);
+  });
+
+  it("is never sent when the flush fails", async () => {
+    fixture = await loopFixture({ script: [{ text: "never requested" }] });
+    const { proxy, gate } = gatedStore(fixture.store);
+    const agent = fixture.makeAgent({ store: proxy });
+    gate.failStep = true;
+    await agent.followup("go");
+    await agent.whenIdle().catch(() => undefined);
+    expect(fixture.fake.requests).toHaveLength(0);
+    // The turn still ends, honestly: the failed flush's events are kept and stored with the turn's end.
+    const events = await fixture.events();
+    expect(turnEnds(events)).toEqual(["error"]);
+    expect(types(events)).toContain("step/start");
+  });
+});
+
 describe("M14 max-tokens", () => {
   it("a length stop drops the calls and ends the turn max-tokens", async () => {
     fixture = await loopFixture({
