@@ -83,13 +83,16 @@ async function adminQuery(url: string, sql: string): Promise<void> {
   }
 }
 
+/** One array for every step, as the standard tool host keeps its declarations (SP8: stable tools). */
+const NOOP_DECLARATIONS = [{ name: "noop", description: NOOP_DESCRIPTION, parameters: NOOP_PARAMETERS }];
+
 /**
  * A tool host with the one trivial tool, read-only unless asked otherwise; `onCall` sees the agent's facts
  * (the prefix session edits them).
  */
 function noopHost(readOnly: boolean, onCall: (n: number) => void): ToolHost {
   return {
-    declarations: () => [{ name: "noop", description: NOOP_DESCRIPTION, parameters: NOOP_PARAMETERS }],
+    declarations: () => NOOP_DECLARATIONS,
     concurrencyOf: () => "safe",
     isReadOnly: () => readOnly,
     async run(call) {
@@ -114,6 +117,8 @@ export async function runOurs(
   choice: StoreChoice,
   script: readonly FakeReply[],
   onTool: (n: number, facts: RuntimeFacts) => void = () => {},
+  /** Sees the agent before it starts (diagnostics that time its phases). */
+  onAgent: (agent: Agent) => void = () => {},
 ): Promise<OurSession> {
   const bench = await freshStore(choice);
   const fake = await startFakeProvider({ script });
@@ -141,6 +146,7 @@ export async function runOurs(
       plugins: standardPlugins({ config: DEFAULT_CONFIG }),
       workspace: bench.home,
     });
+    onAgent(agent);
     const marks = new StepMarks();
     agent.log.onEvents((events) => {
       for (const event of events) if (event.type === "step/start") marks.mark();

@@ -68,16 +68,25 @@ export function parseSkill(text: string, path: string): Skill | undefined {
 }
 
 /**
- * The skill folders, read again only when something in them changed: each call stats the directories and
- * each `SKILL.md` (cheap) and re-reads and re-parses only when a modification time or size differs.
+ * The skill folders, read again only when something in them changed: a check stats the directories and
+ * each `SKILL.md` and re-reads and re-parses only when a modification time or size differs. Checks are at
+ * most `recheckMs` apart (the loop asks every step) unless the caller asks for a fresh look.
  */
-export function skillFolders(directories: readonly string[]): () => Skill[] {
+export function skillFolders(
+  directories: readonly string[],
+  recheckMs = 1_000,
+  clock: () => number = Date.now,
+): (options?: { fresh?: boolean }) => Skill[] {
   let signature: string | undefined;
+  let checkedAt = Number.NEGATIVE_INFINITY;
   let skills: Skill[] = [];
-  return () => {
-    const now = folderSignature(directories);
-    if (now !== signature) {
-      signature = now;
+  return (options = {}) => {
+    const now = clock();
+    if (!options.fresh && now - checkedAt < recheckMs) return skills;
+    checkedAt = now;
+    const current = folderSignature(directories);
+    if (current !== signature) {
+      signature = current;
       skills = loadSkills(directories);
     }
     return skills;
@@ -163,6 +172,7 @@ export const skillTool: ToolDefinition<{ name: string }> = {
     additionalProperties: false,
   },
   concurrency: "safe",
+  readOnly: true,
   async execute(args, exec) {
     const catalog = exec.services.require("skills");
     const skill = catalog.get(args.name);
@@ -176,7 +186,10 @@ export const skillTool: ToolDefinition<{ name: string }> = {
   },
 };
 
-/** Folders are checked at every step, so a new or edited skill reaches the model (as a full catalog). */
+/**
+ * Folders are checked before every turn and, within a turn, before a step at most once a second, so a new or
+ * edited skill reaches the model (as a full catalog); the `skill` tool always looks afresh.
+ */
 export function skillsPlugin(options: { home: string; directories?: readonly string[] }): Plugin {
   return {
     name: "skills",
@@ -185,8 +198,8 @@ export function skillsPlugin(options: { home: string; directories?: readonly str
       const current = skillFolders(directories);
       const lastCatalog = latestUserMessageTracker("skills");
       const catalog: SkillCatalog = {
-        list: () => current(),
-        get: (name) => current().find((s) => s.name === name),
+        list: () => current({ fresh: true }),
+        get: (name) => current({ fresh: true }).find((s) => s.name === name),
       };
       ctx.services.set("skills", catalog);
       const registry = ctx.services.get("toolRegistry");
@@ -194,7 +207,7 @@ export function skillsPlugin(options: { home: string; directories?: readonly str
       ctx.hooks.onWaterfall(
         "agent/pre-step",
         (state) => {
-          const text = catalogText(catalog.list());
+          const text = catalogText(current({ fresh: state.firstStepOfTurn }));
           if (text === undefined) return state;
           if (lastCatalog(ctx.log)?.data.text === text) return state;
           return { ...state, messages: [...state.messages, { text, source: "skills" }] };

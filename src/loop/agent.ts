@@ -141,6 +141,7 @@ export class Agent {
         model: this.options.model,
         adapter: this.options.adapter,
         currentRequest: (signal) => this.request.build(signal ?? new AbortController().signal),
+        currentTools: () => this.request.tools,
         workspace: this.options.workspace,
         facts: this.facts,
       };

@@ -6,7 +6,7 @@
 import type { HookBus } from "../hooks/hook-bus.js";
 import type { EventType, LogEvent, NewEvent, UserSource } from "../log/events.js";
 import type { SurfaceProjector } from "../log/surface.js";
-import type { ModelAdapter, ModelRequest } from "../model/types.js";
+import type { ModelAdapter, ModelRequest, ToolSpec } from "../model/types.js";
 import type { Store } from "../store/store.js";
 import type { ToolServiceMap } from "../tools/types.js";
 import type { ModelSettings } from "./model-settings.js";
@@ -70,6 +70,8 @@ export type PluginContext = {
   adapter: ModelAdapter;
   /** The request the next step would send now: same system, tools and messages (C6: prefix reuse). */
   currentRequest(signal?: AbortSignal): ModelRequest;
+  /** The tool declarations of that request, without building it (the per-step plugins ask for these). */
+  currentTools(): readonly ToolSpec[];
   workspace: string;
   facts: RuntimeFacts;
 };

@@ -10,6 +10,8 @@
  * - Tools are declared in a stable order every step (SP8).
  */
 import { createHash } from "node:crypto";
+import type { SurfaceNode } from "../log/messages.js";
+import type { SurfaceProjector } from "../log/surface.js";
 import type { Effort, ModelRequest, ToolSpec } from "../model/types.js";
 import type { ModelSettings } from "./model-settings.js";
 import type { PromptRegistry } from "./prompt.js";
@@ -21,9 +23,10 @@ export function modelSwitchNotice(from: string, to: string): string {
 }
 
 export class RequestBuilder {
-  private tools: ToolSpec[] = [];
+  private declared: ToolSpec[] = [];
   private toolsHash: { of: ToolSpec[]; hash: string } | undefined;
   private systemHash: { of: string; hash: string } | undefined;
+  private systemScan: SystemScan | undefined;
 
   constructor(
     private readonly log: SessionLog,
@@ -32,10 +35,15 @@ export class RequestBuilder {
     private readonly model: ModelSettings,
   ) {}
 
+  /** The declarations `build` puts in the request (as of the last `renderSystem`). */
+  get tools(): readonly ToolSpec[] {
+    return this.declared;
+  }
+
   /** Renders the current system prompt for the tools on offer. */
   renderSystem(): string {
-    this.tools = this.toolHost().declarations();
-    return this.prompt.renderSystem(new Set(this.tools.map((t) => t.name)));
+    this.declared = this.toolHost().declarations();
+    return this.prompt.renderSystem(new Set(this.declared.map((t) => t.name)));
   }
 
   /** Makes sure node 0 is the system prompt; called at a turn's start, before any user input is added. */
@@ -56,7 +64,7 @@ export class RequestBuilder {
       model: this.model.id,
       effort,
       maxTokens: this.model.maxOutputTokens,
-      tools: this.tools.map((t) => t.name),
+      tools: this.declared.map((t) => t.name),
       toolsHash: this.hashTools(),
       systemHash: this.hashSystem(system),
     };
@@ -92,7 +100,7 @@ export class RequestBuilder {
       model: this.model.id,
       system,
       messages: head?.role === "system" ? messages.slice(1) : messages,
-      tools: this.tools,
+      tools: this.declared,
       effort: this.effort(),
       maxTokens: this.model.maxOutputTokens,
       signal,
@@ -100,8 +108,8 @@ export class RequestBuilder {
   }
 
   private hashTools(): string {
-    if (this.toolsHash?.of !== this.tools)
-      this.toolsHash = { of: this.tools, hash: hash(JSON.stringify(this.tools)) };
+    if (this.toolsHash?.of !== this.declared)
+      this.toolsHash = { of: this.declared, hash: hash(JSON.stringify(this.declared)) };
     return this.toolsHash.hash;
   }
 
@@ -119,10 +127,29 @@ export class RequestBuilder {
     return this.model.effort;
   }
 
+  /** The newest system node of the surface, scanning only nodes appended since the last call. */
+  private latestSystem(): SurfaceNode | undefined {
+    const surface = this.log.surface;
+    const nodes = surface.surface;
+    let scan = this.systemScan;
+    if (
+      scan?.surface !== surface ||
+      scan.generation !== surface.replaceGeneration ||
+      nodes.length < scan.scanned
+    ) {
+      scan = { surface, generation: surface.replaceGeneration, scanned: 0 };
+      this.systemScan = scan;
+    }
+    for (let i = scan.scanned; i < nodes.length; i++) {
+      if (nodes[i]!.message.role === "system") scan.latest = nodes[i]!;
+    }
+    scan.scanned = nodes.length;
+    return scan.latest;
+  }
+
   private reconcileSystem(text: string, where: { turn: number; step: number }, newSeries: boolean): void {
     const nodes = this.log.surface.surface;
-    const systems = nodes.filter((n) => n.message.role === "system");
-    const current = systems.at(-1);
+    const current = this.latestSystem();
     if (current?.message.role === "system" && current.message.text === text) return;
     const head = nodes[0];
     if (head?.message.role !== "system") return; // ensureSystem runs at turn start; nothing to reconcile
@@ -137,6 +164,8 @@ export class RequestBuilder {
     });
   }
 }
+
+type SystemScan = { surface: SurfaceProjector; generation: number; scanned: number; latest?: SurfaceNode };
 
 function hash(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 16);

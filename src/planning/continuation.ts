@@ -179,7 +179,7 @@ export const announcedActionCheck = (max: number): Plugin =>
 export const reportToolCheck = (max: number, tool = "structured_output"): Plugin =>
   checkPlugin("report-tool", max, true, (event, ctx) => {
     if (event.result !== "completed" || hasToolCall(event)) return undefined;
-    const offered = ctx.currentRequest().tools.some((t) => t.name === tool);
+    const offered = ctx.currentTools().some((t) => t.name === tool);
     if (!offered || reported(ctx, tool)) return undefined;
     return nudgeReport(tool);
   });

@@ -14,6 +14,7 @@ import {
   catalogText,
   loadSkills,
   MAX_DESCRIPTION_CHARS,
+  skillFolders,
   skillsPlugin,
   skillTool,
 } from "../../src/context/skills.js";
@@ -188,13 +189,14 @@ describe("SP6 workspace instructions", () => {
 });
 
 describe("SP7 T20 skills", () => {
+  const write = (dir: string, name: string, body: string) => {
+    mkdirSync(join(dir, name), { recursive: true });
+    writeFileSync(join(dir, name, "SKILL.md"), body);
+  };
+
   function skills() {
     const home = mkdtempSync(join(tmpdir(), "bdsh-skills-"));
     const workspace = mkdtempSync(join(tmpdir(), "bdsh-ws-"));
-    const write = (dir: string, name: string, body: string) => {
-      mkdirSync(join(dir, name), { recursive: true });
-      writeFileSync(join(dir, name, "SKILL.md"), body);
-    };
     write(
       join(home, "skills"),
       "release",
@@ -254,6 +256,22 @@ describe("SP7 T20 skills", () => {
     } finally {
       await f.close();
     }
+  });
+
+  it("within a turn, folders are checked at most once per interval unless asked afresh", () => {
+    const s = skills();
+    let now = 0;
+    const current = skillFolders(s.dirs, 1_000, () => now);
+    expect(current().map((k) => k.name)).toEqual(["long", "release"]);
+    write(join(s.workspace, ".bdsh", "skills"), "added", "---\nname: added\ndescription: A.\n---\nx");
+    now = 999;
+    expect(current().map((k) => k.name)).toEqual(["long", "release"]);
+    expect(current({ fresh: true }).map((k) => k.name)).toEqual(["added", "long", "release"]);
+    write(join(s.workspace, ".bdsh", "skills"), "later", "---\nname: later\ndescription: L.\n---\nx");
+    now = 1_998;
+    expect(current()).toHaveLength(3);
+    now = 1_999;
+    expect(current()).toHaveLength(4);
   });
 
   it("the skill tool returns the full instructions", async () => {

@@ -121,7 +121,7 @@ class Compactor {
   }
 
   private measure(log: CompactionLog): number {
-    return this.meter.measure(log, this.ctx.currentRequest().tools).totalTokens;
+    return this.meter.measure(log, this.ctx.currentTools()).totalTokens;
   }
 
   /** C4. Failures are logged; the turn continues. */
