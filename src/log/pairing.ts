@@ -9,6 +9,7 @@
  * - the history does not end with unanswered calls.
  */
 import { type SurfaceMessage, toolCallsOf } from "./messages.js";
+import { startsWithSame } from "./prefix.js";
 
 export type PairingErrorCode =
   | "DUPLICATE_TOOL_CALL_ID"
@@ -81,7 +82,7 @@ export class PairingChecker {
   private scan = new PairingScan();
 
   check(messages: readonly SurfaceMessage[]): PairingError | undefined {
-    if (!startsWith(messages, this.passed)) {
+    if (!startsWithSame(messages, this.passed)) {
       this.passed = [];
       this.scan = new PairingScan();
     }
@@ -94,12 +95,6 @@ export class PairingChecker {
     this.passed = messages.slice();
     return undefined;
   }
-}
-
-function startsWith(list: readonly SurfaceMessage[], prefix: readonly SurfaceMessage[]): boolean {
-  if (prefix.length > list.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (list[i] !== prefix[i]) return false;
-  return true;
 }
 
 /** The rules of the header, message by message; the state after a prefix is the state to continue from. */

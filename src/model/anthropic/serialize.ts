@@ -15,7 +15,7 @@
  * - M3: no `tool_choice`, `top_p`, `top_k`, `cache_control` or per-tool `strict`.
  */
 import type { AssistantMessage } from "../../log/messages.js";
-import type { BodyParts } from "../body-json.js";
+import { type BodyParts, joinJson } from "../body-json.js";
 import type { Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
 import { LlmError, type ModelRequest } from "../types.js";
@@ -89,7 +89,7 @@ export function anthropicBody(route: Route, request: ModelRequest): BodyParts {
     }));
   }
   // Messages merge across history entries (M8), so they are serialized whole on each request.
-  return { head, messages: messages.map((message) => JSON.stringify(message)), tail };
+  return { head, messages: joinJson(messages.map((message) => JSON.stringify(message))), tail };
 }
 
 function inHistorySystem(messages: readonly AnthropicMessage[], text: string): AnthropicMessage {

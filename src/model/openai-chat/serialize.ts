@@ -16,7 +16,7 @@
  */
 import type { AssistantMessage, ReasoningField, SurfaceMessage } from "../../log/messages.js";
 import { isJsonObject } from "../assembler.js";
-import { type BodyParts, FragmentCache } from "../body-json.js";
+import { type BodyParts, GrowingJsonList, joinJson } from "../body-json.js";
 import type { Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
 import type { ModelRequest } from "../types.js";
@@ -30,18 +30,15 @@ export type WireMessage =
       Record<ReasoningField, string>
     >);
 
-/** Wire messages of history messages, cached per message object and preset (the request's cost is its news). */
-const FRAGMENTS = new FragmentCache<SurfaceMessage, Route["preset"]>();
+/** The history's wire JSON, made once per message and preset: a request costs its new messages. */
+const HISTORY = new GrowingJsonList<SurfaceMessage, Route>(wireMessage);
 
 export function openAiChatBody(route: Route, request: ModelRequest): BodyParts {
   const preset = route.preset;
   const maxTokens = request.maxTokens ?? route.maxOutputTokens;
-  const messages: string[] = [];
-  if (request.system !== "") messages.push(JSON.stringify({ role: "system", content: request.system }));
-  for (const message of request.messages) {
-    const json = FRAGMENTS.get(message, preset, () => wireMessage(route, message));
-    if (json !== undefined) messages.push(json);
-  }
+  const system =
+    request.system === "" ? undefined : JSON.stringify({ role: "system", content: request.system });
+  const messages = joinJson([HISTORY.join(request.messages, route)], system);
   const tail: Record<string, unknown> = {
     stream: true,
     stream_options: { include_usage: true },
@@ -60,7 +57,7 @@ export function openAiChatBody(route: Route, request: ModelRequest): BodyParts {
   return { head: { model: request.model }, messages, tail };
 }
 
-function wireMessage(route: Route, message: SurfaceMessage): WireMessage | undefined {
+function wireMessage(message: SurfaceMessage, route: Route): WireMessage | undefined {
   switch (message.role) {
     case "system":
     case "developer":
