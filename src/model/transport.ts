@@ -37,12 +37,14 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
   if (request.signal?.aborted) throw abortedError();
   request.signal?.addEventListener("abort", onCallerAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
+  // One watchdog per request, restarted by every chunk (`refresh` reuses the timer).
   const arm = (): void => {
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      cause ??= "idle";
-      controller.abort();
-    }, request.idleTimeoutMs);
+    if (timer) timer.refresh();
+    else
+      timer = setTimeout(() => {
+        cause ??= "idle";
+        controller.abort();
+      }, request.idleTimeoutMs);
   };
   const failure = (error: unknown): LlmError => {
     if (error instanceof LlmError) return error;
