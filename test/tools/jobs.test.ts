@@ -1,4 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
 import { HookBus } from "../../src/hooks/hook-bus.js";
 import { InMemoryJobStore } from "../../src/tools/jobs/job-store.js";
 import { OutputRing } from "../../src/tools/jobs/output-ring.js";
@@ -44,8 +46,17 @@ describe("T9 background jobs", () => {
   it("sends the completion notice once, and none for a killed or collected job", async () => {
     const { ctx, run, start } = setup();
     const finished = await start("exit 2", "fails");
-    const collected = await start("true", "collected");
+    // The collected job ends only once job_output is waiting on it: had it ended first, its notice would
+    // rightly go out (nobody had read its status yet).
+    const go = join(ctx.exec.workspace, "go");
+    const collected = await start(`while [ ! -e '${go}' ]; do sleep 0.01; done`, "collected");
     const killed = await start("sleep 30", "killed");
+    const readNew = ctx.jobs.readNew.bind(ctx.jobs);
+    vi.spyOn(ctx.jobs, "readNew").mockImplementation((...args) => {
+      const read = readNew(...args); // registers the waiter before its first await
+      writeFileSync(go, "");
+      return read;
+    });
     await run("job_output", { job_id: collected, wait: true });
     await run("job_kill", { job_id: killed });
     await new Promise<void>((resolve) => {
