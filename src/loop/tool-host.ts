@@ -1,7 +1,8 @@
 /**
  * What the loop needs from the tool layer: the declarations sent to the model, the L19 class of a call
- * (re-checked just before it starts), whether it may start before the log's flush (L17), and a `run` that always answers (T2: a failing tool never ends the
- * turn). The tool pipeline implements it; tests may use a small table of functions.
+ * (re-checked just before it starts), whether it may start before the log's flush (L17), and a `run` that
+ * always answers (T2: a failing tool never ends the turn). The tool pipeline implements it; tests may use a
+ * small table of functions.
  */
 import type { ToolSpec } from "../model/types.js";
 import { parseToolArguments } from "../tools/arguments.js";
