@@ -11,6 +11,7 @@ import { registerRun } from "./commands/run.js";
 import { registerSchedules } from "./commands/schedules.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
+import { registerTrust } from "./commands/trust.js";
 import { describeFailure, EXIT_OK, EXIT_USAGE } from "./errors.js";
 import { type Output, processOutput } from "./output.js";
 import { addSharedOptions } from "./shared-options.js";
@@ -37,6 +38,7 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
   registerSchedules(program, output, setExitCode);
   registerCompact(program, output, setExitCode); // C11
   registerServe(program, output, setExitCode); // issue 8
+  registerTrust(program, output, setExitCode); // issue 14
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

@@ -6,12 +6,18 @@
  * Each source is checked on its own before merging, so an error names the key and the source it came from
  * (a file path, an environment variable or a flag). Nothing here reads or holds a secret: provider keys
  * stay in the environment and are resolved by the model layer per request.
+ *
+ * The project's file (`./.bdsh/config.yaml`) is read only when the workspace is trusted (./trust.ts), and
+ * even then it cannot loosen a security key (./security-keys.ts): what it may not set is dropped with a
+ * warning, never obeyed (issue 14 finding 1).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { type Config, type ConfigLayer, configSchema, DEFAULT_CONFIG, layerSchema } from "./schema.js";
+import { restrictProjectLayer } from "./security-keys.js";
+import { isTrusted } from "./trust.js";
 
 export class ConfigError extends Error {
   readonly code = "CONFIG";
@@ -57,32 +63,63 @@ export type LoadConfigOptions = {
   /** `--config FILE`; overrides `BDSH_CONFIG`. */
   configFile?: string;
   flags?: ConfigFlags;
+  /** Whether the workspace is trusted; default: looked up in `$BDSH_HOME/trusted.json`. */
+  trusted?: boolean;
+};
+
+export type ProjectTrust = {
+  /** The workspace whose `./.bdsh/` and instruction files are the project's. */
+  dir: string;
+  trusted: boolean;
+  /** `./.bdsh/config.yaml` when it exists (read only when trusted). */
+  configFile?: string;
 };
 
 export type LoadedConfig = {
   config: Config;
   /** Config files that were found and read, in the order applied. */
   files: string[];
+  project: ProjectTrust;
+  /** Things the user should know that are not errors: an untrusted project, a key a project may not set. */
+  warnings: string[];
 };
 
 export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const env = options.env ?? process.env;
   const files: string[] = [];
+  const warnings: string[] = [];
   let merged: unknown = structuredClone(DEFAULT_CONFIG);
+  const projectFile = join(options.cwd, ".bdsh", "config.yaml");
+  const project: ProjectTrust = {
+    dir: resolve(options.cwd),
+    trusted: options.trusted ?? isTrusted(options.home, options.cwd),
+    ...(existsSync(projectFile) ? { configFile: projectFile } : {}),
+  };
 
-  const candidates: Array<{ path: string; required: boolean }> = [
+  const candidates: Array<{ path: string; required: boolean; project?: boolean }> = [
     { path: join(options.home, "config.yaml"), required: false },
-    { path: join(options.cwd, ".bdsh", "config.yaml"), required: false },
+    { path: projectFile, required: false, project: true },
   ];
   const extra = options.configFile ?? env.BDSH_CONFIG;
   if (extra) candidates.push({ path: resolve(options.cwd, extra), required: true });
 
-  for (const { path, required } of candidates) {
+  for (const { path, required, project: fromProject } of candidates) {
     if (!existsSync(path)) {
       if (required) throw new ConfigError("", path, "config file not found");
       continue;
     }
-    merged = mergeLayer(merged, checkLayer(readYamlFile(path), path));
+    if (fromProject && !project.trusted) {
+      warnings.push(`${path} was not read: ${project.dir} is not trusted (run \`bdsh trust\` to trust it)`);
+      continue;
+    }
+    let layer = checkLayer(readYamlFile(path), path);
+    if (fromProject) {
+      const restricted = restrictProjectLayer(layer as Record<string, unknown>, merged);
+      for (const key of restricted.dropped)
+        warnings.push(`${path}: ${key}: ignored; a project's config cannot loosen a security key`);
+      layer = restricted.layer as ConfigLayer;
+    }
+    merged = mergeLayer(merged, layer);
     files.push(path);
   }
 
@@ -102,7 +139,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     const [key, detail] = describeIssue(result.error.issues[0]!, merged);
     throw new ConfigError(key, files.at(-1) ?? "configuration", detail);
   }
-  return { config: result.data, files };
+  return { config: result.data, files, project, warnings };
 }
 
 function readYamlFile(path: string): unknown {

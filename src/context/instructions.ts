@@ -12,6 +12,8 @@
  * - Refresh: when `read`, `write` or `edit` succeeds on a path in a deeper directory that has its own
  *   instruction files not yet sent, the next step adds them as "Additional instructions".
  * - A literal `</system-reminder>` inside a file is escaped, so a file cannot close the reminder.
+ * - Workspace trust (issue 14): in an untrusted workspace only the user's own files (`$BDSH_HOME`, `~/.agents`)
+ *   are read; the repository's files wait until the user trusts the directory (`bdsh trust`).
  *
  * Model experience:
  *   <system-reminder>
@@ -86,6 +88,8 @@ export function discoverInstructions(options: {
   home: string;
   cwd: string;
   userHome?: string;
+  /** Whether the workspace is trusted: only then are the repository's own files read. */
+  project?: boolean;
 }): InstructionFile[] {
   const files: InstructionFile[] = [];
   for (const path of [
@@ -95,6 +99,7 @@ export function discoverInstructions(options: {
     const content = readIfFile(path);
     if (content?.trim() && !files.some((f) => f.path === path)) files.push({ path, content });
   }
+  if (options.project === false) return files;
   for (const dir of chainOf(repositoryRoot(options.cwd), resolve(options.cwd)))
     files.push(...directoryFiles(dir));
   return files;
@@ -172,7 +177,14 @@ function pathArgument(text: string): string | undefined {
   return undefined;
 }
 
-export function instructionsPlugin(options: { home: string; maxBytes?: number; userHome?: string }): Plugin {
+export function instructionsPlugin(options: {
+  home: string;
+  maxBytes?: number;
+  userHome?: string;
+  /** Workspace trust (issue 14): false reads only the user's own files. Default true. */
+  projectTrusted?: boolean;
+}): Plugin {
+  const project = options.projectTrusted ?? true;
   const maxBytes = options.maxBytes ?? 65_536;
   return {
     name: "instructions",
@@ -198,6 +210,7 @@ export function instructionsPlugin(options: { home: string; maxBytes?: number; u
             const files = discoverInstructions({
               home: options.home,
               cwd,
+              project,
               ...(options.userHome ? { userHome: options.userHome } : {}),
             });
             const text = instructionsMessage(files, maxBytes);
@@ -205,6 +218,7 @@ export function instructionsPlugin(options: { home: string; maxBytes?: number; u
             if (text) messages.push({ text, source: "instructions" });
             return { ...state, messages };
           }
+          if (!project) return state;
           // Refresh: successful file-tool calls since the last scan that reached deeper directories.
           const failed = new Set<string>();
           const targets: string[] = [];

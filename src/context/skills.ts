@@ -138,8 +138,9 @@ export function loadSkills(directories: readonly string[]): Skill[] {
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-export function skillDirectories(home: string, workspace: string): string[] {
-  return [join(home, "skills"), join(workspace, ".bdsh", "skills")];
+/** The skill folders: the user's, then the project's when the workspace is trusted (issue 14). */
+export function skillDirectories(home: string, workspace: string, projectTrusted = true): string[] {
+  return projectTrusted ? [join(home, "skills"), join(workspace, ".bdsh", "skills")] : [join(home, "skills")];
 }
 
 export function catalogText(skills: readonly Skill[]): string | undefined {
@@ -190,11 +191,17 @@ export const skillTool: ToolDefinition<{ name: string }> = {
  * Folders are checked before every turn and, within a turn, before a step at most once a second, so a new or
  * edited skill reaches the model (as a full catalog); the `skill` tool always looks afresh.
  */
-export function skillsPlugin(options: { home: string; directories?: readonly string[] }): Plugin {
+export function skillsPlugin(options: {
+  home: string;
+  directories?: readonly string[];
+  /** Workspace trust (issue 14): false leaves out `<workspace>/.bdsh/skills`. Default true. */
+  projectTrusted?: boolean;
+}): Plugin {
   return {
     name: "skills",
     setup(ctx) {
-      const directories = options.directories ?? skillDirectories(options.home, ctx.workspace);
+      const directories =
+        options.directories ?? skillDirectories(options.home, ctx.workspace, options.projectTrusted ?? true);
       const current = skillFolders(directories);
       const lastCatalog = latestUserMessageTracker("skills");
       const catalog: SkillCatalog = {

@@ -8,7 +8,9 @@
  *   await agent.followup("fix the failing test"); await agent.whenIdle();
  */
 import { hostname } from "node:os";
+import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
+import { isTrusted } from "../config/trust.js";
 import { Agent } from "../loop/agent.js";
 import { startSession } from "../loop/new-session.js";
 import type { Plugin } from "../loop/plugin.js";
@@ -37,6 +39,11 @@ export type OpenAgentOptions = {
   workspace: string;
   /** `$BDSH_HOME`, for plugin tools and instructions. */
   home?: string;
+  /**
+   * Workspace trust (issue 14): whether the workspace's `.bdsh/plugins`, `.bdsh/skills` and instruction files
+   * load. Default: whether `$BDSH_HOME/trusted.json` trusts the workspace.
+   */
+  projectTrusted?: boolean;
   /** Continue this session; otherwise a new one is created. */
   sessionId?: string;
   title?: string;
@@ -74,7 +81,17 @@ export function adapterFor(options: OpenAgentOptions): { adapter: ModelAdapter; 
   if (config.model.provider === "replay") {
     if (!options.replayFile)
       throw new SetupError("USAGE", "the replay provider needs a recording: --replay FILE");
-    return { adapter: createReplayAdapter(readRecording(options.replayFile)) };
+    let recording: ReturnType<typeof readRecording>;
+    try {
+      recording = readRecording(options.replayFile);
+    } catch (error) {
+      // Issue 14 finding 8: a missing or unreadable recording is a usage error (exit 2), nothing is sent.
+      throw new SetupError(
+        "USAGE",
+        `cannot read the recording ${options.replayFile}: ${(error as Error).message}`,
+      );
+    }
+    return { adapter: createReplayAdapter(recording) };
   }
   const provider = config.model.provider;
   if (!isProviderName(provider)) throw new SetupError("CONFIG", `unknown provider "${provider}"`);
@@ -100,6 +117,8 @@ export function adapterFor(options: OpenAgentOptions): { adapter: ModelAdapter; 
 
 export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent> {
   const { config, store } = options;
+  const home = options.home ?? bdshHome(options.env ?? process.env);
+  const projectTrusted = options.projectTrusted ?? isTrusted(home, options.workspace);
   const { adapter, route } = adapterFor(options);
   let session: SessionRow | undefined;
   if (options.sessionId) {
@@ -125,10 +144,11 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
     ...(options.tools ? { tools: options.tools } : {}),
     plugins: standardPlugins({
       config,
-      home: options.home,
+      home,
+      projectTrusted,
       tools: options.tools
         ? undefined
-        : toolsPlugin({ config, home: options.home ?? ".", ...options.toolOptions }),
+        : toolsPlugin({ config, home, projectTrusted, ...options.toolOptions }),
       extra: options.plugins ?? [],
     }),
     workspace: options.workspace,

@@ -38,6 +38,8 @@ export type ToolsPluginOptions = {
   config: Config;
   /** `$BDSH_HOME`: plugin tools load from `<home>/plugins`. */
   home: string;
+  /** Workspace trust (issue 14): `<workspace>/.bdsh/plugins` loads only when true. Default false. */
+  projectTrusted?: boolean;
   env?: NodeJS.ProcessEnv;
   /** The approval channel (a terminal prompt, the HTTP API); none means policy `ask` fails closed (T16). */
   approvals?: Approvals;
@@ -65,7 +67,10 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       const backends = new TerminalBackendRegistry();
       backends.register(localBackend, { builtin: true });
       const report = await loadPlugins({
-        directories: [join(options.home, "plugins"), join(ctx.workspace, ".bdsh", "plugins")],
+        // Issue 14: a project's plugins would run outside the sandbox; they load only from a trusted workspace.
+        directories: options.projectTrusted
+          ? [join(options.home, "plugins"), join(ctx.workspace, ".bdsh", "plugins")]
+          : [join(options.home, "plugins")],
         registry,
         hooks: ctx.hooks,
         backends,

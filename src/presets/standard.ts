@@ -32,6 +32,11 @@ export type StandardPresetOptions = {
   home?: string | undefined;
   /** Plugins appended after the standard ones (a product's own). */
   extra?: readonly Plugin[];
+  /**
+   * Workspace trust (issue 14): only a trusted workspace's instruction files and `.bdsh/skills` are read.
+   * Default false.
+   */
+  projectTrusted?: boolean;
   /** For tests: the retry jitter source. */
   random?: () => number;
 };
@@ -39,6 +44,7 @@ export type StandardPresetOptions = {
 export function standardPlugins(options: StandardPresetOptions): Plugin[] {
   const { retry, compaction, context, instructions } = options.config;
   const home = options.home ?? bdshHome(process.env);
+  const projectTrusted = options.projectTrusted ?? false;
   return [
     ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
@@ -54,8 +60,8 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
     systemPromptPlugin(), // SP2, SP3
     runtimeContextPlugin, // L13, SP4
     timeContextPlugin({ refreshMs: context.time_refresh_ms, timeZone: context.time_zone }), // SP5 (prepends itself)
-    instructionsPlugin({ home, maxBytes: instructions.max_bytes }), // SP6
-    skillsPlugin({ home }), // SP7, T20: after the tools plugin, whose registry takes the skill tool
+    instructionsPlugin({ home, maxBytes: instructions.max_bytes, projectTrusted }), // SP6
+    skillsPlugin({ home, projectTrusted }), // SP7, T20: after the tools plugin, whose registry takes the skill tool
     llmRetryPlugin(
       {
         mode: retry.mode,

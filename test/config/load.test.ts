@@ -46,11 +46,11 @@ describe("config", () => {
   it("applies flags over environment over --config over workspace over home over defaults", () => {
     writeFileSync(
       join(home, "config.yaml"),
-      "model: { effort: low, id: home-model }\nsandbox: read-only\ngoal: { max_rounds: 3 }\n",
+      "model: { effort: low, id: home-model }\nsandbox: danger-full-access\ngoal: { max_rounds: 3 }\n",
     );
     writeFileSync(
       join(cwd, ".bdsh", "config.yaml"),
-      "model: { id: workspace-model }\nsandbox: danger-full-access\n",
+      "model: { id: workspace-model }\nsandbox: workspace-write\n",
     );
     writeFileSync(join(cwd, "extra.yaml"), "model: { provider: together }\napproval: never\n");
     const { config, files } = loadConfig({
@@ -59,11 +59,12 @@ describe("config", () => {
       configFile: "extra.yaml",
       env: { BDSH_APPROVAL: "ask", BDSH_MODEL: "env-model" },
       flags: { model: "flag-model" },
+      trusted: true,
     });
     expect(config.model.id).toBe("flag-model");
     expect(config.approval).toBe("ask");
     expect(config.model.provider).toBe("together");
-    expect(config.sandbox).toBe("danger-full-access");
+    expect(config.sandbox).toBe("workspace-write"); // a trusted project may tighten a security key
     expect(config.model.effort).toBe("low");
     expect(config.goal.max_rounds).toBe(3);
     expect(config.model.context_window).toBe(1_048_576);
@@ -82,7 +83,7 @@ describe("config", () => {
 
   it("names the key and the file for an unknown key", () => {
     writeFileSync(join(cwd, ".bdsh", "config.yaml"), "tools: { max_paralel: 4 }\n");
-    const error = catchConfigError(() => loadConfig({ home, cwd, env: {} }));
+    const error = catchConfigError(() => loadConfig({ home, cwd, env: {}, trusted: true }));
     expect(error.key).toBe("tools.max_paralel");
     expect(error.source).toBe(join(cwd, ".bdsh", "config.yaml"));
     expect(error.message).toContain("unknown key");

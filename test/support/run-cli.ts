@@ -8,13 +8,20 @@ export const TSX_LOADER = new URL("../../node_modules/tsx/dist/loader.mjs", impo
 
 export type CliResult = { code: number | null; stdout: string; stderr: string };
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+  /** Written to the child's stdin (closed after); none: stdin is closed at once. */
+  input?: string,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", TSX_LOADER, MAIN, ...args], {
       env: { PATH: process.env.PATH, ...env },
       cwd: cwd ?? process.cwd(),
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
+    if (input !== undefined) child.stdin?.end(input);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => {

@@ -8,11 +8,19 @@
  * - The reply streams to stdout; tool activity and notices go to stderr.
  */
 import { createInterface } from "node:readline";
+import { createInterface as createPromptInterface } from "node:readline/promises";
 import type { Command } from "commander";
+import { projectFiles, trustDirectory } from "../../config/trust.js";
 import type { Agent } from "../../loop/agent.js";
 import { GOAL_USAGE, parseGoalCommand, runGoalCommand } from "../../planning/goal-command.js";
 import { openAgent, SetupError } from "../../presets/open-agent.js";
-import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
+import {
+  type CliEnvironment,
+  cliEnvironment,
+  type GlobalOptions,
+  printStartupWarnings,
+  withStore,
+} from "../environment.js";
 import { CliError, EXIT_OK, EXIT_USAGE } from "../errors.js";
 import type { Output } from "../output.js";
 import { addSharedOptions } from "../shared-options.js";
@@ -31,7 +39,10 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
   addSharedOptions(program.command("chat").description("interactive session in the terminal"))
     .option("--session <id>", "continue an existing session")
     .action(async (options: { session?: string }, command: Command) => {
-      const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      let environment = cliEnvironment(globals);
+      if (await askToTrust(environment, output)) environment = cliEnvironment(globals);
+      printStartupWarnings(environment, output);
       await withStore(environment, async (store) => {
         let agent: Agent;
         try {
@@ -60,6 +71,29 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
         setExitCode(EXIT_OK);
       });
     });
+}
+
+/**
+ * Issue 14: an untrusted workspace that carries project files asks once, at a terminal, whether to trust it
+ * (Claude Code's folder-trust question). Only "y" or "yes" trusts; anything else keeps it untrusted.
+ * Returns whether the directory was trusted now (the configuration is then loaded again).
+ */
+async function askToTrust(environment: CliEnvironment, output: Output): Promise<boolean> {
+  const { project } = environment.loaded;
+  if (project.trusted || !process.stdin.isTTY) return false;
+  const files = projectFiles(project.dir);
+  if (files.length === 0) return false;
+  const ask = createPromptInterface({ input: process.stdin, output: process.stderr });
+  try {
+    output.err(`${project.dir} carries project files: ${files.join(", ")}.`);
+    output.err("They load only in a trusted directory; plugins run code with your permissions.");
+    const answer = await ask.question("Trust this directory? [y/N] ");
+    if (!/^(y|yes)$/i.test(answer.trim())) return false;
+  } finally {
+    ask.close();
+  }
+  output.err(`trusted ${trustDirectory(environment.home, project.dir)}`);
+  return true;
 }
 
 async function chatLoop(agent: Agent, output: Output): Promise<void> {

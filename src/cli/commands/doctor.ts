@@ -5,8 +5,10 @@
  */
 import { spawnSync } from "node:child_process";
 import type { Command } from "commander";
+import { projectFiles, trustedRoot } from "../../config/trust.js";
 import { isProviderName, resolveRoute } from "../../model/catalog.js";
-import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
+import { bubblewrapAvailable } from "../../tools/terminal/bubblewrap.js";
+import { BUBBLEWRAP_INSTALL, cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK } from "../errors.js";
 import type { Output } from "../output.js";
 
@@ -34,6 +36,32 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
         name: "config",
         detail: `${files.length ? files.join(", ") : "defaults only"}; provider ${config.model.provider}, model ${config.model.id}, effort ${config.model.effort}, sandbox ${config.sandbox}, approval ${config.approval}`,
       });
+
+      // Issue 14: say whether the project's own files load, and why not.
+      const { project } = environment.loaded;
+      const carried = projectFiles(project.dir);
+      const root = trustedRoot(environment.home, project.dir);
+      checks.push(
+        project.trusted
+          ? {
+              status: "ok",
+              name: "trust",
+              detail: `${project.dir} is trusted${root && root !== project.dir ? ` (via ${root})` : ""}; project files load${carried.length ? `: ${carried.join(", ")}` : ""}`,
+            }
+          : carried.length
+            ? {
+                status: "warn",
+                name: "trust",
+                detail: `${project.dir} is not trusted, so its ${carried.join(", ")} did not load (project plugins never load untrusted); run \`bdsh trust\` to trust it`,
+              }
+            : {
+                status: "ok",
+                name: "trust",
+                detail: `${project.dir} is not trusted (it carries no project files)`,
+              },
+      );
+      for (const warning of environment.loaded.warnings.filter((w) => w.includes("cannot loosen")))
+        checks.push({ status: "warn", name: "config", detail: warning });
 
       const variables = credentialVariables(config.model.provider);
       const present = variables.filter((name) => !!environment.env[name]);
@@ -67,11 +95,20 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
         );
       }
       const bwrap = which("bwrap");
-      checks.push({
-        status: "ok",
-        name: "sandbox",
-        detail: `file policy ${config.sandbox} enforced by the harness; OS sandbox ${bwrap ? `bwrap at ${bwrap}` : "not available (bwrap not found)"}`,
-      });
+      const works = bwrap !== undefined && bubblewrapAvailable();
+      checks.push(
+        works
+          ? {
+              status: "ok",
+              name: "sandbox",
+              detail: `file policy ${config.sandbox}; commands run under bubblewrap (${bwrap})`,
+            }
+          : {
+              status: config.sandbox_required ? "fail" : "warn",
+              name: "sandbox",
+              detail: `${bwrap ? `bwrap at ${bwrap} cannot create a sandbox here (user namespaces disabled?)` : "bubblewrap (bwrap) not found"}: commands ${config.sandbox_required ? "are refused (sandbox_required)" : "run WITHOUT an OS sandbox"}; ${BUBBLEWRAP_INSTALL}`,
+            },
+      );
 
       if (options.json) output.out(JSON.stringify({ checks }));
       else

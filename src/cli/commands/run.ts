@@ -7,7 +7,7 @@
  * interrupted turn (R1) and stops.
  */
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { basename, extname, resolve } from "node:path";
 import type { Command } from "commander";
 import { addToCommandAllowlist } from "../../config/allowlist.js";
@@ -17,8 +17,8 @@ import { eventJson } from "../../log/serialize.js";
 import { runHeadless } from "../../loop/headless.js";
 import { armGoal, goalOutcome } from "../../planning/goal-run.js";
 import { openAgent, SetupError } from "../../presets/open-agent.js";
-import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
-import { CliError, EXIT_USAGE } from "../errors.js";
+import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
+import { CliError, EXIT_USAGE, usageError } from "../errors.js";
 import type { Output } from "../output.js";
 import { addSharedOptions } from "../shared-options.js";
 import { terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
@@ -92,15 +92,12 @@ export function addRunOptions(command: Command): Command {
 
 export function registerRun(program: Command, output: Output, setExitCode: (code: number) => void): void {
   addRunOptions(program.command("run").description("run one task headless until the agent is done"))
-    .argument("<prompt...>", "the task")
+    .argument("<prompt...>", "the task; `-` reads it from standard input")
     .action(async (words: string[], options: RunOptions, command: Command) => {
+      // Issue 14 finding 8: `bdsh run -` reads the prompt from stdin (INTERFACE.md).
+      const prompt = words.length === 1 && words[0] === "-" ? readFileSync(0, "utf8") : words.join(" ");
       setExitCode(
-        await runCommand(
-          words.join(" "),
-          options,
-          command.optsWithGlobals<GlobalOptions & RunOptions>(),
-          output,
-        ),
+        await runCommand(prompt, options, command.optsWithGlobals<GlobalOptions & RunOptions>(), output),
       );
     });
 }
@@ -111,8 +108,13 @@ export async function runCommand(
   globals: GlobalOptions,
   output: Output,
 ): Promise<number> {
+  // Issue 14 finding 8: nothing is sent for an empty prompt or a recording that is not there (exit 2).
+  if (prompt !== undefined && prompt.trim() === "") throw usageError("the prompt is empty");
+  if (options.replay && !existsSync(options.replay))
+    throw usageError(`--replay ${options.replay}: no such file`);
   const replayFlags = options.replay ? { ...globals, provider: "replay" } : globals;
   const environment = cliEnvironment(replayFlags);
+  printStartupWarnings(environment, output);
   const { config } = environment.loaded;
   const effortExplicit = globals.effort !== undefined || !!environment.env.BDSH_EFFORT;
   if (prompt !== undefined && options.attach?.length) {

@@ -1,0 +1,87 @@
+/**
+ * Keys a project's own `./.bdsh/config.yaml` may never loosen (issue 14 deliver 1). Only the user's config,
+ * `--config`, the environment and flags can: a model that writes the workspace must not be able to raise
+ * its own privileges on the next run.
+ *
+ * Invariants:
+ * - An ordered key (sandbox, approval, a boolean switch, a limit) may be set to the value it already has
+ *   or a tighter one; anything else, and any change to an unordered key (provider, base URL, allowlists,
+ *   plugin overrides, terminal backend and its environment lists, MCP servers, the auto-reviewer), is
+ *   dropped from the project layer with a warning naming the key and the file. It is never an error: a
+ *   hostile file must not be able to stop the user's next run either.
+ * - The comparison is against the configuration merged so far (defaults and the user's file), so a tighter
+ *   user setting stays tight.
+ */
+import { isDeepStrictEqual } from "node:util";
+
+type Rule = { key: string; mayApply: (project: unknown, current: unknown) => boolean };
+
+const rank =
+  (order: readonly string[]) =>
+  (project: unknown, current: unknown): boolean => {
+    const p = order.indexOf(String(project));
+    const c = order.indexOf(String(current));
+    return p !== -1 && c !== -1 && p <= c;
+  };
+
+const unchanged = (project: unknown, current: unknown) => isDeepStrictEqual(project, current);
+
+const RULES: readonly Rule[] = [
+  { key: "sandbox", mayApply: rank(["read-only", "workspace-write", "danger-full-access"]) },
+  // `never` refuses everything that needs approval; `auto` lets a model approve (S7).
+  { key: "approval", mayApply: rank(["never", "ask", "auto"]) },
+  { key: "sandbox_required", mayApply: (p, c) => p === true || p === c },
+  { key: "web_fetch.allow_private", mayApply: (p, c) => p === false || p === c },
+  {
+    key: "tools.bash.max_command_bytes",
+    mayApply: (p, c) => typeof p === "number" && typeof c === "number" && p <= c,
+  },
+  { key: "command_allowlist", mayApply: unchanged },
+  { key: "model.provider", mayApply: unchanged },
+  { key: "model.base_url", mayApply: unchanged },
+  { key: "plugins", mayApply: unchanged },
+  { key: "terminal.backend", mayApply: unchanged },
+  { key: "terminal.strip_env_keys", mayApply: unchanged },
+  { key: "terminal.pass_env_keys", mayApply: unchanged },
+  { key: "auto_review", mayApply: unchanged },
+  { key: "mcp_servers", mayApply: unchanged },
+];
+
+/** The dotted keys the project layer cannot loosen (SECURITY.md, doctor). */
+export const SECURITY_KEYS: readonly string[] = RULES.map((rule) => rule.key);
+
+export type Restricted = { layer: Record<string, unknown>; dropped: string[] };
+
+/** The project layer without the keys it may not set over `current`; `dropped` names them. */
+export function restrictProjectLayer(layer: Record<string, unknown>, current: unknown): Restricted {
+  const out = structuredClone(layer);
+  const dropped: string[] = [];
+  for (const rule of RULES) {
+    const path = rule.key.split(".");
+    const project = valueAt(out, path);
+    if (project === undefined) continue;
+    if (rule.mayApply(project, valueAt(current, path))) continue;
+    removeAt(out, path);
+    dropped.push(rule.key);
+  }
+  return { layer: out, dropped };
+}
+
+function valueAt(value: unknown, path: readonly string[]): unknown {
+  let current = value;
+  for (const part of path) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<string, unknown>)[part];
+  }
+  return current;
+}
+
+function removeAt(value: Record<string, unknown>, path: readonly string[]): void {
+  let current: Record<string, unknown> = value;
+  for (const part of path.slice(0, -1)) {
+    const next = current[part];
+    if (next === null || typeof next !== "object") return;
+    current = next as Record<string, unknown>;
+  }
+  delete current[path.at(-1)!];
+}
