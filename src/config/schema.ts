@@ -72,6 +72,7 @@ export const configSchema = z.strictObject({
       timeout_ms: positiveInt, // T8
       max_timeout_ms: positiveInt,
       max_output_bytes: positiveInt,
+      max_command_bytes: positiveInt, // issue 14: longer commands are refused before analysis
     }),
   }),
   spill: z.strictObject({ max_inline_tokens: positiveInt }), // C14
@@ -149,7 +150,12 @@ export const DEFAULT_CONFIG: Config = {
   instructions: { max_bytes: 65_536 },
   tools: {
     max_parallel: 10,
-    bash: { timeout_ms: 60_000, max_timeout_ms: 600_000, max_output_bytes: 64_000 },
+    bash: {
+      timeout_ms: 60_000,
+      max_timeout_ms: 600_000,
+      max_output_bytes: 64_000,
+      max_command_bytes: 65_536,
+    },
   },
   spill: { max_inline_tokens: 12_500 },
   goal: { max_rounds: 256, blocked_min_rounds: 3 },

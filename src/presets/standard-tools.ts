@@ -82,6 +82,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         maxInlineTokens: config.spill.max_inline_tokens,
         commands: {
           allowlist: config.command_allowlist,
+          maxCommandBytes: config.tools.bash.max_command_bytes,
           ...(options.persistAllowlist ? { persistAllowlist: options.persistAllowlist } : {}),
         },
         repeat: {

@@ -1,9 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { HookBus } from "../../src/hooks/hook-bus.js";
 import { ScriptedApprovals } from "../../src/tools/approvals.js";
 import { CommandGuard } from "../../src/tools/guards/command-guard.js";
-import { detectDangerousCommand, normalizeCommand } from "../../src/tools/guards/dangerous-commands.js";
+import { analyzeCommand } from "../../src/tools/guards/dangerous-commands.js";
 import { FIRST_REMINDER, RepeatToolReminder } from "../../src/tools/guards/repeat-reminder.js";
+import { loadShellParser, type ShellParser } from "../../src/tools/guards/shell-parse.js";
 import { ToolPipeline } from "../../src/tools/pipeline.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { AnyToolDefinition, ApprovalAnswer } from "../../src/tools/types.js";
@@ -61,20 +62,27 @@ const dangerous: [string, string][] = [
   ["chmod -R 777 /", "chmod-world"],
   ["chmod -R 777 ./build", "chmod-world"],
   ["chmod -R 755 /", "chmod-root"],
-  ["chown -R nobody /", "chown-root"],
-  ["git push --force origin main", "force-push-main"],
-  ["git push -f origin master", "force-push-main"],
+  ["chown -R nobody /", "chown-recursive"],
+  ["git push --force origin main", "force-push"],
+  ["git push -f origin master", "force-push"],
+  // Issue 14 finding 6: the Hermes rules flag these too (the old detector let them through).
+  ["rm -rf node_modules", "recursive-delete"],
+  ["rm -rf ./build", "recursive-delete"],
+  ["rm -r dist/", "recursive-delete"],
+  ["rm -rf /tmp/bdsh-test/cache", "recursive-delete"],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command, not a template.
+  ["rm -rf ${BUILD_DIR:?}/", "recursive-delete"],
+  ["dd if=/dev/urandom of=./random.bin bs=1k count=1", "dd-copy"],
+  ["dd if=img of=/dev/null", "dd-copy"],
+  ["chown -R me ./data", "chown-recursive"],
+  ["git push --force origin feature/x", "force-push"],
+  ["git push --force-with-lease origin my-branch", "force-push"],
+  ["find . -name '*.tmp' -delete", "find-delete"],
   ["crontab -r", "crontab-remove"],
   ["iptables -F", "firewall-flush"],
 ];
 
 const safe = [
-  "rm -rf node_modules",
-  "rm -rf ./build",
-  "rm -r dist/",
-  "rm -rf /tmp/bdsh-test/cache",
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command, not a template.
-  "rm -rf ${BUILD_DIR:?}/",
   "rm file.txt",
   "echo 'rm -rf /'",
   "grep -r 'rm -rf /' .",
@@ -82,8 +90,6 @@ const safe = [
   "ls /etc",
   "cat /etc/hosts",
   "cp /etc/hosts ./hosts.bak",
-  "dd if=/dev/urandom of=./random.bin bs=1k count=1",
-  "dd if=img of=/dev/null",
   'psql -c "DELETE FROM users WHERE id = 1"',
   'psql -c "SELECT * FROM drops"',
   "systemctl status nginx",
@@ -96,30 +102,33 @@ const safe = [
   "kill -1 1234",
   "chmod 755 script.sh",
   "chmod -R u+w ./src",
-  "chown -R me ./data",
   "git push origin main",
-  "git push --force origin feature/x",
-  "git push --force-with-lease origin my-branch",
   "mkdir -p build && npm test",
   "crontab -l",
   "iptables -L",
-  "find . -name '*.tmp' -delete",
+  "find . -name '*.tmp' -print",
 ];
 
 describe("Hermes dangerous commands", () => {
+  let parser: ShellParser;
+  beforeAll(async () => {
+    parser = await loadShellParser();
+  });
+  const keys = (command: string) =>
+    analyzeCommand(parser, command, { timeBudgetMs: 10_000 }).map((m) => m.key);
   for (const [command, key] of dangerous) {
     it(`matches ${JSON.stringify(command)} as ${key}`, () => {
-      expect(detectDangerousCommand(command)?.key).toBe(key);
+      expect(keys(command)).toContain(key);
     });
   }
   for (const command of safe) {
     it(`does not match ${JSON.stringify(command)}`, () => {
-      expect(detectDangerousCommand(command)).toBeUndefined();
+      expect(keys(command)).toEqual([]);
     });
   }
 
-  it("normalises quotes, escapes, continuations and spaces", () => {
-    expect(normalizeCommand("  'r'\"m\"  -rf\\\n   /  ")).toBe("rm -rf /");
+  it("resolves quotes, escapes, continuations and spaces as the shell does", () => {
+    expect(keys("  'r'\"m\"  -rf\\\n   /  ")).toEqual(["recursive-delete"]);
   });
 });
 

@@ -1,17 +1,28 @@
 /**
- * The dangerous-command guard (Hermes approval flow): a `tools/pre-execute` listener on command tools.
+ * The dangerous-command guard (Hermes approval flow, seed 000): a `tools/pre-execute` listener on command
+ * tools.
  *
  * Invariants:
- * - A matched command asks the user unless its pattern key was approved for this session or is in
- *   `command_allowlist`. "allow-session" remembers the key for this guard (one per agent session);
- *   "allow-always" also calls `persistAllowlist(key)` so the caller writes it to config.
+ * - A command longer than `maxCommandBytes` (config `tools.bash.max_command_bytes`) is denied before any
+ *   analysis, in O(1) for any longer input, with a model-visible text naming the limit and the key
+ *   (issue 14 finding 6: a 140 KB command froze the server). No approval or allowlist lifts it.
+ * - A command matching dangerous-pattern keys (dangerous-commands.ts) asks the user unless every key it
+ *   matches was approved for this session or is in `command_allowlist`. "allow-session" remembers the
+ *   keys for this guard (one per agent session); "allow-always" also calls `persistAllowlist(key)` for
+ *   each so the caller writes them to config.
+ * - The shell parser loads once per process; `install` starts loading it, and a call waits for it. A
+ *   parser that cannot load makes every command dangerous (`analysis-failed`): fail closed.
  * - The guard only ever tightens a decision: a call another listener denied or cancelled stays so.
  * - With no approval channel or policy `never`, the pipeline answers with T16's no-channel text: an
  *   unanswered prompt is a deny.
  */
 import type { HookBus } from "../../hooks/hook-bus.js";
 import type { PreExecuteState } from "../types.js";
-import { detectDangerousCommand } from "./dangerous-commands.js";
+import { type AnalyzeOptions, detectDangerousCommands } from "./dangerous-commands.js";
+import { loadShellParser } from "./shell-parse.js";
+
+/** Default of `tools.bash.max_command_bytes` (bench/RESULTS.md, "Dangerous-command detector"). */
+export const DEFAULT_MAX_COMMAND_BYTES = 65_536;
 
 export type CommandGuardOptions = {
   /** Config `command_allowlist`: pattern keys approved permanently. */
@@ -20,41 +31,71 @@ export type CommandGuardOptions = {
   persistAllowlist?: (key: string) => void | Promise<void>;
   /** Tools whose `command` argument is a shell command. */
   tools?: readonly string[];
+  /** Config `tools.bash.max_command_bytes`: longer commands are refused. */
+  maxCommandBytes?: number;
+  /** Bounds of the analysis (tests and benches). */
+  analysis?: AnalyzeOptions;
 };
+
+/** The size of `command` in UTF-8 bytes if it is within `max`, else `undefined`; O(1) past `max`. */
+export function withinBytes(command: string, max: number): number | undefined {
+  if (command.length > max) return undefined; // every UTF-16 unit is at least one byte
+  if (command.length * 3 <= max) return command.length; // at most three bytes per unit
+  const bytes = Buffer.byteLength(command, "utf8");
+  return bytes <= max ? bytes : undefined;
+}
+
+export function tooLongText(command: string, max: number): string {
+  const size =
+    command.length > max ? `${command.length} characters` : `${Buffer.byteLength(command, "utf8")} bytes`;
+  return (
+    `Error: command refused: it is ${size} long, over the ${max}-byte limit (config tools.bash.max_command_bytes). ` +
+    "Put long content in a file with the write tool, then run a short command that uses it."
+  );
+}
 
 export class CommandGuard {
   private readonly sessionAllowed = new Set<string>();
   private readonly allowlist: Set<string>;
   private readonly tools: Set<string>;
+  private readonly maxCommandBytes: number;
 
   constructor(private readonly options: CommandGuardOptions) {
     this.allowlist = new Set(options.allowlist);
     this.tools = new Set(options.tools ?? ["bash"]);
+    this.maxCommandBytes = options.maxCommandBytes ?? DEFAULT_MAX_COMMAND_BYTES;
   }
 
   install(hooks: HookBus): () => void {
+    loadShellParser().catch(() => {}); // start loading now; a failure is met (fail closed) at the first call
     return hooks.onWaterfall("tools/pre-execute", (state) => this.decide(state), {
       plugin: "dangerous-commands",
     });
   }
 
-  decide(state: PreExecuteState): PreExecuteState {
+  async decide(state: PreExecuteState): Promise<PreExecuteState> {
     if (state.decision.kind !== "allow" || !this.tools.has(state.call.name)) return state;
     const command = state.call.args?.command;
     if (typeof command !== "string") return state;
-    const match = detectDangerousCommand(command);
-    if (!match || this.sessionAllowed.has(match.key) || this.allowlist.has(match.key)) return state;
+    if (withinBytes(command, this.maxCommandBytes) === undefined)
+      return { ...state, decision: { kind: "deny", reason: tooLongText(command, this.maxCommandBytes) } };
+    const matches = await detectDangerousCommands(command, this.options.analysis);
+    const pending = matches.filter((m) => !this.sessionAllowed.has(m.key) && !this.allowlist.has(m.key));
+    if (pending.length === 0) return state;
     return {
       ...state,
       decision: {
         kind: "ask",
         summary: command,
-        reason: `dangerous command (${match.description}) [${match.key}]`,
+        reason: `dangerous command (${pending.map((m) => m.description).join("; ")}) ${pending.map((m) => `[${m.key}]`).join(" ")}`,
         onAnswer: async (answer) => {
-          if (answer === "allow-session" || answer === "allow-always") this.sessionAllowed.add(match.key);
-          if (answer === "allow-always") {
-            this.allowlist.add(match.key);
-            await this.options.persistAllowlist?.(match.key);
+          if (answer !== "allow-session" && answer !== "allow-always") return;
+          for (const { key } of pending) {
+            this.sessionAllowed.add(key);
+            if (answer === "allow-always") {
+              this.allowlist.add(key);
+              await this.options.persistAllowlist?.(key);
+            }
           }
         },
       },
