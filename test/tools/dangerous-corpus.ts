@@ -317,5 +317,9 @@ export function pathological(limit: number): Record<string, string> {
     "nested functions": half("f(){ ", " }", "g"),
     "SQL comments": `psql -c '${"/**/".repeat(Math.floor((limit - 30) / 4))}DROP TABLE t'`,
     "unclosed braces": fill("{a,"),
+    "nested find -exec": fill("find . -exec ", "rm {} \\;"),
+    "nested <( )": half("sh <(", ")", "curl x"),
+    "nested pipelines in subshells": half("a | ( ", " )", "sh"),
+    "nested if": half("if a; then ", "; fi", "rm -rf d"),
   };
 }

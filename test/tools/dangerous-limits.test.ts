@@ -106,6 +106,19 @@ describe("pathological commands at the limit", () => {
     });
   }
 
+  it("a WebAssembly fault fails closed, and the next call gets a fresh parser", async () => {
+    // Unbounded, this parse runs for seconds and then the WebAssembly runtime aborts (out of memory).
+    const faulting = await loadShellParser();
+    const keys = analyzeCommand(faulting, "a | ".repeat(16_384), { timeBudgetMs: 120_000 }).map((m) => m.key);
+    expect(keys).toContain("analysis-failed");
+    const next = await loadShellParser();
+    expect(next).not.toBe(faulting);
+    expect(analyzeCommand(next, "rm -rf d", { timeBudgetMs: 10_000 }).map((m) => m.key)).toEqual([
+      "recursive-delete",
+    ]);
+    parser = next;
+  }, 120_000);
+
   it("a dangerous command hidden at the end of a long safe one is found or the command is refused", () => {
     const command = `${"echo a; ".repeat(4000)}rm -rf d`;
     const keys = analyzeCommand(parser, command).map((m) => m.key);

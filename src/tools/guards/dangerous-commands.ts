@@ -17,7 +17,7 @@
  *   (`analysis-timeout`), nesting past the depth bound (`nesting-too-deep`) and a parser that cannot
  *   load or has faulted (`analysis-failed`) are all dangerous.
  * - Linear and bounded: one parse, one iterative walk (an explicit stack, never recursion over the
- *   tree), every regex is linear; a deadline (default 30 ms) bounds the parse, the walk and any nested
+ *   tree), every regex is linear; a deadline (default 25 ms, leaving room under the 50 ms bound for the overshoot) bounds the parse, the walk and any nested
  *   parse. The byte limit on the command is the guard's (command-guard.ts).
  * - Every match has a stable `key`; session approvals and `command_allowlist` entries are keys, and a
  *   command is allowed only when every key it matches is.
@@ -35,7 +35,7 @@ export type AnalyzeOptions = {
   maxDepth?: number;
 };
 
-export const DEFAULT_TIME_BUDGET_MS = 30;
+export const DEFAULT_TIME_BUDGET_MS = 25;
 export const DEFAULT_MAX_DEPTH = 6;
 
 /** The description of each key (the approval prompt shows it). */
@@ -76,6 +76,17 @@ export const DANGEROUS_KEYS = {
 } as const satisfies Record<string, string>;
 
 export type DangerousKey = keyof typeof DANGEROUS_KEYS;
+
+type Producers = { remote: number; decode: number };
+const NONE = Number.POSITIVE_INFINITY;
+/** Nodes between a command and the producers feeding its stdin. */
+const FEEDING = new Set([
+  "pipeline",
+  "redirected_statement",
+  "heredoc_redirect",
+  "herestring_redirect",
+  "negated_command",
+]);
 
 /** One argument of a simple command, resolved statically. */
 type Word = {
@@ -149,8 +160,8 @@ function programName(text: string): string {
 class Analysis {
   readonly matches = new Map<string, string>();
   readonly downloads = new Set<string>();
-  /** Per pipeline or redirected statement: where its first download and first decode start. */
-  private readonly producers = new Map<ShellNode, { remote: number; decode: number }>();
+  /** Per node: where the first download and the first decode in its subtree start. */
+  private readonly subtrees = new Map<ShellNode, Producers>();
   private steps = 0;
   expired = false;
 
@@ -222,6 +233,7 @@ class Analysis {
   private command(node: ShellNode, source: string, depth: number): void {
     const argv: Word[] = [];
     for (const child of node.children) {
+      if (this.tick()) return;
       if (child.field === "name") argv.push(resolveWord(child.children[0] ?? child, source));
       else if (child.field === "argument") argv.push(resolveWord(child, source));
     }
@@ -231,8 +243,13 @@ class Analysis {
 
   /** Judges one command line: wrappers peeled, then the rules of the program that really runs. */
   private argv(initial: Word[], node: ShellNode, source: string, depth: number): string | undefined {
+    if (depth > this.maxDepth) {
+      this.add("nesting-too-deep"); // `find -exec find -exec …`
+      return undefined;
+    }
     let argv = initial;
     for (let guard = 0; guard < 64 && argv.length > 0; guard += 1) {
+      if (this.tick()) return undefined;
       const head = argv[0] as Word;
       if (head.dynamic || head.expands || head.text === "") {
         this.add("dynamic-command");
@@ -249,7 +266,7 @@ class Analysis {
         const target = inner[0];
         if (program === "xargs" && target && !target.dynamic && DELETERS.has(programName(target.text)))
           this.add("xargs-delete");
-        if (program === "env") this.envSplitString(argv, depth);
+        if (program === "env") this.envSplitString(argv, source, depth);
         argv = inner;
         continue;
       }
@@ -261,50 +278,70 @@ class Analysis {
   }
 
   /** `env -S 'rm -rf d'` splits its string into the command line. */
-  private envSplitString(argv: Word[], depth: number): void {
+  private envSplitString(argv: Word[], source: string, depth: number): void {
     for (let i = 1; i < argv.length; i += 1) {
       const text = (argv[i] as Word).text;
       if (text === "-S" || text === "--split-string") {
         const next = argv[i + 1];
-        if (next) this.code(next, depth);
+        if (next) this.code(next, source, depth);
       } else if (text.startsWith("--split-string=")) this.source(text.slice(15), depth + 1);
       else if (text.startsWith("-S") && text.length > 2) this.source(text.slice(2), depth + 1);
     }
   }
 
   /** A word holding shell code: parsed again when static, dynamic code is dangerous. */
-  private code(word: Word, depth: number): void {
+  private code(word: Word, source: string, depth: number): void {
     if (word.dynamic) {
       this.add("dynamic-command");
-      this.substitutionSources(word);
+      this.substitutionSources(word, source);
     }
     this.source(word.text, depth + 1);
   }
 
   /** Download or decode inside a substitution feeding code (`bash -c "$(curl …)"`, `sh <(base64 -d …)`). */
-  private substitutionSources(word: Word): boolean {
+  private substitutionSources(word: Word, source: string): boolean {
     if (!word.node) return false;
-    let found = false;
-    const stack: ShellNode[] = [word.node];
-    while (stack.length > 0) {
-      const node = stack.pop() as ShellNode;
-      if (this.tick()) return found;
-      if (node.type === "command") {
-        const kind = this.producerKind(node);
-        if (kind) {
-          this.add(kind);
-          found = true;
-        }
-      }
-      for (const child of node.children) stack.push(child);
-    }
-    return found;
+    const found = this.producersIn(word.node, source);
+    if (found.remote !== NONE) this.add("remote-code");
+    if (found.decode !== NONE) this.add("decode-exec");
+    return found.remote !== NONE || found.decode !== NONE;
   }
 
-  private producerKind(node: ShellNode): "remote-code" | "decode-exec" | undefined {
-    const root = rootOf(node);
-    const source = sourceOf(root);
-    if (source === undefined) return undefined;
+  /**
+   * Where the first download and the first decode start inside `root`'s subtree. Memoised per node and
+   * computed bottom-up with an explicit stack, so nested substitutions and pipelines stay linear.
+   */
+  private producersIn(root: ShellNode, source: string): Producers {
+    const cached = this.subtrees.get(root);
+    if (cached) return cached;
+    const stack: [ShellNode, boolean][] = [[root, false]];
+    while (stack.length > 0) {
+      const [n, childrenDone] = stack.pop() as [ShellNode, boolean];
+      if (this.tick()) return { remote: NONE, decode: NONE };
+      if (this.subtrees.has(n)) continue;
+      if (!childrenDone) {
+        stack.push([n, true]);
+        for (const c of n.children) if (!this.subtrees.has(c)) stack.push([c, false]);
+        continue;
+      }
+      const found = { remote: NONE, decode: NONE };
+      for (const c of n.children) {
+        const inner = this.subtrees.get(c);
+        if (!inner) continue;
+        found.remote = Math.min(found.remote, inner.remote);
+        found.decode = Math.min(found.decode, inner.decode);
+      }
+      if (n.type === "command") {
+        const kind = this.producerKind(n, source);
+        if (kind === "remote-code") found.remote = Math.min(found.remote, n.start);
+        if (kind === "decode-exec") found.decode = Math.min(found.decode, n.start);
+      }
+      this.subtrees.set(n, found);
+    }
+    return this.subtrees.get(root) ?? { remote: NONE, decode: NONE };
+  }
+
+  private producerKind(node: ShellNode, source: string): "remote-code" | "decode-exec" | undefined {
     const argv: Word[] = [];
     for (const child of node.children) {
       if (child.field === "name") argv.push(resolveWord(child.children[0] ?? child, source));
@@ -323,37 +360,17 @@ class Analysis {
   }
 
   /** The producers upstream of `node`: earlier stages of its pipeline and the body a heredoc feeds. */
-  private upstreamKind(node: ShellNode): "remote-code" | "decode-exec" | "shell-stdin" {
+  private upstreamKind(node: ShellNode, source: string): "remote-code" | "decode-exec" | "shell-stdin" {
     let kind: "remote-code" | "decode-exec" | "shell-stdin" = "shell-stdin";
-    for (let up = node.parent; up; up = up.parent) {
+    // Only through the statement that feeds this command's stdin: a bounded climb.
+    for (let up = node.parent; up && FEEDING.has(up.type); up = up.parent) {
       if (up.type === "pipeline" || up.type === "redirected_statement") {
-        const found = this.producersOf(up);
+        const found = this.producersIn(up, source);
         if (found.remote < node.start) return "remote-code";
         if (found.decode < node.start) kind = "decode-exec";
       }
-      if (up.type === "program" || up.type === "list" || up.type === "compound_statement") break;
     }
     return kind;
-  }
-
-  /** Computed once per statement, so a pipeline of many shells stays linear. */
-  private producersOf(statement: ShellNode): { remote: number; decode: number } {
-    const cached = this.producers.get(statement);
-    if (cached) return cached;
-    const found = { remote: Number.POSITIVE_INFINITY, decode: Number.POSITIVE_INFINITY };
-    this.producers.set(statement, found);
-    const stack: ShellNode[] = [...statement.children];
-    while (stack.length > 0) {
-      const n = stack.pop() as ShellNode;
-      if (this.tick()) break;
-      if (n.type === "command") {
-        const kind = this.producerKind(n);
-        if (kind === "remote-code") found.remote = Math.min(found.remote, n.start);
-        if (kind === "decode-exec") found.decode = Math.min(found.decode, n.start);
-      }
-      for (const child of n.children) stack.push(child);
-    }
-    return found;
   }
 
   private rules(program: string, argv: Word[], node: ShellNode, source: string, depth: number): void {
@@ -404,16 +421,16 @@ class Analysis {
         return;
       case "eval":
         this.add("eval");
-        for (const word of args) this.substitutionSources(word);
+        for (const word of args) this.substitutionSources(word, source);
         if (args.some((w) => w.dynamic)) this.add("dynamic-command");
         this.source(args.map((w) => w.text).join(" "), depth + 1);
         return;
       case "source":
       case ".":
-        this.script(args[0], node);
+        this.script(args[0], node, source);
         return;
       case "trap":
-        if (args[0] && !args[0].text.startsWith("-")) this.code(args[0], depth);
+        if (args[0] && !args[0].text.startsWith("-")) this.code(args[0], source, depth);
         return;
       case "alias":
         for (const text of texts) {
@@ -427,7 +444,7 @@ class Analysis {
           const t = (args[i] as Word).text;
           if ((t === "-c" || t === "--command") && args[i + 1]) {
             this.add("shell-c");
-            this.code(args[i + 1] as Word, depth);
+            this.code(args[i + 1] as Word, source, depth);
           }
         }
         return;
@@ -436,7 +453,7 @@ class Analysis {
           const t = (args[i] as Word).text;
           if ((t === "-c" || t === "--command") && args[i + 1]) {
             this.add("shell-c");
-            this.code(args[i + 1] as Word, depth);
+            this.code(args[i + 1] as Word, source, depth);
           }
         }
         return;
@@ -572,27 +589,27 @@ class Analysis {
     if (evalString) {
       this.add("shell-c");
       const code = args[i];
-      if (code) this.code(code, depth);
+      if (code) this.code(code, source, depth);
       return;
     }
     const operand = args[i];
     if (fromStdin || !operand || operand.text === "-") {
-      this.add(this.upstreamKind(node));
+      this.add(this.upstreamKind(node, source));
       for (const body of stdinBodies(node, source)) this.source(body, depth + 1);
       return;
     }
-    this.script(operand, node);
+    this.script(operand, node, source);
   }
 
   /** A script operand: a download, or code from a substitution, is the danger. */
-  private script(operand: Word | undefined, node: ShellNode): void {
+  private script(operand: Word | undefined, node: ShellNode, source: string): void {
     if (!operand) return;
     if (operand.text === "/dev/stdin" || operand.text === "-") {
-      this.add(this.upstreamKind(node));
+      this.add(this.upstreamKind(node, source));
       return;
     }
     if (this.downloads.has(posix.basename(operand.text))) this.add("remote-code");
-    if (operand.node && hasSubstitution(operand.node) && !this.substitutionSources(operand))
+    if (operand.node && hasSubstitution(operand.node) && !this.substitutionSources(operand, source))
       this.add("shell-stdin");
   }
 
@@ -607,7 +624,7 @@ class Analysis {
       const t = word.text;
       if (word.dynamic && !t.startsWith("-")) {
         // a computed script operand
-        this.script(word, node);
+        this.script(word, node, source);
         return;
       }
       const lower = t.toLowerCase();
@@ -633,10 +650,10 @@ class Analysis {
       if (t === "-") break;
       if (t.startsWith("-")) continue;
       // The script operand.
-      this.script(word, node);
+      this.script(word, node, source);
       return;
     }
-    this.add(this.upstreamKind(node));
+    this.add(this.upstreamKind(node, source));
     for (const body of stdinBodies(node, source)) this.sql(body);
   }
 
@@ -650,7 +667,7 @@ class Analysis {
           end += 1;
         const inner = args.slice(i + 1, end);
         if (inner.length > 0) {
-          const program = this.argv(inner, node, source, depth);
+          const program = this.argv(inner, node, source, depth + 1);
           if (program && DELETERS.has(program)) this.add("find-delete");
         }
         i = end;
@@ -774,7 +791,8 @@ class Analysis {
           if (n.parent?.type === "pipeline") piped = true;
         }
       }
-      for (const child of n.children) stack.push(child);
+      // A nested function is judged on its own: each node is scanned by one function only (linear).
+      for (const child of n.children) if (child.type !== "function_definition") stack.push(child);
     }
     if (calls >= 2 || piped) this.add("fork-bomb");
   }
@@ -794,19 +812,6 @@ class Analysis {
       if (/\bDELETE\s+FROM\b/i.test(statement) && !/\bWHERE\b/i.test(statement)) this.add("sql-delete-all");
     }
   }
-}
-
-// Sources of the trees being analysed, so nodes found through `parent` can be read again.
-const SOURCES = new WeakMap<ShellNode, string>();
-
-function rootOf(node: ShellNode): ShellNode {
-  let n = node;
-  while (n.parent) n = n.parent;
-  return n;
-}
-
-function sourceOf(root: ShellNode): string | undefined {
-  return SOURCES.get(root);
 }
 
 function isDecoder(program: string, argv: Word[]): boolean {
@@ -977,14 +982,10 @@ function stdinBodies(node: ShellNode, source: string): string[] {
   return out;
 }
 
+/** The word is, or directly holds, a `$(…)`/`<(…)` (shallow: a nested one is found by its own word). */
 function hasSubstitution(node: ShellNode): boolean {
-  const stack = [node];
-  while (stack.length > 0) {
-    const n = stack.pop() as ShellNode;
-    if (n.type === "command_substitution" || n.type === "process_substitution") return true;
-    for (const c of n.children) stack.push(c);
-  }
-  return false;
+  const direct = (n: ShellNode) => n.type === "command_substitution" || n.type === "process_substitution";
+  return direct(node) || node.children.some(direct) || node.children.some((c) => c.children.some(direct));
 }
 
 const DYNAMIC_TYPES = new Set([
@@ -1212,20 +1213,9 @@ export function analyzeCommand(
   options: AnalyzeOptions = {},
 ): DangerousMatch[] {
   const deadline = performance.now() + (options.timeBudgetMs ?? DEFAULT_TIME_BUDGET_MS);
-  const analysis = new Analysis(withSources(parser), deadline, options.maxDepth ?? DEFAULT_MAX_DEPTH);
+  const analysis = new Analysis(parser, deadline, options.maxDepth ?? DEFAULT_MAX_DEPTH);
   analysis.source(command, 0);
   return collect(analysis);
-}
-
-/** The parser, remembering each tree's source for the nodes reached through `parent`. */
-function withSources(parser: ShellParser): ShellParser {
-  return {
-    parse(source, deadline) {
-      const tree = parser.parse(source, deadline);
-      if (tree) SOURCES.set(tree.root, source);
-      return tree;
-    },
-  };
 }
 
 /** `analyzeCommand` with the process's parser; a parser that cannot load makes everything dangerous. */

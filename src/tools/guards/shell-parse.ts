@@ -11,12 +11,19 @@
  * - The syntax tree is copied into plain objects with one iterative cursor walk (no recursion, so deep
  *   nesting cannot overflow the stack) and the WebAssembly tree is freed at once. The copy's offsets are
  *   UTF-16 indices into the parsed text (what web-tree-sitter reports for a JS string).
- * - A WebAssembly fault (the runtime aborts on some inputs it cannot handle) leaves the module unusable:
- *   the parser marks itself broken and every later parse is `undefined` (the caller fails closed).
+ * - A WebAssembly fault (the runtime aborts, out of memory, on inputs it spends seconds recovering from;
+ *   the deadline normally cancels those long before) leaves that module instance unusable: the parser
+ *   marks itself broken, the faulting parse is `undefined` (the caller fails closed), and the next
+ *   `loadShellParser()` builds a fresh instance — at most `MAX_INSTANCES` per process, after which every
+ *   parse is `undefined`.
  */
 import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { Language, Parser } from "web-tree-sitter";
+import { pathToFileURL } from "node:url";
+import type * as TreeSitter from "web-tree-sitter";
+
+type Parser = TreeSitter.Parser;
 
 export type ShellNode = {
   type: string;
@@ -36,10 +43,24 @@ export type ShellParser = { parse(source: string, deadline: number): ShellTree |
 
 const CHECK_EVERY = 512; // nodes copied between deadline checks
 
+/** The language's node-type and field names by id, so the copy asks the runtime for numbers only. */
+type Names = { types: readonly string[]; named: readonly boolean[]; fields: readonly (string | null)[] };
+
 class TreeSitterShellParser implements ShellParser {
   private broken = false;
+  private readonly names: Names;
 
-  constructor(private readonly parser: Parser) {}
+  constructor(
+    private readonly parser: Parser,
+    language: TreeSitter.Language,
+    private readonly onFault: () => void,
+  ) {
+    this.names = {
+      types: language.types,
+      named: language.types.map((_, id) => language.nodeTypeIsNamed(id)),
+      fields: language.fields,
+    };
+  }
 
   parse(source: string, deadline: number): ShellTree | undefined {
     if (this.broken) return undefined;
@@ -49,25 +70,42 @@ class TreeSitterShellParser implements ShellParser {
         progressCallback: () => performance.now() > deadline,
       });
     } catch {
-      this.broken = true;
+      this.fault();
       return undefined;
     } finally {
       try {
-        this.parser.reset();
+        if (!this.broken) this.parser.reset();
       } catch {
-        this.broken = true;
+        this.fault();
       }
     }
     if (!tree) return undefined;
     try {
-      return copyTree(tree, deadline);
+      return copyTree(tree, deadline, this.names);
+    } catch {
+      this.fault();
+      return undefined;
     } finally {
-      tree.delete();
+      try {
+        tree.delete();
+      } catch {
+        this.fault();
+      }
     }
+  }
+
+  private fault(): void {
+    if (this.broken) return;
+    this.broken = true;
+    this.onFault();
   }
 }
 
-function copyTree(tree: NonNullable<ReturnType<Parser["parse"]>>, deadline: number): ShellTree | undefined {
+function copyTree(
+  tree: NonNullable<ReturnType<Parser["parse"]>>,
+  deadline: number,
+  names: Names,
+): ShellTree | undefined {
   const cursor = tree.walk();
   try {
     const root: ShellNode = {
@@ -83,7 +121,7 @@ function copyTree(tree: NonNullable<ReturnType<Parser["parse"]>>, deadline: numb
     let count = 1;
     for (;;) {
       if (cursor.gotoFirstChild()) {
-        const child = node(cursor, current);
+        const child = node(cursor, current, names);
         current.children.push(child);
         current = child;
       } else {
@@ -91,7 +129,7 @@ function copyTree(tree: NonNullable<ReturnType<Parser["parse"]>>, deadline: numb
           if (current === root) return { root, hasError: tree.rootNode.hasError, nodeCount: count };
           if (cursor.gotoNextSibling()) {
             const parent = current.parent as ShellNode;
-            const sibling = node(cursor, parent);
+            const sibling = node(cursor, parent, names);
             parent.children.push(sibling);
             current = sibling;
             break;
@@ -108,14 +146,13 @@ function copyTree(tree: NonNullable<ReturnType<Parser["parse"]>>, deadline: numb
   }
 }
 
-function node(
-  cursor: ReturnType<NonNullable<ReturnType<Parser["parse"]>>["walk"]>,
-  parent: ShellNode,
-): ShellNode {
+function node(cursor: TreeSitter.TreeCursor, parent: ShellNode, names: Names): ShellNode {
+  const id = cursor.nodeTypeId;
   return {
-    type: cursor.nodeIsMissing ? "MISSING" : cursor.nodeType,
-    field: cursor.currentFieldName,
-    named: cursor.nodeIsNamed,
+    // A MISSING node (inserted by error recovery) also marks the tree `hasError`: the caller fails closed.
+    type: names.types[id] ?? "ERROR",
+    field: names.fields[cursor.currentFieldId] ?? null,
+    named: names.named[id] ?? false,
     start: cursor.startIndex,
     end: cursor.endIndex,
     parent,
@@ -123,20 +160,43 @@ function node(
   };
 }
 
+/** Fresh WebAssembly instances one process may build after faults (each keeps its memory). */
+export const MAX_INSTANCES = 4;
+let instances = 0;
 let loading: Promise<ShellParser> | undefined;
 
-/** The process's shell parser; the grammar loads on the first call. A failed load is retried next call. */
+/** A parser that parses nothing: every command is then dangerous (`analysis-failed`). */
+const EXHAUSTED: ShellParser = { parse: () => undefined };
+
+/**
+ * The process's shell parser; the grammar loads on the first call. A failed load is retried on the next
+ * call; after a fault the next call builds a new instance (see the header).
+ */
 export function loadShellParser(): Promise<ShellParser> {
-  loading ??= (async () => {
-    await Parser.init();
+  if (loading) return loading;
+  if (instances >= MAX_INSTANCES) return Promise.resolve(EXHAUSTED);
+  instances += 1;
+  const instance = instances;
+  const current = (async (): Promise<ShellParser> => {
     const require = createRequire(import.meta.url);
+    // Each instance is its own module (web-tree-sitter keeps its WebAssembly module in module state).
+    const runtime = pathToFileURL(
+      join(dirname(require.resolve("web-tree-sitter/web-tree-sitter.wasm")), "web-tree-sitter.js"),
+    );
+    runtime.search = `?instance=${instance}`;
+    const { Language, Parser } = (await import(runtime.href)) as typeof TreeSitter;
+    await Parser.init({ printErr: () => {} }); // a fault is handled here, not printed as "Aborted()"
     const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
     const parser = new Parser();
     parser.setLanguage(language);
-    return new TreeSitterShellParser(parser);
+    return new TreeSitterShellParser(parser, language, () => {
+      if (loading === current) loading = undefined;
+    });
   })();
-  loading.catch(() => {
-    loading = undefined;
+  loading = current;
+  current.catch(() => {
+    if (loading === current) loading = undefined;
+    instances -= 1;
   });
-  return loading;
+  return current;
 }
