@@ -10,7 +10,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { ToolDefinition, ToolOutput } from "../types.js";
-import { writeFileAtomic } from "./atomic-write.js";
+import { writeForTool } from "./atomic-write.js";
 import { guardModification } from "./modify-guard.js";
 
 export type EditArgs = { file_path: string; old_string: string; new_string: string; replace_all?: boolean };
@@ -60,7 +60,7 @@ export const editTool: ToolDefinition<EditArgs> = {
     const updated = args.replace_all
       ? content.split(oldText).join(newText)
       : content.slice(0, index) + newText + content.slice(index + oldText.length);
-    await writeFileAtomic(target.real, crlf ? updated.replace(/\n/g, "\r\n") : updated);
+    await writeForTool(exec, target.real, target.shown, crlf ? updated.replace(/\n/g, "\r\n") : updated);
     await exec.services.require("fileObservations").recordCurrent(target.real);
     const text = args.replace_all
       ? `The file ${target.shown} has been updated successfully. All occurrences were successfully replaced.`

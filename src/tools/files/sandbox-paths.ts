@@ -5,13 +5,17 @@
  * - Paths are resolved against the call's cwd, `..` collapsed, then every symlink resolved (for a path that
  *   does not exist yet, the deepest existing ancestor is resolved and the rest appended). The check is on
  *   that real path, so neither a symlink nor `..` leads out of the workspace.
- * - `read-only`: no writes. `workspace-write`: writes only under the workspace's real path.
+ * - `read-only`: no writes. `workspace-write`: writes only under the workspace's real path, and never to
+ *   its protected paths (protected-paths.ts: `.bdsh/`, git hooks and config; issue 14 finding 1).
  *   `danger-full-access`: no restriction. Reads are allowed in every mode.
+ * - This is the policy check. Under workspace-write the write itself is enforced again, race-free, by
+ *   contained-write.ts (issue 14 finding 2): a path swapped after this check is refused, not followed.
  * - A denial is `cannot write "<p>": [sandbox: file access denied under <mode> mode]`.
  */
 import { realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ToolExec } from "../types.js";
+import { isProtected, protectedPaths } from "./protected-paths.js";
 
 export function absolutePath(exec: ToolExec, path: string): string {
   return resolve(exec.cwd, path);
@@ -48,6 +52,7 @@ export async function writeDenial(
   if (exec.sandbox === "read-only") return sandboxDeniedText(shownPath, exec);
   const root = await realPathOf(exec.workspace);
   const inside = relative(root, realPath);
-  if (inside === "" || (!inside.startsWith("..") && !isAbsolute(inside))) return undefined;
-  return sandboxDeniedText(shownPath, exec);
+  const under = inside === "" || (inside.split(sep)[0] !== ".." && !isAbsolute(inside));
+  if (!under || isProtected(protectedPaths(root), realPath)) return sandboxDeniedText(shownPath, exec);
+  return undefined;
 }

@@ -4,7 +4,7 @@
  */
 import { stat } from "node:fs/promises";
 import type { ToolDefinition, ToolOutput } from "../types.js";
-import { writeFileAtomic } from "./atomic-write.js";
+import { writeForTool } from "./atomic-write.js";
 import { guardModification } from "./modify-guard.js";
 import { absolutePath } from "./sandbox-paths.js";
 
@@ -30,7 +30,7 @@ export const writeTool: ToolDefinition<WriteArgs> = {
     const existing = await stat(shown).catch(() => undefined);
     if (existing?.isDirectory()) throw new Error(`cannot write "${shown}": is a directory`);
     const target = await guardModification(exec, args.file_path, "write");
-    await writeFileAtomic(target.real, args.content);
+    await writeForTool(exec, target.real, target.shown, args.content);
     await exec.services.require("fileObservations").recordCurrent(target.real);
     return { text: `${target.exists ? "Updated" : "Created"} file ${target.shown}` };
   },
