@@ -148,6 +148,9 @@ const SQL_EXEMPT = new Set(["grep", "egrep", "fgrep", "rg", "ag", "ack", "git"])
 const DISK_TOOLS =
   /^(?:mkfs(?:\..+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs|fdisk|sfdisk|cfdisk|parted|sgdisk|gdisk|blkdiscard)$/;
 const BLOCK_DEVICE = /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|sr)/;
+/** Git settings whose value git runs as a command. */
+const GIT_COMMAND_SETTINGS =
+  /^(?:core\.(?:pager|sshcommand|editor|fsmonitor|hookspath|askpass|gitproxy)|alias\..+|pager\..+|diff\.external|diff\..+\.(?:command|textconv)|credential(?:\..+)?\.helper|sequence\.editor|gpg(?:\..+)?\.program|filter\..+\.(?:clean|smudge|process)|merge\..+\.driver|uploadpack\.packobjectshook|protocol\..+\.allow)$/i;
 const WRITE_REDIRECT = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"]);
 
 /** The program as rules see it: no directory, lower case, no version suffix on interpreters. */
@@ -267,6 +270,13 @@ class Analysis {
         if (program === "xargs" && target && !target.dynamic && DELETERS.has(programName(target.text)))
           this.add("xargs-delete");
         if (program === "env") this.envSplitString(argv, source, depth);
+        // `sudo -s` / `sudo -i` with no command: a root shell reading its commands from stdin.
+        if (
+          program === "sudo" &&
+          inner.length === 0 &&
+          argv.slice(1).some((w) => /^-[a-zA-Z]*[si]|^--(?:shell|login)$/.test(w.text))
+        )
+          this.add(this.upstreamKind(node, source));
         argv = inner;
         continue;
       }
@@ -417,7 +427,7 @@ class Analysis {
         if (hasOption(texts, "R", ["--recursive"])) this.add("chown-recursive");
         return;
       case "git":
-        this.git(texts);
+        this.git(texts, depth);
         return;
       case "eval":
         this.add("eval");
@@ -439,15 +449,19 @@ class Analysis {
         }
         return;
       case "su":
-      case "runuser":
+      case "runuser": {
+        let command = false;
         for (let i = 0; i < args.length; i += 1) {
           const t = (args[i] as Word).text;
           if ((t === "-c" || t === "--command") && args[i + 1]) {
+            command = true;
             this.add("shell-c");
             this.code(args[i + 1] as Word, source, depth);
           }
         }
+        if (!command) this.add(this.upstreamKind(node, source)); // a shell reading stdin
         return;
+      }
       case "flock":
         for (let i = 0; i < args.length; i += 1) {
           const t = (args[i] as Word).text;
@@ -684,10 +698,19 @@ class Analysis {
     if (recursive && operands.slice(1).some(topLevelPath)) this.add("chmod-root");
   }
 
-  private git(texts: string[]): void {
+  private git(texts: string[], depth: number): void {
     let i = 0;
     while (i < texts.length) {
       const t = texts[i] as string;
+      // `git -c core.pager='…'`, `-c alias.x='!…'`: configuration that git runs through a shell.
+      const setting = t === "-c" ? texts[i + 1] : t.startsWith("-c") ? t.slice(2) : undefined;
+      if (setting !== undefined) {
+        const eq = setting.indexOf("=");
+        if (eq > 0 && GIT_COMMAND_SETTINGS.test(setting.slice(0, eq))) {
+          this.add("shell-c");
+          this.source(setting.slice(eq + 1).replace(/^!/, ""), depth + 1);
+        }
+      }
       if (["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path"].includes(t))
         i += 2;
       else if (t.startsWith("-")) i += 1;
