@@ -7,6 +7,8 @@
  * Model experience (our wording of the seed's facts):
  * - `Working directory: "<abs>".`
  * - `File policy: <mode>. …` for read-only, workspace-write and danger-full-access
+ * - `Command sandbox: …` (issue 14 findings 4, 5): whether commands run in bubblewrap, what is read-only,
+ *   the session's private temp dir and its path; without bwrap, plainly that there is no OS sandbox
  * - `Approval policy: <ask|never>. …`
  * - the delegated-subagent boundary notice
  * - when every fact vanishes: "Runtime context: none. Earlier runtime-context snapshots no longer apply."
@@ -14,6 +16,7 @@
 import type { LogEvent } from "../log/events.js";
 import type { LogView, Plugin } from "../loop/plugin.js";
 import { CONTEXT_ORDER, runtimeContextMessage } from "../loop/prompt.js";
+import type {} from "../tools/terminal/environment.js";
 
 export function workingDirectoryFact(cwd: string): string {
   return `Working directory: ${JSON.stringify(cwd)}.`;
@@ -28,6 +31,23 @@ export function sandboxFact(mode: string, workspace: string): string {
     default:
       return "File policy: danger-full-access. The harness's file sandbox does not restrict which files may change.";
   }
+}
+
+/** What `bash` commands run inside (issue 14): facts the model needs so a failed write is not a mystery. */
+export function commandSandboxFact(mode: string, osSandbox: boolean, tempDir: string | undefined): string {
+  const temp = tempDir
+    ? ` Private to this session: the temporary directory ${JSON.stringify(tempDir)} ($TMPDIR), writable in every mode and deleted when the session ends.`
+    : "";
+  if (!osSandbox) {
+    return `Command sandbox: none. bubblewrap is not available, so commands run WITHOUT an OS sandbox, with this user's full access; only the harness's file-tool checks apply.${temp}`;
+  }
+  const writable =
+    mode === "danger-full-access"
+      ? "The whole filesystem is writable."
+      : mode === "workspace-write"
+        ? 'Only the workspace and the temporary directory below are writable; its .bdsh directory and the git hooks and config stay read-only. Everything else, /tmp included, is read-only: a write there fails with "Read-only file system" and is not kept anywhere.'
+        : 'Only the temporary directory below is writable. Everything else, the workspace and /tmp included, is read-only: a write there fails with "Read-only file system".';
+  return `Command sandbox: bash commands run inside bubblewrap, in their own process namespace (the harness's processes are not visible), with the harness's home directory hidden. ${writable}${temp}`;
 }
 
 export function approvalFact(policy: string): string {
@@ -62,6 +82,15 @@ export const runtimeContextPlugin: Plugin = {
       name: "sandbox",
       order: CONTEXT_ORDER.sandbox,
       render: () => sandboxFact(facts.sandbox, ctx.workspace),
+    });
+    ctx.prompt.addContext({
+      name: "command-sandbox",
+      order: CONTEXT_ORDER.commandSandbox,
+      render: () => {
+        const terminal = ctx.services.get("terminal");
+        if (!terminal) return undefined;
+        return commandSandboxFact(facts.sandbox, terminal.sandboxAvailable(), terminal.tempDir);
+      },
     });
     ctx.prompt.addContext({
       name: "approval",

@@ -46,6 +46,7 @@ export const SECTION_ORDER = {
 export const CONTEXT_ORDER = {
   workingDirectory: 100,
   sandbox: 110,
+  commandSandbox: 112,
   approval: 115,
   delegation: 120,
 } as const;

@@ -114,6 +114,8 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
           stripEnvKeys: config.terminal.strip_env_keys,
           sandboxRequired: config.sandbox_required,
           baseEnv: env,
+          home: options.home, // issue 14 finding 3: masked inside the sandbox
+          sessionId: ctx.sessionId,
         }),
       );
       services.set(

@@ -9,8 +9,13 @@
  *   [stopped: <reason>]
  *   [killed by signal: <sig>]
  *   [exit code: <n>]              — only when non-zero
- *   [sandbox: file access denied under <mode> mode] (+ the escalation line)
+ *   [sandbox: file access denied under <mode> mode] (+ the escalation line when `escalation` allows it)
+ *
+ * `sandboxDenialSeen` decides the denial marker (issue 14 finding 5): stderr says `Read-only file system`
+ * (EROFS: every path outside the writable roots, `/tmp` included, is a read-only mount), or `Permission
+ * denied` (EACCES) for a path outside the writable roots.
  */
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { SandboxMode } from "../types.js";
 
 export type BashOutcome = {
@@ -23,7 +28,36 @@ export type BashOutcome = {
   signal?: string | null;
   exitCode?: number | null;
   sandboxDenied?: SandboxMode;
+  /** T17: whether to add the escalation line (approval is not `never`); default true. */
+  escalation?: boolean;
 };
+
+const EROFS = /Read-only file system/;
+const EACCES_LINE = /Permission denied/;
+/** `touch: cannot touch '/x': Permission denied`, `bash: /x: Permission denied`, `bash: line 1: /x: ...`. */
+const QUOTED = /['‘"]([^'’"\n]+)['’"]/g;
+const COLON_PATH = /(?:^|: )((?:\/|\.{1,2}\/|~)[^:\n]*): Permission denied/;
+
+function outside(path: string, cwd: string, roots: readonly string[]): boolean {
+  const absolute = resolve(cwd, path);
+  return !roots.some((root) => {
+    const inside = relative(root, absolute);
+    return inside === "" || (inside.split(sep)[0] !== ".." && !isAbsolute(inside));
+  });
+}
+
+/** Whether a sandboxed command's stderr shows a denial by the sandbox (see the header). */
+export function sandboxDenialSeen(stderr: string, cwd: string, writableRoots: readonly string[]): boolean {
+  if (EROFS.test(stderr)) return true;
+  for (const line of stderr.split("\n")) {
+    if (!EACCES_LINE.test(line)) continue;
+    const candidates = [...line.matchAll(QUOTED)].map((m) => m[1]!);
+    const colon = COLON_PATH.exec(line)?.[1];
+    if (colon) candidates.push(colon);
+    if (candidates.some((path) => outside(path, cwd, writableRoots))) return true;
+  }
+  return false;
+}
 
 export const ESCALATION_HINT =
   "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]";
@@ -48,7 +82,9 @@ export function formatBashResult(outcome: BashOutcome): string {
   }
   if (outcome.sandboxDenied) {
     lines.push(`[sandbox: file access denied under ${outcome.sandboxDenied} mode]`);
-    if (outcome.sandboxDenied !== "danger-full-access") lines.push(ESCALATION_HINT);
+    if (outcome.sandboxDenied !== "danger-full-access" && outcome.escalation !== false) {
+      lines.push(ESCALATION_HINT);
+    }
   }
   return lines.join("\n");
 }

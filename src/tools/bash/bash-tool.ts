@@ -15,7 +15,7 @@ import { requestApproval } from "../approvals.js";
 import { spillLocator } from "../spill/blob-store.js";
 import type { RunningCommand } from "../terminal/environment.js";
 import type { SandboxMode, ToolDefinition, ToolExec, ToolOutput } from "../types.js";
-import { formatBashResult, movedToBackgroundText } from "./bash-result.js";
+import { formatBashResult, movedToBackgroundText, sandboxDenialSeen } from "./bash-result.js";
 import { StreamCapture } from "./output-capture.js";
 
 export type BashArgs = {
@@ -163,7 +163,13 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
   const truncated = stdout.truncated || stderr.truncated;
   const locator = truncated ? await spillFullOutput(exec, stdout, stderr) : undefined;
   const stderrTail = stderr.tail();
-  const denied = running.sandboxed && /Read-only file system/.test(stderrTail);
+  // Issue 14 finding 5: EROFS anywhere, or EACCES on a path outside the writable roots.
+  const writableRoots = mode === "read-only" ? [] : [exec.workspace];
+  if (terminal.tempDir) writableRoots.push(terminal.tempDir);
+  const denied =
+    running.sandboxed && mode !== "danger-full-access"
+      ? sandboxDenialSeen(stderrTail, cwd, writableRoots)
+      : running.sandboxed && /Read-only file system/.test(stderrTail);
   const text = formatBashResult({
     stdout: stdout.tail(),
     stderr: stderrTail,
@@ -173,7 +179,7 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
     ...(ending === "abort" ? { stopped: "aborted" } : {}),
     signal: status.signal,
     exitCode: status.exitCode,
-    ...(denied ? { sandboxDenied: mode } : {}),
+    ...(denied ? { sandboxDenied: mode, escalation: exec.approval !== "never" } : {}),
   });
   return {
     text,

@@ -45,6 +45,8 @@ export interface TerminalEnvironment {
   execute(command: string, options: ExecuteOptions): Promise<ExecuteResult>;
   /** Whether commands under `mode` would be sandboxed here (doctor, T17). */
   sandboxAvailable(): boolean;
+  /** Issue 14 finding 5: a per-session host directory, `$TMPDIR` of every command, removed by `cleanup`. */
+  readonly tempDir?: string;
   cleanup(): Promise<void>;
 }
 
@@ -62,6 +64,10 @@ export type EnvironmentFactoryOptions = {
   sandboxRequired?: boolean;
   /** The environment children inherit before stripping; default `process.env`. */
   baseEnv?: NodeJS.ProcessEnv;
+  /** `$BDSH_HOME`: masked inside the sandbox (issue 14 finding 3). */
+  home?: string;
+  /** Names the session's temp dir. */
+  sessionId?: string;
 };
 
 export type TerminalBackend = {

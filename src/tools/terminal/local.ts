@@ -6,9 +6,17 @@
  * - The child is the leader of a new process group (`detached`), so a kill reaches everything it started.
  * - Kill is SIGTERM to the group, then SIGKILL after `graceMs` (T8: 3 s); it resolves on exit.
  * - With `sandboxRequired`, a sandboxed mode without bwrap refuses to spawn instead of running unsandboxed.
- * - The environment is always `childEnvironment(...)`: secrets stripped (issue 5 item 3).
+ * - Every mode runs under bwrap when it works, danger-full-access included (whole filesystem writable,
+ *   host devices, but a new PID namespace and a fresh `/proc`: issue 14 finding 4).
+ * - The environment is always `childEnvironment(...)`: secrets stripped (issue 5 item 3), plus `TMPDIR`.
+ * - The session's temp dir (`tempDir`, issue 14 finding 5) is a host directory `<os tmp>/bdsh-<session>-*`,
+ *   mode 0700, made on first use, writable in every mode, kept for the environment's life and removed by
+ *   `cleanup()` (agent close). `$BDSH_HOME` (`home`) is masked inside the sandbox (finding 3).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { bubblewrapArgs, bubblewrapAvailable } from "./bubblewrap.js";
 import { childEnvironment } from "./child-env.js";
 import type {
@@ -35,6 +43,7 @@ export class SandboxUnavailableError extends Error {
 export class LocalEnvironment implements TerminalEnvironment {
   readonly backend = "local";
   private readonly running = new Set<RunningCommand>();
+  private temp: string | undefined;
 
   constructor(
     private readonly options: EnvironmentFactoryOptions & { graceMs?: number; useBubblewrap?: boolean },
@@ -44,19 +53,37 @@ export class LocalEnvironment implements TerminalEnvironment {
     return (this.options.useBubblewrap ?? true) && bubblewrapAvailable();
   }
 
+  /** The session's private temp dir (made on first use; `$TMPDIR` of every command). */
+  get tempDir(): string {
+    if (this.temp === undefined) {
+      const session = (this.options.sessionId ?? "session").replace(/[^A-Za-z0-9_-]/g, "").slice(0, 40);
+      this.temp = mkdtempSync(join(tmpdir(), `bdsh-${session}-`));
+    }
+    return this.temp;
+  }
+
   spawn(command: string, options: SpawnOptions): RunningCommand {
-    const env = childEnvironment(this.options.baseEnv ?? process.env, this.options.stripEnvKeys, options.env);
+    const tempDir = this.tempDir;
+    const env = childEnvironment(this.options.baseEnv ?? process.env, this.options.stripEnvKeys, {
+      ...options.env,
+      TMPDIR: tempDir,
+    });
     const wantsSandbox = options.sandbox !== undefined && options.sandbox.mode !== "danger-full-access";
-    const sandboxed = wantsSandbox && this.sandboxAvailable();
+    const sandboxed = options.sandbox !== undefined && this.sandboxAvailable();
     if (wantsSandbox && !sandboxed && this.options.sandboxRequired) throw new SandboxUnavailableError();
+    const extras = { tempDir, hide: this.options.home ? [this.options.home] : [] };
     const child =
       sandboxed && options.sandbox
-        ? spawn("bwrap", [...bubblewrapArgs(options.sandbox, options.cwd), "--", "bash", "-c", command], {
-            cwd: options.cwd,
-            env,
-            detached: true,
-            stdio: ["ignore", "pipe", "pipe"],
-          })
+        ? spawn(
+            "bwrap",
+            [...bubblewrapArgs(options.sandbox, options.cwd, extras), "--", "bash", "-c", command],
+            {
+              cwd: options.cwd,
+              env,
+              detached: true,
+              stdio: ["ignore", "pipe", "pipe"],
+            },
+          )
         : spawn("bash", ["-c", command], {
             cwd: options.cwd,
             env,
@@ -93,6 +120,8 @@ export class LocalEnvironment implements TerminalEnvironment {
 
   async cleanup(): Promise<void> {
     await Promise.all([...this.running].map((command) => command.kill()));
+    if (this.temp !== undefined) rmSync(this.temp, { recursive: true, force: true });
+    this.temp = undefined;
   }
 }
 
