@@ -3,6 +3,7 @@
  * exit 2 for usage and configuration errors (nothing was sent to a model), 1 for a run that ended otherwise.
  */
 import { ConfigError } from "../config/load.js";
+import { Redactor } from "../log/redact.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -24,8 +25,19 @@ export function usageError(message: string): CliError {
   return new CliError("USAGE", message, EXIT_USAGE);
 }
 
-/** The one stderr line for an error, and the exit code it maps to. */
-export function describeFailure(error: unknown): { line: string; exitCode: number } {
+/**
+ * The one stderr line for an error, and the exit code it maps to; known secret values are redacted from it
+ * (issue 14 finding 4).
+ */
+export function describeFailure(
+  error: unknown,
+  redactor: Redactor = Redactor.none,
+): { line: string; exitCode: number } {
+  const { line, exitCode } = failureLine(error);
+  return { line: redactor.text(line), exitCode };
+}
+
+function failureLine(error: unknown): { line: string; exitCode: number } {
   if (error instanceof ConfigError) return { line: `bdsh: CONFIG: ${error.message}`, exitCode: EXIT_USAGE };
   if (error instanceof CliError)
     return { line: `bdsh: ${error.code}: ${error.message}`, exitCode: error.exitCode };

@@ -4,6 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { Redactor } from "../log/redact.js";
+import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import { registerChat } from "./commands/chat.js";
 import { registerCompact } from "./commands/compact.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -60,7 +62,9 @@ export async function main(argv: string[], output: Output = processOutput): Prom
       if (error.code === "commander.help") return EXIT_OK;
       return EXIT_USAGE;
     }
-    const { line, exitCode: code } = describeFailure(error);
+    // Issue 14 finding 4: the default policy over this process's environment (config may not have loaded).
+    const redactor = Redactor.of(EnvironmentPolicy.default.secretValues(process.env));
+    const { line, exitCode: code } = describeFailure(error, redactor);
     output.err(line);
     return code;
   }

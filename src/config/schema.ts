@@ -105,8 +105,13 @@ export const configSchema = z.strictObject({
   }),
   terminal: z.strictObject({
     backend: z.string().min(1),
-    /** Extra environment variable names removed from every child process (provider keys always are). */
+    /**
+     * Issue 14 finding 4: names or `*`/`?` globs removed from every child process, on top of the default
+     * patterns (`*KEY*`, `*SECRET*`, `*TOKEN*`, `*PASSWORD*`, `*CREDENTIAL*`; tools/terminal/child-env.ts).
+     */
     strip_env_keys: z.array(z.string()),
+    /** Names or globs let through although a default pattern matches; never the harness's own secrets. */
+    pass_env_keys: z.array(z.string()),
   }),
   tts: z.strictObject({
     provider: z.string().min(1),
@@ -176,7 +181,7 @@ export const DEFAULT_CONFIG: Config = {
   web_fetch: { allow_private: false },
   plugins: { allow_tool_override: [] },
   repeat_reminder: { thresholds: [3, 5, 8], include: [], exclude: [] },
-  terminal: { backend: "local", strip_env_keys: [] },
+  terminal: { backend: "local", strip_env_keys: [], pass_env_keys: [] },
   tts: { provider: "espeak", streaming: { provider: "auto" } },
   server: {
     lease_ttl_ms: 10_000,

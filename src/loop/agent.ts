@@ -19,6 +19,7 @@
 import { HookBus } from "../hooks/hook-bus.js";
 import type { ErrorInfo, InboxItemRecord, NewEvent, TurnEndReason } from "../log/events.js";
 import type { AssistantBlock, ToolCallBlock } from "../log/messages.js";
+import type { Redactor } from "../log/redact.js";
 import { abortableSleep } from "../model/retry.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../model/types.js";
 import type { InboxItem, NewInboxItem, Store } from "../store/store.js";
@@ -61,6 +62,8 @@ export type AgentOptions = {
   /** How long to wait for another holder's lease to lapse before giving up (default 0: do not wait). */
   leaseWaitMs?: number;
   now?: () => Date;
+  /** Issue 14 finding 4: known secret values, redacted from every event before it is stored or sent. */
+  redactor?: Redactor;
 };
 
 export type LiveDelta = { type: "text" | "reasoning"; delta: string; turn: number; step: number };
@@ -108,7 +111,7 @@ export class Agent {
       approval: kind === "subagent" ? "never" : (options.approval ?? "ask"),
       delegated: kind === "subagent",
     };
-    this.log = new SessionLog(options.store, options.sessionId, options.owner, options.now);
+    this.log = new SessionLog(options.store, options.sessionId, options.owner, options.now, options.redactor);
     this.request = new RequestBuilder(this.log, this.prompt, () => this.tools, options.model);
     this.prompt.setVariable("model", options.model.id);
     this.prompt.setVariable("provider", options.model.provider);

@@ -13,8 +13,11 @@
  *   also brings every earlier `commit` append to disk; a flush with nothing buffered writes nothing, so a
  *   caller that needs `disk` before an effect adds the event that records the effect first (the loop's
  *   `tool/call`, `turn/end`).
+ * - Issue 14 finding 4: every added event's data passes the redactor first, so the store, the listeners
+ *   (`--json`, SSE) and the surface (the model's history) only ever see the redacted form.
  */
 import type { EventType, LogEvent, NewEvent } from "../log/events.js";
+import { Redactor } from "../log/redact.js";
 import { SurfaceProjector } from "../log/surface.js";
 import type { AppendDurability, Store } from "../store/store.js";
 
@@ -38,6 +41,7 @@ export class SessionLog {
     readonly sessionId: string,
     private readonly owner: string,
     private readonly now: () => Date = () => new Date(),
+    private readonly redactor: Redactor = Redactor.none,
   ) {}
 
   /** Loads the events after what is already known (used on lease takeover and at open). */
@@ -77,7 +81,8 @@ export class SessionLog {
   add(...events: NewEvent[]): LogEvent[] {
     const at = this.now().toISOString();
     const added = events.map((event) => {
-      const stored = { at, ...event, sessionId: this.sessionId, seq: this.seq + 1 } as LogEvent;
+      const data = this.redactor.value(event.data);
+      const stored = { at, ...event, data, sessionId: this.sessionId, seq: this.seq + 1 } as LogEvent;
       this.accept(stored);
       return stored;
     });

@@ -7,9 +7,12 @@
  * - The key is read from the environment on every request (M25) and placed only in the auth header;
  *   caller headers cannot set or override credentials.
  * - The adapter never retries (M18: single attempt); `RetryPolicy` in ./retry.ts wraps it.
+ * - Issue 14 finding 4: an `LlmError` leaves with its message redacted (the key used and every value the
+ *   redactor knows), so a 401 body that echoes the key is never printed, stored or retried with.
  */
 import type { EventSourceMessage } from "eventsource-parser";
 import { PairingChecker } from "../log/pairing.js";
+import { Redactor } from "../log/redact.js";
 import { anthropicParts } from "./anthropic/parse.js";
 import { anthropicBody } from "./anthropic/serialize.js";
 import { type BodyParts, bodyJson } from "./body-json.js";
@@ -50,15 +53,46 @@ export type AdapterOptions = {
   fetch?: FetchLike;
   /** Where keys are read from; defaults to `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Known secret values, redacted from error messages (the key in use always is). */
+  redactor?: Redactor;
 };
 
 export function createAdapter(route: Route, options: AdapterOptions = {}): ModelAdapter {
   // M8 on every request; a session's history only grows between requests, so each check scans the news.
   const pairing = new PairingChecker();
+  const base = options.redactor ?? Redactor.none;
+  let scrub: { key: string | undefined; redactor: Redactor } = { key: undefined, redactor: base };
+  const redactorFor = (key: string | undefined): Redactor => {
+    if (key !== scrub.key) scrub = { key, redactor: key === undefined ? base : base.with([key]) };
+    return scrub.redactor;
+  };
   return {
     provider: route.preset.name,
-    stream: (request) => streamReply(route, request, options, pairing),
+    stream: (request) =>
+      redactErrors(streamReply(route, request, options, pairing), () =>
+        redactorFor(resolveApiKey(route, options.env)),
+      ),
   };
+}
+
+async function* redactErrors(
+  parts: AsyncGenerator<ModelPart>,
+  redactor: () => Redactor,
+): AsyncGenerator<ModelPart> {
+  try {
+    yield* parts;
+  } catch (error) {
+    if (!(error instanceof LlmError)) throw error;
+    const scrub = redactor();
+    const message = scrub.text(error.message);
+    if (message === error.message) throw error;
+    const clean = new LlmError(error.code, message, {
+      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+      ...(error.status === undefined ? {} : { status: error.status }),
+      partial: error.partial,
+    });
+    throw clean;
+  }
 }
 
 async function* streamReply(

@@ -8,12 +8,16 @@
  * A body that is not valid UTF-8 is stored as `bodyBase64` instead, so replay is byte for byte.
  *
  * Invariants:
- * - Credential headers are never written (INTERFACE: secrets never appear in any output or log).
+ * - Credential headers are never written (INTERFACE: secrets never appear in any output or log), and their
+ *   values, with every value the redactor knows, are redacted from the URL, the bodies and the response
+ *   headers (issue 14 finding 4: a 401 body that echoes the key).
+ * - Redaction changes what is written, never what the adapter sees.
  * - Recording does not change what the adapter sees: bytes pass through as they arrive.
  * - Replay serves exchanges in file order, one per request, regardless of the request's content; running
  *   out of exchanges is an `INVALID_REQUEST` error, not a network call.
  */
 import { appendFileSync, readFileSync } from "node:fs";
+import { Redactor } from "../log/redact.js";
 import { type AdapterOptions, createAdapter } from "./adapter.js";
 import { isProviderName, type ProviderName, type Route, resolveRoute } from "./catalog.js";
 import type { FetchLike } from "./transport.js";
@@ -36,21 +40,29 @@ export type RecordedExchange = {
 const SECRET_HEADERS = /^(authorization|x-api-key|proxy-authorization|cookie|x-dsh-auth-token)$/i;
 
 /** Wraps a fetch so each response is appended to `file` when its body has been read. */
-export function recordingFetch(file: string, provider: string, inner: FetchLike = fetch): FetchLike {
+export function recordingFetch(
+  file: string,
+  provider: string,
+  inner: FetchLike = fetch,
+  redactor: Redactor = Redactor.none,
+): FetchLike {
   return async (url, init) => {
     const response = await inner(url, init);
     const requestHeaders: Record<string, string> = {};
+    const credentials: string[] = [];
     new Headers(init.headers).forEach((value, name) => {
       if (!SECRET_HEADERS.test(name)) requestHeaders[name] = value;
+      else credentials.push(value, value.replace(/^\s*(bearer|basic)\s+/i, ""));
     });
-    const base = {
+    const scrub = credentials.length ? redactor.with(credentials) : redactor;
+    const base = scrub.value({
       v: 1 as const,
       provider,
       url,
       request: { headers: requestHeaders, body: parseBody(init.body) },
       status: response.status,
       headers: Object.fromEntries(response.headers),
-    };
+    });
     const chunks: Uint8Array[] = [];
     let written = false;
     const write = (complete: boolean): void => {
@@ -58,7 +70,7 @@ export function recordingFetch(file: string, provider: string, inner: FetchLike 
       written = true;
       appendFileSync(
         file,
-        `${JSON.stringify({ ...base, at: new Date().toISOString(), ...encodeBody(chunks), complete })}\n`,
+        `${JSON.stringify({ ...base, at: new Date().toISOString(), ...encodeBody(chunks, scrub), complete })}\n`,
       );
     };
     if (!response.body) {
@@ -105,12 +117,12 @@ function parseBody(body: RequestInit["body"]): unknown {
   }
 }
 
-function encodeBody(chunks: Uint8Array[]): { body: string } | { bodyBase64: string } {
+function encodeBody(chunks: Uint8Array[], redactor: Redactor): { body: string } | { bodyBase64: string } {
   const bytes = Buffer.concat(chunks);
   try {
-    return { body: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    return { body: redactor.text(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) };
   } catch {
-    return { bodyBase64: bytes.toString("base64") };
+    return { bodyBase64: Buffer.from(redactor.bytes(bytes)).toString("base64") };
   }
 }
 
@@ -157,7 +169,10 @@ export function createRecordingAdapter(
   file: string,
   options: AdapterOptions = {},
 ): ModelAdapter {
-  return createAdapter(route, { ...options, fetch: recordingFetch(file, route.preset.name, options.fetch) });
+  return createAdapter(route, {
+    ...options,
+    fetch: recordingFetch(file, route.preset.name, options.fetch, options.redactor),
+  });
 }
 
 /**

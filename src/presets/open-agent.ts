@@ -11,6 +11,7 @@ import { hostname } from "node:os";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import { isTrusted } from "../config/trust.js";
+import { Redactor } from "../log/redact.js";
 import { Agent } from "../loop/agent.js";
 import { startSession } from "../loop/new-session.js";
 import type { Plugin } from "../loop/plugin.js";
@@ -20,6 +21,7 @@ import { isProviderName, type Route, resolveApiKey, resolveRoute } from "../mode
 import { createRecordingAdapter, createReplayAdapter, readRecording } from "../model/record.js";
 import type { Effort, ModelAdapter } from "../model/types.js";
 import type { SessionRow, Store } from "../store/store.js";
+import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import { standardPlugins } from "./standard.js";
 import { type ToolsPluginOptions, toolsPlugin } from "./standard-tools.js";
 
@@ -66,12 +68,31 @@ export type OpenAgentOptions = {
   leaseWaitMs?: number;
   /** Lease expiry (default 10 s): a dead holder's sessions are taken over after it (issue 8). */
   leaseTtlMs?: number;
+  /** Issue 14 finding 4: known secret values; default `secretRedactor(env, config, apiKeyEnv)`. */
+  redactor?: Redactor;
 };
 
 export type OpenedAgent = { agent: Agent; session: SessionRow; adapter: ModelAdapter };
 
 export function defaultOwner(): string {
   return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Issue 14 finding 4: the environment policy of this configuration (child-env.ts). */
+export function environmentPolicy(config: Config, apiKeyEnv?: string): EnvironmentPolicy {
+  return new EnvironmentPolicy({
+    strip: config.terminal.strip_env_keys,
+    pass: config.terminal.pass_env_keys,
+    harness: apiKeyEnv ? [apiKeyEnv] : [],
+  });
+}
+
+/**
+ * The one redactor of a process: every value the policy strips from children (the provider key, tokens,
+ * passwords, the `DATABASE_URL` password) is redacted from what is stored, printed or sent.
+ */
+export function secretRedactor(env: NodeJS.ProcessEnv, config: Config, apiKeyEnv?: string): Redactor {
+  return Redactor.of(environmentPolicy(config, apiKeyEnv).secretValues(env));
 }
 
 /** The adapter for the configured provider; throws SetupError (exit 2) when it cannot work at all. */
@@ -109,9 +130,10 @@ export function adapterFor(options: OpenAgentOptions): { adapter: ModelAdapter; 
   if (route.preset.keyRequired && resolveApiKey(route, env) === undefined) {
     throw new SetupError("AUTH", `no API key for ${provider}: set ${route.keyEnvs.join(" or ")}`);
   }
+  const redactor = options.redactor ?? secretRedactor(env, config, options.apiKeyEnv);
   const adapter = options.recordFile
-    ? createRecordingAdapter(route, options.recordFile, { env })
-    : createAdapter(route, { env });
+    ? createRecordingAdapter(route, options.recordFile, { env, redactor })
+    : createAdapter(route, { env, redactor });
   return { adapter, route };
 }
 
@@ -119,13 +141,17 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
   const { config, store } = options;
   const home = options.home ?? bdshHome(options.env ?? process.env);
   const projectTrusted = options.projectTrusted ?? isTrusted(home, options.workspace);
-  const { adapter, route } = adapterFor(options);
+  const redactor = options.redactor ?? secretRedactor(options.env ?? process.env, config, options.apiKeyEnv);
+  const { adapter, route } = adapterFor({ ...options, redactor });
   let session: SessionRow | undefined;
   if (options.sessionId) {
     session = await store.getSession(options.sessionId);
     if (!session) throw new SetupError("NOT_FOUND", `no session ${options.sessionId} in ${store.location}`);
   } else {
-    session = await startSession(store, { workspace: options.workspace, title: options.title });
+    session = await startSession(store, {
+      workspace: options.workspace,
+      title: options.title === undefined ? undefined : redactor.text(options.title),
+    });
   }
   const agent = new Agent({
     store,
@@ -148,7 +174,14 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
       projectTrusted,
       tools: options.tools
         ? undefined
-        : toolsPlugin({ config, home, projectTrusted, ...options.toolOptions }),
+        : toolsPlugin({
+            config,
+            home,
+            projectTrusted,
+            redactor,
+            harnessEnvKeys: options.apiKeyEnv ? [options.apiKeyEnv] : [],
+            ...options.toolOptions,
+          }),
       extra: options.plugins ?? [],
     }),
     workspace: options.workspace,
@@ -157,6 +190,7 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
     session: { kind: session.kind, depth: session.parentId && session.kind === "subagent" ? 1 : 0 },
     maxParallelTools: config.tools.max_parallel,
     leaseWaitMs: options.leaseWaitMs ?? 0,
+    redactor,
     ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}),
   });
   await agent.setup();

@@ -13,6 +13,7 @@
  */
 import { join } from "node:path";
 import type { Config } from "../config/schema.js";
+import { Redactor } from "../log/redact.js";
 import type { Plugin } from "../loop/plugin.js";
 import type { Approvals } from "../tools/approvals.js";
 import { FileObservations } from "../tools/files/file-observations.js";
@@ -22,6 +23,7 @@ import { MemoryTodoList } from "../tools/misc/todo-tool.js";
 import { ToolPipeline } from "../tools/pipeline.js";
 import { loadPlugins, type PluginReport } from "../tools/plugins.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { redactingBlobStore } from "../tools/spill/blob-store.js";
 import { createStandardRegistry, installToolPolicies } from "../tools/standard.js";
 import { TerminalBackendRegistry } from "../tools/terminal/environment.js";
 import { localBackend } from "../tools/terminal/local.js";
@@ -48,6 +50,10 @@ export type ToolsPluginOptions = {
   persistAllowlist?: (key: string) => void | Promise<void>;
   /** Report plugin tools that failed to load (stderr in the CLI). */
   onPluginFailure?: (failure: PluginReport["failed"][number]) => void;
+  /** Issue 14 finding 4: redacts spilled blobs (openAgent builds it). */
+  redactor?: Redactor;
+  /** Harness secrets beyond the built-in ones (the `--api-key-env` variable): never passed to a child. */
+  harnessEnvKeys?: readonly string[];
 };
 
 export function toolsPlugin(options: ToolsPluginOptions): Plugin {
@@ -104,7 +110,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       const services = ctx.services;
       services.set("toolRegistry", registry);
       services.set("toolPluginReport", report);
-      services.set("blobs", ctx.store);
+      services.set("blobs", redactingBlobStore(ctx.store, options.redactor ?? Redactor.none));
       services.set("fileObservations", new FileObservations());
       services.set("todos", new MemoryTodoList());
       services.set(
@@ -112,6 +118,8 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         backends.create(config.terminal.backend, {
           cwd: ctx.facts.cwd,
           stripEnvKeys: config.terminal.strip_env_keys,
+          passEnvKeys: config.terminal.pass_env_keys,
+          harnessEnvKeys: options.harnessEnvKeys ?? [],
           sandboxRequired: config.sandbox_required,
           baseEnv: env,
           home: options.home, // issue 14 finding 3: masked inside the sandbox

@@ -122,6 +122,12 @@ describe("issue 5 item 3: secrets never reach a child", () => {
       DATABASE_URL: `postgres://u:${canary}@h/db`,
       BDSH_SERVER_TOKEN: canary,
       CUSTOM_SECRET: canary,
+      // Issue 14 finding 4: the default name patterns.
+      AWS_SECRET_ACCESS_KEY: canary,
+      GITHUB_TOKEN: canary,
+      MY_PASSWORD: canary,
+      GOOGLE_APPLICATION_CREDENTIALS: canary,
+      NPM_TOKEN: canary,
       HARMLESS: "visible",
     };
     for (const sandbox of ["danger-full-access", "workspace-write"] as const) {

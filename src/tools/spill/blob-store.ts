@@ -5,6 +5,7 @@
  * `MemoryBlobStore` serves tests and store-less runs.
  */
 import { randomUUID } from "node:crypto";
+import type { Redactor } from "../../log/redact.js";
 import type { BlobRef, Store } from "../../store/store.js";
 
 export type BlobStore = Pick<Store, "putBlob" | "getBlob">;
@@ -13,6 +14,20 @@ declare module "../types.js" {
   interface ToolServiceMap {
     blobs: BlobStore;
   }
+}
+
+/** Issue 14 finding 4: every spilled blob is written with known secret values redacted. */
+export function redactingBlobStore(inner: BlobStore, redactor: Redactor): BlobStore {
+  if (!redactor.active) return inner;
+  return {
+    putBlob: (sessionId, content, metadata) =>
+      inner.putBlob(
+        sessionId,
+        typeof content === "string" ? redactor.text(content) : redactor.bytes(content),
+        metadata,
+      ),
+    getBlob: (id) => inner.getBlob(id),
+  };
 }
 
 export const SPILL_SCHEME = "spill://";

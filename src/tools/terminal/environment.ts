@@ -58,8 +58,12 @@ declare module "../types.js" {
 
 export type EnvironmentFactoryOptions = {
   cwd: string;
-  /** Config `terminal.strip_env_keys`. */
+  /** Config `terminal.strip_env_keys`: names or globs (child-env.ts). */
   stripEnvKeys: readonly string[];
+  /** Config `terminal.pass_env_keys`: names or globs let through the default patterns (issue 14). */
+  passEnvKeys?: readonly string[];
+  /** Harness secrets beyond the built-in ones (the `--api-key-env` variable): never passed. */
+  harnessEnvKeys?: readonly string[];
   /** Config `sandbox_required` (pending): refuse to run sandboxable commands without bwrap. */
   sandboxRequired?: boolean;
   /** The environment children inherit before stripping; default `process.env`. */

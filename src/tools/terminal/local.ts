@@ -8,7 +8,8 @@
  * - With `sandboxRequired`, a sandboxed mode without bwrap refuses to spawn instead of running unsandboxed.
  * - Every mode runs under bwrap when it works, danger-full-access included (whole filesystem writable,
  *   host devices, but a new PID namespace and a fresh `/proc`: issue 14 finding 4).
- * - The environment is always `childEnvironment(...)`: secrets stripped (issue 5 item 3), plus `TMPDIR`.
+ * - The environment is always the `EnvironmentPolicy`'s (child-env.ts): secrets stripped (issue 5 item 3,
+ *   issue 14 finding 4), plus `TMPDIR`.
  * - The session's temp dir (`tempDir`, issue 14 finding 5) is a host directory `<os tmp>/bdsh-<session>-*`,
  *   mode 0700, made on first use, writable in every mode, kept for the environment's life and removed by
  *   `cleanup()` (agent close). `$BDSH_HOME` (`home`) is masked inside the sandbox (finding 3).
@@ -18,7 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bubblewrapArgs, bubblewrapAvailable } from "./bubblewrap.js";
-import { childEnvironment } from "./child-env.js";
+import { EnvironmentPolicy } from "./child-env.js";
 import type {
   EnvironmentFactoryOptions,
   ExecuteOptions,
@@ -44,10 +45,17 @@ export class LocalEnvironment implements TerminalEnvironment {
   readonly backend = "local";
   private readonly running = new Set<RunningCommand>();
   private temp: string | undefined;
+  private readonly policy: EnvironmentPolicy;
 
   constructor(
     private readonly options: EnvironmentFactoryOptions & { graceMs?: number; useBubblewrap?: boolean },
-  ) {}
+  ) {
+    this.policy = new EnvironmentPolicy({
+      strip: options.stripEnvKeys,
+      pass: options.passEnvKeys ?? [],
+      harness: options.harnessEnvKeys ?? [],
+    });
+  }
 
   sandboxAvailable(): boolean {
     return (this.options.useBubblewrap ?? true) && bubblewrapAvailable();
@@ -64,7 +72,7 @@ export class LocalEnvironment implements TerminalEnvironment {
 
   spawn(command: string, options: SpawnOptions): RunningCommand {
     const tempDir = this.tempDir;
-    const env = childEnvironment(this.options.baseEnv ?? process.env, this.options.stripEnvKeys, {
+    const env = this.policy.childEnvironment(this.options.baseEnv ?? process.env, {
       ...options.env,
       TMPDIR: tempDir,
     });

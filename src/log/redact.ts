@@ -1,0 +1,130 @@
+/**
+ * Redaction of known secret values (issue 14 finding 4): whatever is stored, printed or sent passes through
+ * one `Redactor`, built once from the environment by the entry point and handed down explicitly (no
+ * process globals): the session log (every event, so the database, `--json`, SSE and the model's history),
+ * spilled blobs, `--record` files, provider error messages and the CLI's error lines.
+ *
+ * Invariants:
+ * - Only values known in advance are replaced, each by `[REDACTED]`; values shorter than
+ *   `MIN_SECRET_CHARS` are ignored (redacting `true` or `1234` would destroy ordinary text).
+ * - A value is matched as written and as it appears inside a JSON string (quotes, backslashes and control
+ *   characters escaped), so raw provider bodies and serialized events are covered too.
+ * - Longer values are replaced first, so a value that contains another is never left half visible.
+ * - Copy on write: input with nothing to redact is returned as is (same object, same string), so the
+ *   append path allocates nothing; `Redactor.none` returns everything untouched at once.
+ * - This is a net for accidental leaks, not a boundary: a command that encodes a secret (base64, split
+ *   across lines) gets through. The environment policy (tools/terminal/child-env.ts) is the boundary.
+ */
+
+export const REDACTED = "[REDACTED]";
+export const MIN_SECRET_CHARS = 8;
+
+export class Redactor {
+  static readonly none = new Redactor([]);
+
+  /** Longest first. */
+  private readonly needles: readonly string[];
+  private readonly byteNeedles: readonly Buffer[];
+  private readonly shortest: number;
+
+  private constructor(needles: readonly string[]) {
+    this.needles = needles;
+    this.byteNeedles = needles.map((needle) => Buffer.from(needle, "utf8"));
+    this.shortest = needles.length === 0 ? Number.POSITIVE_INFINITY : needles[needles.length - 1]!.length;
+  }
+
+  /** A redactor for these values (undefined, empty and short ones are skipped). */
+  static of(values: Iterable<string | undefined>): Redactor {
+    const set = new Set<string>();
+    for (const value of values) {
+      if (value === undefined) continue;
+      for (const form of [value, value.trim()]) {
+        if (form.length < MIN_SECRET_CHARS) continue;
+        set.add(form);
+        const escaped = JSON.stringify(form).slice(1, -1);
+        if (escaped !== form) set.add(escaped);
+      }
+    }
+    if (set.size === 0) return Redactor.none;
+    return new Redactor([...set].sort((a, b) => b.length - a.length));
+  }
+
+  /** Whether any value is known. */
+  get active(): boolean {
+    return this.needles.length > 0;
+  }
+
+  /** This redactor plus more values. */
+  with(values: Iterable<string | undefined>): Redactor {
+    return Redactor.of([...this.needles, ...values]);
+  }
+
+  /** Whether `value` would be redacted by this redactor. */
+  knows(value: string): boolean {
+    return this.needles.includes(value);
+  }
+
+  text(text: string): string {
+    if (text.length < this.shortest) return text;
+    let out = text;
+    for (const needle of this.needles) {
+      if (out.includes(needle)) out = out.split(needle).join(REDACTED);
+    }
+    return out;
+  }
+
+  /** Every string inside `value` (arrays and plain objects, deeply), copied only where something changed. */
+  value<T>(value: T): T {
+    if (!this.active) return value;
+    return this.walk(value, 0) as T;
+  }
+
+  /** The same for raw bytes (a body that is not UTF-8); returns the input when nothing matched. */
+  bytes(bytes: Uint8Array): Uint8Array {
+    if (!this.active || bytes.length < this.shortest) return bytes;
+    let buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let changed = false;
+    for (const needle of this.byteNeedles) {
+      let at = buffer.indexOf(needle);
+      if (at === -1) continue;
+      const parts: Buffer[] = [];
+      let from = 0;
+      while (at !== -1) {
+        parts.push(buffer.subarray(from, at), Buffer.from(REDACTED));
+        from = at + needle.length;
+        at = buffer.indexOf(needle, from);
+      }
+      parts.push(buffer.subarray(from));
+      buffer = Buffer.concat(parts);
+      changed = true;
+    }
+    return changed ? buffer : bytes;
+  }
+
+  private walk(value: unknown, depth: number): unknown {
+    if (typeof value === "string") return this.text(value);
+    if (value === null || typeof value !== "object" || depth > 64) return value;
+    if (Array.isArray(value)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const next = this.walk(value[i], depth + 1);
+        if (next !== value[i]) {
+          out ??= value.slice();
+          out[i] = next;
+        }
+      }
+      return out ?? value;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+    let out: Record<string, unknown> | undefined;
+    for (const [key, item] of Object.entries(value)) {
+      const next = this.walk(item, depth + 1);
+      if (next !== item) {
+        out ??= { ...(value as Record<string, unknown>) };
+        out[key] = next;
+      }
+    }
+    return out ?? value;
+  }
+}
