@@ -26,11 +26,20 @@ export class Redactor {
   private readonly needles: readonly string[];
   private readonly byteNeedles: readonly Buffer[];
   private readonly shortest: number;
+  /**
+   * One alternation of every needle, longest first (at one position the longest wins): V8 scans for all of
+   * them in one pass, about as fast for 100 needles as for one (bench/log/redact.ts).
+   */
+  private readonly find: RegExp | undefined;
+  private readonly findAll: RegExp | undefined;
 
   private constructor(needles: readonly string[]) {
     this.needles = needles;
     this.byteNeedles = needles.map((needle) => Buffer.from(needle, "utf8"));
     this.shortest = needles.length === 0 ? Number.POSITIVE_INFINITY : needles[needles.length - 1]!.length;
+    const source = needles.map((needle) => needle.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join("|");
+    this.find = needles.length === 0 ? undefined : new RegExp(source);
+    this.findAll = needles.length === 0 ? undefined : new RegExp(source, "g");
   }
 
   /** A redactor for these values (undefined, empty and short ones are skipped). */
@@ -65,12 +74,8 @@ export class Redactor {
   }
 
   text(text: string): string {
-    if (text.length < this.shortest) return text;
-    let out = text;
-    for (const needle of this.needles) {
-      if (out.includes(needle)) out = out.split(needle).join(REDACTED);
-    }
-    return out;
+    if (text.length < this.shortest || this.find === undefined || !this.find.test(text)) return text;
+    return text.replace(this.findAll!, REDACTED);
   }
 
   /** Every string inside `value` (arrays and plain objects, deeply), copied only where something changed. */

@@ -50,6 +50,13 @@ describe("issue 14 finding 4: the redactor", () => {
     expect(redactor.bytes(clean)).toBe(clean);
   });
 
+  it("matches values with regular-expression characters literally", () => {
+    const secret = "a.b*c+d?e(f)[g]{h}|i^j$k\\l/m-n";
+    const redactor = Redactor.of([secret]);
+    expect(redactor.text(`x ${secret} y`)).toBe(`x ${REDACTED} y`);
+    expect(redactor.text("aXb*c+d?e(f)[g]{h}|i^j$k\\l/m-n")).toBe("aXb*c+d?e(f)[g]{h}|i^j$k\\l/m-n");
+  });
+
   it("Redactor.none returns its input untouched", () => {
     const value = { text: SECRET };
     expect(Redactor.none.value(value)).toBe(value);
