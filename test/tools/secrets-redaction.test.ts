@@ -9,11 +9,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, inject, it } from "vitest";
+import { describeFailure } from "../../src/cli/errors.js";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { REDACTED } from "../../src/log/redact.js";
+import { REDACTED, Redactor } from "../../src/log/redact.js";
 import { eventJson } from "../../src/log/serialize.js";
-import { openAgent } from "../../src/presets/open-agent.js";
+import { openAgent, secretRedactor } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FakeProvider, type FakeReply, startFakeProvider } from "../../testing/fake-provider/index.js";
@@ -199,4 +200,19 @@ describe("issue 14 finding 4: the built CLI", () => {
       expect(recording).not.toContain(KEY);
     },
   );
+});
+
+describe("issue 14 finding 4: the CLI's error line", () => {
+  it("describeFailure redacts every value the redactor knows", () => {
+    const redactor = secretRedactor(
+      { DEEPSEEK_API_KEY: KEY, DATABASE_URL: "postgres://u:db-pass-5150@h/db" },
+      DEFAULT_CONFIG,
+    );
+    const error = Object.assign(new Error(`auth failed for ${KEY}\nat postgres://u:db-pass-5150@h`), {
+      code: "STORE",
+    });
+    const { line } = describeFailure(error, redactor);
+    expect(line).toBe(`bdsh: STORE: auth failed for ${REDACTED} at postgres://u:${REDACTED}@h`);
+    expect(describeFailure(error, Redactor.none).line).toContain(KEY);
+  });
 });
