@@ -12,7 +12,8 @@
  *   [sandbox: file access denied under <mode> mode] (+ the escalation line when `escalation` allows it)
  *
  * `sandboxDenialSeen` decides the denial marker (issue 14 finding 5): stderr says `Read-only file system`
- * (EROFS: every path outside the writable roots, `/tmp` included, is a read-only mount), or `Permission
+ * (EROFS: every path outside the writable roots, `/tmp` included, is a read-only mount), `Device or
+ * resource busy` (EBUSY: replacing a protected mount point), or `Permission
  * denied` (EACCES) for a path outside the writable roots.
  */
 import { isAbsolute, relative, resolve, sep } from "node:path";
@@ -32,7 +33,8 @@ export type BashOutcome = {
   escalation?: boolean;
 };
 
-const EROFS = /Read-only file system/;
+/** EROFS; EBUSY is a rename or removal of a protected mount point (`.git`, `.git/config`, `.bdsh`). */
+const EROFS = /Read-only file system|Device or resource busy/;
 const EACCES_LINE = /Permission denied/;
 /** `touch: cannot touch '/x': Permission denied`, `bash: /x: Permission denied`, `bash: line 1: /x: ...`. */
 const QUOTED = /['‘"]([^'’"\n]+)['’"]/g;

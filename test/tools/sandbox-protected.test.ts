@@ -1,0 +1,130 @@
+/**
+ * Issue 14 finding 1 (Codex "limited git writes"): under workspace-write, `.bdsh/` and the parts of git that
+ * run code (`<gitdir>/hooks`, `<gitdir>/config`, pointer files resolved) stay read-only for the file tools
+ * and in the bubblewrap mount, while `git add` and `git commit` keep working.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { HookBus } from "../../src/hooks/hook-bus.js";
+import { isProtected, protectedPaths } from "../../src/tools/files/protected-paths.js";
+import { ToolPipeline } from "../../src/tools/pipeline.js";
+import { createStandardRegistry } from "../../src/tools/standard.js";
+import { bubblewrapAvailable } from "../../src/tools/terminal/bubblewrap.js";
+import { call, makeExec, tempDir } from "./support.js";
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], {
+    cwd,
+    stdio: "pipe",
+  }).toString();
+
+function repo(): string {
+  const workspace = tempDir("bdsh-protected-");
+  git(workspace, "init", "-q");
+  writeFileSync(join(workspace, "a.txt"), "a\n");
+  git(workspace, "add", "a.txt");
+  git(workspace, "commit", "-q", "-m", "first");
+  return workspace;
+}
+
+function setup(workspace: string) {
+  const ctx = makeExec({ workspace, sandbox: "workspace-write" });
+  const registry = createStandardRegistry();
+  const pipeline = new ToolPipeline({ registry, hooks: new HookBus() });
+  const tool = async (name: string, args: Record<string, unknown>) =>
+    (await pipeline.run(call(name, name === "bash" ? { description: "t", ...args } : args), ctx.exec)).text;
+  return { ctx, tool };
+}
+
+const denied = (path: string) =>
+  `Error: cannot write "${path}": [sandbox: file access denied under workspace-write mode]`;
+
+describe("issue 14 finding 1: protected paths", () => {
+  it("resolves a worktree's pointer file and commondir, and submodule gitdirs", () => {
+    const main = repo();
+    git(main, "worktree", "add", "-q", join(main, "wt"));
+    mkdirSync(join(main, ".git", "modules", "sub", "hooks"), { recursive: true });
+    writeFileSync(join(main, ".git", "modules", "sub", "HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(join(main, ".git", "modules", "sub", "config"), "");
+    const paths = protectedPaths(join(main, "wt"));
+    const list = paths.paths.map((p) => p.path);
+    expect(list).toContain(join(main, "wt", ".bdsh"));
+    expect(list).toContain(join(main, "wt", ".git"));
+    expect(list).toContain(join(main, ".git", "worktrees", "wt", "config.worktree"));
+    expect(list).toContain(join(main, ".git", "hooks"));
+    expect(list).toContain(join(main, ".git", "config"));
+    expect(list).toContain(join(main, ".git", "modules", "sub", "hooks"));
+    expect(isProtected(paths, join(main, ".git", "hooks", "pre-commit"))).toBe(true);
+    expect(isProtected(paths, join(main, ".git", "index"))).toBe(false);
+    expect(isProtected(paths, join(main, ".git", "config.lock"))).toBe(false);
+  });
+
+  it("the file tools refuse .bdsh, hooks, config and the pointer file, and may write the rest of .git", async () => {
+    const workspace = repo();
+    const { tool } = setup(workspace);
+    for (const path of [".bdsh/plugins/x.mjs", ".bdsh/config.yaml", ".git/hooks/pre-commit", ".git/config"]) {
+      expect(await tool("write", { file_path: path, content: "x" })).toBe(denied(join(workspace, path)));
+    }
+    // Through a symlink to the hooks directory: the real path is what counts.
+    execFileSync("ln", ["-s", join(workspace, ".git", "hooks"), join(workspace, "h")]);
+    expect(await tool("write", { file_path: "h/post-checkout", content: "x" })).toBe(
+      denied(join(workspace, "h/post-checkout")),
+    );
+    await tool("read", { file_path: ".git/config" });
+    expect(
+      await tool("edit", {
+        file_path: ".git/config",
+        old_string: "[core]",
+        new_string: "[core]\n\thooksPath = /x",
+      }),
+    ).toBe(denied(join(workspace, ".git/config")));
+    expect(existsSync(join(workspace, ".bdsh"))).toBe(false);
+    expect(existsSync(join(workspace, ".git", "hooks", "pre-commit"))).toBe(false);
+    await tool("read", { file_path: ".git/info/exclude" });
+    expect(await tool("write", { file_path: ".git/info/exclude", content: "*.log\n" })).toMatch(
+      /^(Created|Updated) file/,
+    );
+
+    const main = repo();
+    git(main, "worktree", "add", "-q", join(main, "wt"));
+    const wt = setup(join(main, "wt"));
+    expect(await wt.tool("write", { file_path: ".git", content: "gitdir: /elsewhere\n" })).toBe(
+      denied(join(main, "wt", ".git")),
+    );
+  });
+
+  describe.skipIf(!bubblewrapAvailable())("under bubblewrap", () => {
+    it("git add and git commit work; hooks, config and .bdsh are read-only and .git cannot be replaced", async () => {
+      const workspace = repo();
+      const config = readFileSync(join(workspace, ".git", "config"), "utf8");
+      const { tool } = setup(workspace);
+      const commit = await tool("bash", {
+        command:
+          "echo b > b.txt && git add b.txt && git -c user.name=t -c user.email=t@example.invalid commit -q -m second && git log --oneline | wc -l",
+      });
+      expect(commit).toBe("2");
+
+      const marker = "[sandbox: file access denied under workspace-write mode]";
+      for (const command of [
+        "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit",
+        "echo '[core]' >> .git/config",
+        "mkdir -p .bdsh/plugins && echo 'export default {}' > .bdsh/plugins/x.mjs",
+        "mv .git g2",
+        "rm -rf .git/hooks",
+        "mv .git/config .git/config.old",
+      ]) {
+        const text = await tool("bash", { command });
+        expect(text, command).toContain(marker);
+      }
+      const configured = await tool("bash", { command: "git config core.hooksPath /tmp/evil" });
+      expect(configured).toContain("[exit code:");
+      expect(readFileSync(join(workspace, ".git", "config"), "utf8")).toBe(config);
+      expect(existsSync(join(workspace, ".git", "hooks", "pre-commit"))).toBe(false);
+      expect(existsSync(join(workspace, ".bdsh", "plugins"))).toBe(false);
+      expect(existsSync(join(workspace, "g2"))).toBe(false);
+      expect(git(workspace, "log", "--oneline").trim().split("\n")).toHaveLength(2);
+    });
+  });
+});
