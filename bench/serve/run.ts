@@ -30,7 +30,13 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { post, type ServeProcess, startServe, writeServeConfig } from "../../test/chaos/serve-process.js";
+import {
+  get,
+  post,
+  type ServeProcess,
+  startServe,
+  writeServeConfig,
+} from "../../test/chaos/serve-process.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -244,7 +250,7 @@ async function takeover(fakeUrl: string): Promise<{ ms: number; kills: number }>
     await post(`${procs[0]!.url}/v1/sessions/${id}/messages`, { text: "TASK:1 then this" });
     let owner: string | undefined;
     for (let i = 0; i < 200 && !owner; i++) {
-      const got = (await (await fetch(`${procs[0]!.url}/v1/sessions/${id}`)).json()) as { drivenBy?: string };
+      const got = (await get(`${procs[0]!.url}/v1/sessions/${id}`)) as { drivenBy?: string };
       owner = got.drivenBy ?? undefined;
       if (!owner) await delay(20);
     }

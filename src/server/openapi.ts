@@ -1,33 +1,55 @@
 /**
  * The route table: each route is declared once with its schema, registered on Fastify from here, and
  * published from the same objects as an OpenAPI 3.1 document (`GET /v1/openapi.json`).
+ *
+ * Invariants:
+ * - A route that needs the token checks it in `onRequest` (issue 14 finding 7): before Fastify reads,
+ *   parses or validates a byte of the body, so a caller without the token costs the server no parsing and
+ *   learns nothing from validation errors.
+ * - The table knows every route's path pattern, so a request for a known path with another method is a
+ *   405 with `Allow` instead of a 404 (`allowedMethods`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from "fastify";
 import type { RouteSchema } from "./schemas.js";
 
 export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-type Declared = { method: HTTPMethods; url: string; schema: RouteSchema; auth: boolean };
+type Declared = { method: HTTPMethods; url: string; schema: RouteSchema; auth: boolean; match: RegExp };
+
+/** What the OpenAPI document says about the token (the scheme `bearer`). */
+const BEARER_DESCRIPTION =
+  "`Authorization: Bearer <token>` on every /v1 route, loopback included: BDSH_SERVER_TOKEN when set, " +
+  "otherwise the token `bdsh serve` makes at start and prints once on its stderr.";
 
 export class RouteTable {
   private readonly routes: Declared[] = [];
 
   constructor(
     private readonly app: FastifyInstance,
-    private readonly options: { bodyLimit: number; authenticate?: RouteHandler },
+    private readonly options: { bodyLimit: number; authenticate: RouteHandler },
   ) {}
 
   add(method: HTTPMethods, url: string, schema: RouteSchema, handler: RouteHandler, auth = true): void {
-    this.routes.push({ method, url, schema, auth });
+    const pattern = `${this.app.prefix}${url}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const match = new RegExp(`^${pattern.replace(/:[A-Za-z]+/g, "[^/]+")}$`);
+    this.routes.push({ method, url, schema, auth, match });
     const { summary: _summary, eventStream, response, ...validation } = schema;
     this.app.route({
       method,
       url,
       bodyLimit: this.options.bodyLimit,
       schema: eventStream ? validation : { ...validation, response },
-      ...(auth && this.options.authenticate ? { preHandler: this.options.authenticate } : {}),
+      ...(auth ? { onRequest: this.options.authenticate } : {}),
       handler,
     });
+  }
+
+  /** The methods declared for a concrete path (its query string ignored); empty for an unknown path. */
+  allowedMethods(path: string): string[] {
+    const bare = path.split("?")[0] ?? "";
+    const methods = this.routes.filter((r) => r.match.test(bare)).map((r) => String(r.method));
+    if (methods.includes("GET")) methods.push("HEAD");
+    return [...new Set(methods)];
   }
 
   /** OpenAPI 3.1: JSON Schema 2020-12 objects are valid schema objects as they are. */
@@ -65,7 +87,7 @@ export class RouteTable {
         responses[status] = { description: status, content: { [media]: { schema } } };
       }
       operation.responses = responses;
-      if (route.auth && this.options.authenticate) operation.security = [{ bearer: [] }];
+      operation.security = route.auth ? [{ bearer: [] }] : [];
       paths[path] ??= {};
       paths[path][route.method.toString().toLowerCase()] = operation;
     }
@@ -73,7 +95,10 @@ export class RouteTable {
       openapi: "3.1.0",
       info,
       paths,
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      security: [{ bearer: [] }],
+      components: {
+        securitySchemes: { bearer: { type: "http", scheme: "bearer", description: BEARER_DESCRIPTION } },
+      },
     };
   }
 }

@@ -2,26 +2,31 @@
  * `bdshPlugin`: the HTTP API as a Fastify plugin a host application registers on its own server
  * (issue 8 item 1). `bdsh serve` (src/cli/commands/serve.ts) is a thin standalone host around it.
  *
- *   const app = Fastify();
+ *   const app = Fastify({ ...bdshServerOptions() });
  *   await app.register(bdshPlugin, { store, config, workspace, token: process.env.BDSH_SERVER_TOKEN });
  *   await app.listen({ port: 8080 });
  *
  * Invariants:
- * - Encapsulated: the error handler, the auth hook and the routes apply only inside the plugin.
- * - Every `/v1` route needs `Authorization: Bearer <token>` when a token is given (the host decides whether
- *   one is required: `bdsh serve` refuses to bind a non-loopback address without one). `/healthz` and
- *   `/readyz` never need it.
+ * - Encapsulated: the error handler, the hooks, the body parser and the routes apply only inside the plugin.
+ * - Every `/v1` route needs `Authorization: Bearer <token>`, on every binding, loopback included (issue 14
+ *   finding 3, ./auth.ts): the token is a required option, so the host decides it (`bdsh serve`:
+ *   `BDSH_SERVER_TOKEN`, else one made at start and printed once). It is checked in `onRequest`, before the
+ *   body is read (finding 7). `/healthz` and `/readyz` never need it.
+ * - On a loopback connection the `Host` header must name loopback (DNS rebinding), for every route.
+ * - Only `application/json` bodies are parsed; any other content type is a 415.
+ * - Every refusal has the shape `{error: {code, message}}` (./api-error.ts); `bdshServerOptions()` gives
+ *   the host the two server options that route the router's and Node's own refusals there too.
  * - The plugin starts a SessionRunner on `onReady` and stops it on `onClose` (graceful shutdown: finish or
  *   cancel in-flight turns, release leases).
  */
-import { timingSafeEqual } from "node:crypto";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from "fastify";
 import type { Config } from "../config/schema.js";
 import type { Agent } from "../loop/agent.js";
 import type { Plugin } from "../loop/plugin.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
 import type { Store } from "../store/store.js";
-import { ApiError, errorHandler } from "./api-error.js";
+import { ApiError, clientErrorHandler, errorHandler, frameworkErrors } from "./api-error.js";
+import { bearerOf, hostAllowed, isLoopbackAddress, tokenChecker } from "./auth.js";
 import { registerEventStream } from "./event-stream.js";
 import { registerInteractionRoutes } from "./interaction-routes.js";
 import { httpInteractionsPlugin } from "./interactions.js";
@@ -39,8 +44,13 @@ export type BdshPluginOptions = {
   workspace: string;
   home?: string;
   env?: NodeJS.ProcessEnv;
-  /** Bearer token every `/v1` request must carry; none: open (loopback only, the host's decision). */
-  token?: string;
+  /**
+   * The bearer token every `/v1` request must carry (not empty). It must be a secret no model-run process
+   * can read: `BDSH_SERVER_TOKEN` (stripped from children) or `generateServerToken()` kept in memory.
+   */
+  token: string;
+  /** More `Host` names accepted on loopback connections (a reverse proxy's name); loopback names always are. */
+  allowedHosts?: readonly string[];
   /** This server's lease owner id (default: host:pid:random). */
   owner?: string;
   /** Opens a session's agent; default: the standard preset with store-backed approvals and questions. */
@@ -50,8 +60,16 @@ export type BdshPluginOptions = {
   onError?: (error: unknown, sessionId?: string) => void;
 };
 
+/** Server options for the host's `Fastify({...})`: the router's and Node's refusals in the API's shape. */
+export function bdshServerOptions(): Pick<FastifyServerOptions, "frameworkErrors" | "clientErrorHandler"> {
+  return { frameworkErrors, clientErrorHandler };
+}
+
 export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOptions): Promise<void> {
   const { store, config } = options;
+  if (typeof options.token !== "string" || options.token === "")
+    throw new Error("bdshPlugin needs a token (BDSH_SERVER_TOKEN, or generateServerToken())");
+  const tokenMatches = tokenChecker(options.token);
   app.setValidatorCompiler(strictValidator);
   const settings = config.server;
   const owner = options.owner ?? defaultOwner();
@@ -97,26 +115,55 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
       ),
   });
 
+  // DNS rebinding: a page on a name rebound to 127.0.0.1 reaches a loopback server with its own Host.
+  const allowedHosts = options.allowedHosts ?? [];
+  app.addHook("onRequest", async (request: FastifyRequest) => {
+    if (isLoopbackAddress(request.socket.localAddress) && !hostAllowed(request.headers.host, allowedHosts))
+      throw new ApiError(
+        403,
+        "FORBIDDEN_HOST",
+        "the Host header must be localhost, 127.0.0.1 or [::1] on a loopback server",
+      );
+  });
   app.setErrorHandler(errorHandler((error) => app.log.error({ err: error }, "request failed")));
+  // Only JSON bodies: Fastify's default text/plain parser would hand a string to the validators.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    "application/json",
+    { parseAs: "string" },
+    app.getDefaultJsonParser("error", "error"),
+  );
+  const routes = new RouteTable(app, {
+    bodyLimit: settings.body_limit_bytes,
+    authenticate: async (request, reply) => {
+      if (tokenMatches(bearerOf(request.headers.authorization))) return;
+      reply.header("www-authenticate", 'Bearer realm="bdsh"');
+      throw new ApiError(
+        401,
+        "UNAUTHORIZED",
+        "missing or wrong bearer token (Authorization: Bearer <token>)",
+      );
+    },
+  });
+
   app.setNotFoundHandler((request, reply) => {
+    const allowed = routes.allowedMethods(request.url);
+    if (allowed.length) {
+      void reply
+        .status(405)
+        .header("allow", allowed.join(", "))
+        .send({
+          error: {
+            code: "METHOD_NOT_ALLOWED",
+            message: `${request.method} is not allowed here; use ${allowed.join(", ")}`,
+          },
+        });
+      return;
+    }
     void reply
       .status(404)
       .send({ error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url}` } });
   });
-  const expected = options.token ? Buffer.from(options.token) : undefined;
-  const authenticate = expected
-    ? async (request: FastifyRequest, _reply: FastifyReply) => {
-        const header = request.headers.authorization ?? "";
-        const given = Buffer.from(header.startsWith("Bearer ") ? header.slice(7) : "");
-        if (given.length !== expected.length || !timingSafeEqual(given, expected))
-          throw new ApiError(401, "UNAUTHORIZED", "missing or wrong bearer token (BDSH_SERVER_TOKEN)");
-      }
-    : undefined;
-  const routes = new RouteTable(app, {
-    bodyLimit: settings.body_limit_bytes,
-    ...(authenticate ? { authenticate } : {}),
-  });
-
   routes.add(
     "GET",
     "/healthz",

@@ -11,7 +11,16 @@ export const ErrorBody = Type.Object({
   error: Type.Object({ code: Type.String(), message: Type.String() }),
 });
 
-export const SessionId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+/**
+ * A session id as the API takes it (issue 14 finding 7): printable ASCII without `/`, at most 100 characters
+ * (the router's own limit on a path segment). Store ids are UUIDs; anything else that matches is a
+ * well-formed unknown id (404). A NUL or any other character outside the set is a 400 before the store
+ * sees it: PostgreSQL refuses a NUL in text with an error, which would be a 500.
+ */
+export const ID_PATTERN = "^[A-Za-z0-9_][A-Za-z0-9._:~-]{0,99}$";
+export const Id = Type.String({ pattern: ID_PATTERN, maxLength: 100 });
+
+export const SessionId = Type.Object({ id: Id });
 
 export const Session = Type.Object({
   id: Type.String(),
@@ -41,7 +50,7 @@ export const CreateSessionBody = Type.Object(
 
 export const ListSessionsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-  before: Type.Optional(Type.String()),
+  before: Type.Optional(Id),
   archived: Type.Optional(Type.Boolean()),
 });
 
@@ -152,4 +161,10 @@ export type RouteSchema = {
   eventStream?: boolean;
 };
 
-export const errorResponses = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+export const errorResponses = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+};

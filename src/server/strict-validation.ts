@@ -3,6 +3,11 @@
  * error). Fastify's default validator silently drops unknown body fields and coerces values, so a typo such
  * as `{"text":"hi","mdoe":"steer"}` would be accepted as a follow-up. Here a body must match its schema
  * exactly; path and query strings are converted to the declared types first (they are text on the wire).
+ *
+ * Issue 14 finding 7: no string anywhere in a request (values and keys) may hold a NUL or an unpaired
+ * surrogate. PostgreSQL refuses both (a NUL in text, `\ud800` in jsonb), so such a request would
+ * otherwise fail as a 500, or later, as a session whose log cannot be written. The walk is iterative: a
+ * body nested a hundred thousand levels deep costs a loop, not the stack.
  */
 import type { FastifySchemaCompiler } from "fastify";
 import type { TSchema } from "typebox";
@@ -18,6 +23,13 @@ export const strictValidator: FastifySchemaCompiler<unknown> = ({ schema, httpPa
   const validator = Compile(typed);
   const where = httpPart === "body" || !httpPart ? "body" : httpPart;
   return (data: unknown) => {
+    const invalid = invalidStringPath(data);
+    if (invalid !== undefined)
+      return {
+        error: new RequestValidationError(
+          `${[where, ...invalid].join(".")}: contains a NUL character or an unpaired surrogate`,
+        ),
+      };
     const value = where === "body" ? data : Value.Convert(typed, data);
     if (validator.Check(value)) return { value };
     const first = validator.Errors(value)[0];
@@ -32,3 +44,32 @@ export const strictValidator: FastifySchemaCompiler<unknown> = ({ schema, httpPa
     return { error: new RequestValidationError(`${path}: ${detail}`) };
   };
 };
+
+/** A NUL, or a surrogate half without its partner. */
+const INVALID_TEXT = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+type Visit = { value: unknown; key?: string; parent?: Visit };
+
+/** The path of the first string (value or key) that is not well-formed text, if any. */
+function invalidStringPath(data: unknown): string[] | undefined {
+  const pathOf = (visit: Visit | undefined, last?: string) => {
+    const path: string[] = last === undefined ? [] : [last];
+    for (let at = visit; at?.key !== undefined; at = at.parent) path.push(at.key);
+    return path.reverse();
+  };
+  const stack: Visit[] = [{ value: data }];
+  for (let visit = stack.pop(); visit; visit = stack.pop()) {
+    const { value } = visit;
+    if (typeof value === "string") {
+      if (INVALID_TEXT.test(value)) return pathOf(visit);
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) stack.push({ value: value[i], key: String(i), parent: visit });
+    } else if (value !== null && typeof value === "object") {
+      for (const [key, element] of Object.entries(value)) {
+        if (INVALID_TEXT.test(key)) return pathOf(visit, JSON.stringify(key));
+        stack.push({ value: element, key, parent: visit });
+      }
+    }
+  }
+  return undefined;
+}

@@ -2,6 +2,8 @@
  * Real `bdsh serve` processes for the chaos test and the serve bench: spawned from source through tsx,
  * killed with SIGKILL or stopped with SIGTERM, and a scripted fake model whose task is a number of `bash`
  * steps, each appending its own call id to a side-effect log (a call that ran twice shows up twice).
+ * Each process's bearer token (`BDSH_SERVER_TOKEN` when the env gives one, else the one the process made
+ * and printed on stderr) is kept by origin, so `post` and `get` send it (issue 14 finding 3).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -17,12 +19,15 @@ const BUILT_MAIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.u
 export type ServeProcess = {
   child: ChildProcess;
   url: string;
+  /** The bearer token this process accepts. */
+  token: string;
   exited: Promise<number | null>;
   stderr: () => string;
 };
 
 export type ServeEnv = {
-  databaseUrl: string;
+  /** PostgreSQL; none: SQLite under `home`. */
+  databaseUrl?: string;
   fakeUrl: string;
   home: string;
   workspace: string;
@@ -32,15 +37,33 @@ export type ServeEnv = {
   nodeArgs?: string[];
   /** Run `dist/cli/main.js` instead of the sources through tsx. */
   built?: boolean;
+  /** `BDSH_APPROVAL` (default `never`). */
+  approval?: string;
 };
+
+/** The token of each started process, by its origin (`http://127.0.0.1:PORT`). */
+const tokens = new Map<string, string>();
+
+/** The `authorization` header for a URL of a started process (none for an unknown origin). */
+export function authFor(url: string): Record<string, string> {
+  const token = tokens.get(new URL(url).origin);
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
 
 /** POSTs JSON to a server; a non-2xx answer throws with its status and body. */
 export async function post(url: string, body: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...authFor(url) },
     body: JSON.stringify(body),
   });
+  if (response.status >= 300) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/** GETs JSON from a server; a non-2xx answer throws with its status and body. */
+export async function get(url: string): Promise<Record<string, unknown>> {
+  const response = await fetch(url, { headers: authFor(url) });
   if (response.status >= 300) throw new Error(`${url}: ${response.status} ${await response.text()}`);
   return (await response.json()) as Record<string, unknown>;
 }
@@ -69,12 +92,12 @@ export function startServe(env: ServeEnv): Promise<ServeProcess> {
       cwd: env.workspace,
       env: {
         PATH: process.env.PATH,
-        DATABASE_URL: env.databaseUrl,
+        ...(env.databaseUrl ? { DATABASE_URL: env.databaseUrl } : {}),
         BDSH_HOME: env.home,
         BDSH_CONFIG: env.configFile,
         BDSH_PROVIDER: "deepseek",
         BDSH_BASE_URL: env.fakeUrl,
-        BDSH_APPROVAL: "never",
+        BDSH_APPROVAL: env.approval ?? "never",
         DEEPSEEK_API_KEY: "test",
         ...(env.token ? { BDSH_SERVER_TOKEN: env.token } : {}),
       },
@@ -86,8 +109,12 @@ export function startServe(env: ServeEnv): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
     child.stderr!.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
-      const match = /serving on (http:\/\/\S+)/.exec(stderr);
-      if (match) resolve({ child, url: match[1]!, exited, stderr: () => stderr });
+      const url = /serving on (http:\/\/\S+)/.exec(stderr)?.[1];
+      const token = env.token ?? /Authorization: Bearer ([\w-]+)\n/.exec(stderr)?.[1];
+      if (url && token) {
+        tokens.set(new URL(url).origin, token);
+        resolve({ child, url, token, exited, stderr: () => stderr });
+      }
     });
     void exited.then((code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)));
   });

@@ -177,6 +177,7 @@ describe("auth and errors", () => {
     const doc = response.body as {
       openapi: string;
       paths: Record<string, Record<string, { responses: object; security?: unknown }>>;
+      components: { securitySchemes: Record<string, unknown> };
     };
     expect(doc.openapi).toBe("3.1.0");
     const registered = routes.filter((r) => r.method !== "HEAD");
@@ -186,8 +187,10 @@ describe("auth and errors", () => {
       const operation = doc.paths[path]?.[route.method.toLowerCase()];
       expect(operation, `${route.method} ${route.url}`).toBeDefined();
       expect(Object.keys(operation!.responses).length).toBeGreaterThan(0);
-      expect(operation!.security !== undefined).toBe(route.url.startsWith("/v1"));
+      // Issue 14 finding 3: every /v1 route needs the token; the health probes say they need none.
+      expect(operation!.security).toEqual(route.url.startsWith("/v1") ? [{ bearer: [] }] : []);
     }
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     const documented = Object.values(doc.paths).reduce((n, p) => n + Object.keys(p).length, 0);
     expect(documented).toBe(registered.length);
     expect(doc.paths["/v1/sessions/{id}/events"]?.get?.responses["200" as keyof object]).toMatchObject({

@@ -65,7 +65,13 @@ describe("server capacity (max_running_per_server)", () => {
     // Every session is posted to server 0: the other one gets its share only by claiming from the rows.
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const created = await api(servers[0]!.url, "POST", "/v1/sessions", { text: `${marker} go ${i}` });
+      const created = await api(
+        servers[0]!.url,
+        "POST",
+        "/v1/sessions",
+        { text: `${marker} go ${i}` },
+        servers[0]!.auth,
+      );
       expect(created.status).toBe(201);
       ids.push(String(created.body.id));
     }

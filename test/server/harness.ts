@@ -3,6 +3,8 @@
  * (SQLite in a tmp home, or the run's PostgreSQL database) and the fake model provider. One fake serves
  * every test of a file: each test registers a scenario and names it in its first message (`[S:name]`), and
  * the fake's script dispatches on that marker, so tests never depend on request order across tests.
+ * Every server has a token (issue 14 finding 3: the API has no open mode): the test's own, or one made
+ * as `bdsh serve` makes it; `server.auth` is the header that carries it.
  */
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +12,8 @@ import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { type BdshPluginOptions, bdshPlugin } from "../../src/server/plugin.js";
+import { generateServerToken } from "../../src/server/auth.js";
+import { type BdshPluginOptions, bdshPlugin, bdshServerOptions } from "../../src/server/plugin.js";
 import type { Store } from "../../src/store/store.js";
 import {
   type FakeProvider,
@@ -74,7 +77,14 @@ export function tmpHome(prefix = "bdsh-server-"): { home: string; workspace: str
   return { home, workspace };
 }
 
-export type TestServer = { app: FastifyInstance; url: string; owner: string };
+export type TestServer = {
+  app: FastifyInstance;
+  url: string;
+  owner: string;
+  token: string;
+  /** `{authorization: "Bearer <token>"}`. */
+  auth: Record<string, string>;
+};
 
 /** A listening server (127.0.0.1, a free port) with the plugin registered. */
 export async function startServer(
@@ -84,21 +94,23 @@ export async function startServer(
     },
 ): Promise<TestServer> {
   const { onRoute, ...plugin } = options;
-  const app = Fastify({ forceCloseConnections: true, logger: false });
+  const app = Fastify({ ...bdshServerOptions(), forceCloseConnections: true, logger: false });
   if (onRoute) {
     app.addHook("onRoute", (route) => {
       for (const method of [route.method].flat()) onRoute({ method, url: route.url });
     });
   }
   const owner = options.owner ?? `test-${Math.random().toString(36).slice(2, 8)}`;
+  const token = options.token ?? generateServerToken();
   await app.register(bdshPlugin, {
     env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
     onError: () => undefined,
     ...plugin,
     owner,
+    token,
   });
   const url = await app.listen({ port: 0, host: "127.0.0.1" });
-  return { app, url, owner };
+  return { app, url, owner, token, auth: { authorization: `Bearer ${token}` } };
 }
 
 /** A JSON request; the body is parsed whatever the status. */

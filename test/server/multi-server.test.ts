@@ -78,13 +78,15 @@ describe("several servers on one PostgreSQL", () => {
         ],
       };
     });
-    const created = await api(a.url, "POST", "/v1/sessions", { text: `${marker} three steps` });
+    const created = await api(a.url, "POST", "/v1/sessions", { text: `${marker} three steps` }, a.auth);
     const id = String(created.body.id);
-    const stream = readSse(`${b.url}/v1/sessions/${id}/events?deltas=false`, (frames) =>
-      frames.some((f) => f.data.includes('"type":"turn/end"')),
+    const stream = readSse(
+      `${b.url}/v1/sessions/${id}/events?deltas=false`,
+      (frames) => frames.some((f) => f.data.includes('"type":"turn/end"')),
+      b.auth,
     );
     await atStep2.promise;
-    const seen = await api(b.url, "GET", `/v1/sessions/${id}`);
+    const seen = await api(b.url, "GET", `/v1/sessions/${id}`, undefined, b.auth);
     expect(seen.body).toMatchObject({ id, drivenBy: "server-a" });
     gate.resolve();
     const { frames } = await stream;
@@ -102,12 +104,14 @@ describe("several servers on one PostgreSQL", () => {
     const resumed = await readSse(
       `${b.url}/v1/sessions/${id}/events?deltas=false`,
       (f) => durableIds(f).includes(end.seq),
-      { "last-event-id": String(cut) },
+      { ...b.auth, "last-event-id": String(cut) },
     );
     expect(durableIds(resumed.frames).slice(0, end.seq - cut)).toEqual(
       Array.from({ length: end.seq - cut }, (_, i) => cut + 1 + i),
     );
-    expect((await api(b.url, "GET", `/v1/sessions/${id}`)).body).toMatchObject({ drivenBy: null });
+    expect((await api(b.url, "GET", `/v1/sessions/${id}`, undefined, b.auth)).body).toMatchObject({
+      drivenBy: null,
+    });
   });
 
   it("L7 from another server: cancel on B aborts the turn A drives (outcome remote)", async () => {
@@ -118,10 +122,10 @@ describe("several servers on one PostgreSQL", () => {
       await release.promise;
       return { text: "too late" };
     });
-    const created = await api(a.url, "POST", "/v1/sessions", { text: `${marker} hang` });
+    const created = await api(a.url, "POST", "/v1/sessions", { text: `${marker} hang` }, a.auth);
     const id = String(created.body.id);
     await arrived.promise;
-    const cancelled = await api(b.url, "POST", `/v1/sessions/${id}/cancel`);
+    const cancelled = await api(b.url, "POST", `/v1/sessions/${id}/cancel`, undefined, b.auth);
     expect(cancelled.body).toEqual({ outcome: "remote", discarded: 0 });
     const end = await waitForEvent(storeB, id, turnEnd);
     expect(end.data.reason).toBe("aborted");
@@ -143,19 +147,25 @@ describe("several servers on one PostgreSQL", () => {
           }
         : { text: "approved and ran" },
     );
-    const created = await api(a.url, "POST", "/v1/sessions", { text: `${marker} go` });
+    const created = await api(a.url, "POST", "/v1/sessions", { text: `${marker} go` }, a.auth);
     const id = String(created.body.id);
     const requested = await waitForEvent(
       storeB,
       id,
       (e): e is LogEvent<"approval/requested"> => e.type === "approval/requested",
     );
-    const pending = await api(b.url, "GET", `/v1/sessions/${id}/approvals`);
+    const pending = await api(b.url, "GET", `/v1/sessions/${id}/approvals`, undefined, b.auth);
     expect((pending.body.approvals as Array<{ id: string }>).map((p) => p.id)).toEqual([requested.data.id]);
-    const answered = await api(b.url, "POST", `/v1/sessions/${id}/approvals`, {
-      approvalId: requested.data.id,
-      decision: "allow-once",
-    });
+    const answered = await api(
+      b.url,
+      "POST",
+      `/v1/sessions/${id}/approvals`,
+      {
+        approvalId: requested.data.id,
+        decision: "allow-once",
+      },
+      b.auth,
+    );
     expect(answered.status).toBe(202);
     const end = await waitForEvent(storeB, id, turnEnd);
     expect(end.data.reason).toBe("completed");

@@ -3,17 +3,24 @@
  * `bdshPlugin`. Several `serve` processes may share one `DATABASE_URL`.
  *
  * Invariants:
- * - Bound to anything but loopback, it refuses to start without `BDSH_SERVER_TOKEN` (exit 2).
+ * - Every `/v1` request needs a bearer token, loopback included (issue 14 finding 3): `BDSH_SERVER_TOKEN`
+ *   when set (never passed to a model-run command), otherwise a random token made here, held in this
+ *   process's memory only and printed once on stderr. It is never written to a file, the store or the
+ *   environment of anything this process starts, so no sandboxed command can read it.
+ * - Bound to anything but loopback, it refuses to start without `BDSH_SERVER_TOKEN` (exit 2): a token
+ *   that only a terminal's scrollback knows is no way to run a shared server.
  * - The provider is checked before listening, so a bad configuration exits 2 with nothing served.
  * - SIGTERM or SIGINT: stop accepting, let the runner finish or cancel in-flight turns and release its
  *   leases, close the store, exit 0.
  *
- * stderr: `bdsh: serving on http://HOST:PORT (owner OWNER)` once listening.
+ * stderr: `bdsh: serving on http://HOST:PORT (owner OWNER)` once listening, then one line saying which
+ * token to send: the made one in full (`Authorization: Bearer <token>`), or that `BDSH_SERVER_TOKEN` is it.
  */
 import type { Command } from "commander";
 import Fastify from "fastify";
 import { adapterFor, defaultOwner, SetupError } from "../../presets/open-agent.js";
-import { bdshPlugin } from "../../server/plugin.js";
+import { generateServerToken } from "../../server/auth.js";
+import { bdshPlugin, bdshServerOptions } from "../../server/plugin.js";
 import { cliEnvironment, type GlobalOptions, openEnvironmentStore } from "../environment.js";
 import { CliError, EXIT_OK, EXIT_USAGE, usageError } from "../errors.js";
 import type { Output } from "../output.js";
@@ -30,8 +37,8 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
       const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65_535) throw usageError(`--port must be 0-65535`);
-      const token = environment.env.BDSH_SERVER_TOKEN || undefined;
-      if (!token && !LOOPBACK.has(options.host))
+      const configured = environment.env.BDSH_SERVER_TOKEN || undefined;
+      if (!configured && !LOOPBACK.has(options.host))
         throw usageError(`BDSH_SERVER_TOKEN is required to bind ${options.host} (not loopback)`);
       const config = environment.loaded.config;
       const store = await openEnvironmentStore(environment);
@@ -43,7 +50,9 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
         throw error;
       }
       const owner = defaultOwner();
+      const token = configured ?? generateServerToken();
       const app = Fastify({
+        ...bdshServerOptions(),
         forceCloseConnections: true,
         logger: { level: environment.env.BDSH_LOG_LEVEL ?? "warn" },
       });
@@ -54,10 +63,15 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
         home: environment.home,
         env: environment.env,
         owner,
-        ...(token ? { token } : {}),
+        token,
       });
       const address = await app.listen({ port, host: options.host });
       output.err(`bdsh: serving on ${address} (owner ${owner})`);
+      output.err(
+        configured
+          ? "bdsh: /v1 requests need the header: Authorization: Bearer $BDSH_SERVER_TOKEN"
+          : `bdsh: /v1 requests need the header (this process only; set BDSH_SERVER_TOKEN to choose one): Authorization: Bearer ${token}`,
+      );
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once("SIGTERM", stop);
