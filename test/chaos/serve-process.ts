@@ -111,7 +111,8 @@ export function startServe(env: ServeEnv): Promise<ServeProcess> {
       stderr += chunk.toString();
       const url = /serving on (http:\/\/\S+)/.exec(stderr)?.[1];
       const token = env.token ?? /Authorization: Bearer ([\w-]+)\n/.exec(stderr)?.[1];
-      if (url && token) {
+      // The second line (which token to send) follows the first: wait for both.
+      if (url && token && /\/v1 requests need the header[^\n]*\n/.test(stderr)) {
         tokens.set(new URL(url).origin, token);
         resolve({ child, url, token, exited, stderr: () => stderr });
       }
