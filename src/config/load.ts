@@ -16,7 +16,7 @@ import { join, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { type Config, type ConfigLayer, configSchema, DEFAULT_CONFIG, layerSchema } from "./schema.js";
-import { restrictProjectLayer } from "./security-keys.js";
+import { restrictProjectLayer, valueAt } from "./security-keys.js";
 import { isTrusted } from "./trust.js";
 
 export class ConfigError extends Error {
@@ -177,15 +177,6 @@ function describeIssue(issue: z.core.$ZodIssue, input: unknown): [string, string
   }
   if (issue.code === "invalid_type") return [key, `expected ${issue.expected}, got ${shown}`];
   return [key, `${issue.message.replace(/^Invalid input: /, "")} (got ${shown})`];
-}
-
-function valueAt(value: unknown, path: readonly string[]): unknown {
-  let current = value;
-  for (const part of path) {
-    if (current === null || typeof current !== "object") return undefined;
-    current = (current as Record<string, unknown>)[part];
-  }
-  return current;
 }
 
 function layerFor(dottedKey: string, value: unknown): Record<string, unknown> {

@@ -67,7 +67,8 @@ export function restrictProjectLayer(layer: Record<string, unknown>, current: un
   return { layer: out, dropped };
 }
 
-function valueAt(value: unknown, path: readonly string[]): unknown {
+/** The value at a dotted path of a config layer (also the loader's error messages). */
+export function valueAt(value: unknown, path: readonly string[]): unknown {
   let current = value;
   for (const part of path) {
     if (current === null || typeof current !== "object") return undefined;
