@@ -49,7 +49,9 @@ const LEASE_TTL_MS = 3_000;
 
 const dir = mkdtempSync(join(tmpdir(), "bdsh-bench-serve-"));
 const workspace = join(dir, "ws");
+const home = join(dir, "home"); // beside the workspace, not around it: the sandbox hides BDSH_HOME
 mkdirSync(workspace);
+mkdirSync(home);
 writeFileSync(join(workspace, "notes.txt"), "a small file the task reads\n");
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -117,7 +119,7 @@ async function startServers(count: number, databaseUrl: string, fakeUrl: string,
     shutdown_grace_ms: 0,
     max_running_per_server: cap,
   });
-  const env = { databaseUrl, fakeUrl, home: dir, workspace, configFile, built: true };
+  const env = { databaseUrl, fakeUrl, home, workspace, configFile, built: true };
   return Promise.all(Array.from({ length: count }, () => startServe(env)));
 }
 

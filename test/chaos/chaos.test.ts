@@ -80,9 +80,11 @@ beforeAll(async () => {
   url.pathname = `/${dbName}`;
   databaseUrl = url.toString();
   dir = mkdtempSync(join(tmpdir(), "bdsh-chaos-"));
+  // BDSH_HOME and the workspace side by side: the sandbox hides BDSH_HOME from commands (issue 14).
   mkdirSync(join(dir, "ws"));
-  fake = await startFakeProvider({ script: taskScript(effectsPath(dir), STEPS, FRAME_DELAY_MS) });
-  store = await openStore({ home: dir, databaseUrl });
+  mkdirSync(join(dir, "home"));
+  fake = await startFakeProvider({ script: taskScript(effectsPath(join(dir, "ws")), STEPS, FRAME_DELAY_MS) });
+  store = await openStore({ home: join(dir, "home"), databaseUrl });
 });
 
 afterAll(async () => {
@@ -115,7 +117,13 @@ describe("issue 8 chaos: servers die at any moment", () => {
     async () => {
       const configFile = join(dir, "config.yaml");
       writeServeConfig(configFile, { lease_ttl_ms: 1_500, sweep_interval_ms: 300, shutdown_grace_ms: 0 });
-      const env = { databaseUrl, fakeUrl: fake.url, home: dir, workspace: join(dir, "ws"), configFile };
+      const env = {
+        databaseUrl,
+        fakeUrl: fake.url,
+        home: join(dir, "home"),
+        workspace: join(dir, "ws"),
+        configFile,
+      };
       const servers: Array<ServeProcess | undefined> = await Promise.all(
         Array.from({ length: SERVERS }, () => startServe(env)),
       );
@@ -245,8 +253,10 @@ describe("issue 8 chaos: servers die at any moment", () => {
         for (const e of events.slice(-8)) console.info(e.seq, e.type, JSON.stringify(e.data).slice(0, 200));
       }
       expect(done.size).toBe(SESSIONS);
-      const effects = existsSync(effectsPath(dir))
-        ? readFileSync(effectsPath(dir), "utf8").split("\n").filter(Boolean)
+      const effects = existsSync(effectsPath(join(dir, "ws")))
+        ? readFileSync(effectsPath(join(dir, "ws")), "utf8")
+            .split("\n")
+            .filter(Boolean)
         : [];
       const counts = new Map<string, number>();
       for (const line of effects) counts.set(line, (counts.get(line) ?? 0) + 1);

@@ -150,6 +150,7 @@ export function taskScript(effectsFile: string, steps: number, frameDelayMs = 0)
   };
 }
 
-export function effectsPath(dir: string): string {
-  return join(dir, "effects.log");
+/** Inside the workspace: the sandbox leaves only the workspace writable (issue 14). */
+export function effectsPath(workspace: string): string {
+  return join(workspace, "effects.log");
 }
