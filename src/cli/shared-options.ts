@@ -10,5 +10,5 @@ export function addSharedOptions(command: Command): Command {
     .option("--model <id>", "model id sent on the wire")
     .option("--effort <level>", "reasoning effort: off, low, high, max")
     .option("--sandbox <mode>", "read-only, workspace-write or danger-full-access")
-    .option("--approval <policy>", "ask or never");
+    .option("--approval <policy>", "ask, never or auto (S7: the model reviews each approval)");
 }

@@ -20,7 +20,7 @@ export type ProviderName = (typeof PROVIDERS)[number];
 
 export const EFFORTS = ["off", "low", "high", "max"] as const;
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
-export const APPROVAL_POLICIES = ["ask", "never"] as const;
+export const APPROVAL_POLICIES = ["ask", "never", "auto"] as const;
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -92,7 +92,15 @@ export const configSchema = z.strictObject({
   ralph: z.strictObject({ max_rounds: positiveInt, handoff_max_chars: positiveInt }), // P7
   schedules: z.strictObject({ min_every_seconds: positiveInt, poll_interval_ms: positiveInt }), // S8
   sandbox: z.enum(SANDBOX_MODES), // T16, T17
-  approval: z.enum(APPROVAL_POLICIES), // T16
+  approval: z.enum(APPROVAL_POLICIES), // T16; auto: S7
+  /** S7: the auto-reviewer under `approval: auto`. `medium`: ask a person, deny, or allow (explicit consent). */
+  auto_review: z.strictObject({
+    timeout_ms: positiveInt,
+    max_tokens: positiveInt,
+    medium: z.enum(["ask", "deny", "allow"]),
+    context_messages: nonNegativeInt,
+    max_operation_chars: positiveInt,
+  }),
   command_allowlist: z.array(z.string()),
   /** T17: refuse to run commands when the OS sandbox (bwrap) is unavailable. */
   sandbox_required: z.boolean(),
@@ -176,6 +184,13 @@ export const DEFAULT_CONFIG: Config = {
   schedules: { min_every_seconds: 60, poll_interval_ms: 5_000 },
   sandbox: "workspace-write",
   approval: "ask",
+  auto_review: {
+    timeout_ms: 60_000,
+    max_tokens: 1_024,
+    medium: "ask",
+    context_messages: 3,
+    max_operation_chars: 16_000,
+  },
   command_allowlist: [],
   sandbox_required: false,
   web_fetch: { allow_private: false },

@@ -51,9 +51,12 @@ export function commandSandboxFact(mode: string, osSandbox: boolean, tempDir: st
 }
 
 export function approvalFact(policy: string): string {
-  return policy === "never"
-    ? "Approval policy: never. Operations that need approval are refused automatically; do not ask for sandbox escalation (leave `sandbox_permissions` unset)."
-    : "Approval policy: ask. Operations that need approval ask the user through the configured channel; when no channel is available they are refused.";
+  if (policy === "never")
+    return "Approval policy: never. Operations that need approval are refused automatically; do not ask for sandbox escalation (leave `sandbox_permissions` unset).";
+  // S7
+  if (policy === "auto")
+    return "Approval policy: auto. Operations that need approval are first judged by an automatic reviewer: low-risk ones it accepts run, high-risk ones are always refused, medium-risk ones need the user's explicit consent. A refusal is final for that call; do not repeat the same operation in another form.";
+  return "Approval policy: ask. Operations that need approval ask the user through the configured channel; when no channel is available they are refused.";
 }
 
 export const DELEGATED_FACT =

@@ -194,6 +194,15 @@ export interface EventDataMap {
   // --- approvals and questions (T16, T18) ---
   "approval/requested": { id: string; callId: string; tool: string; summary: string; reason?: string };
   "approval/answered": { id: string; decision: ApprovalDecision };
+  /** S7: the auto-reviewer's verdict on one approval (log only). `error`: the review failed, so a deny. */
+  "approval/reviewed": {
+    callId: string;
+    tool: string;
+    risk?: "low" | "medium" | "high";
+    decision?: "allow" | "deny";
+    outcome: "allow" | "deny" | "ask";
+    error?: string;
+  };
   "question/asked": { id: string; callId: string; questions: unknown[] };
   "question/answered": { id: string; answers: unknown[] };
 
@@ -239,6 +248,7 @@ export const EVENT_TYPES = [
   "subagent/settled",
   "approval/requested",
   "approval/answered",
+  "approval/reviewed",
   "question/asked",
   "question/answered",
   "plan/mode",

@@ -158,6 +158,7 @@ export function messageOf(event: LogEvent): SurfaceMessage | undefined {
     case "subagent/settled":
     case "approval/requested":
     case "approval/answered":
+    case "approval/reviewed":
     case "question/asked":
     case "question/answered":
     case "plan/mode":

@@ -24,7 +24,7 @@ import { abortableSleep } from "../model/retry.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../model/types.js";
 import type { InboxItem, NewInboxItem, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
-import type { SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
+import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
 import type { PendingUserMessage } from "./hooks.js";
 import "./hooks.js";
 import type { ModelSettings } from "./model-settings.js";
@@ -55,7 +55,7 @@ export type AgentOptions = {
   /** Working directory (default: the workspace). */
   cwd?: string;
   sandbox?: SandboxMode;
-  approval?: "ask" | "never";
+  approval?: ApprovalPolicy;
   session?: Partial<ToolSessionInfo>;
   maxParallelTools?: number;
   leaseTtlMs?: number;

@@ -8,7 +8,7 @@ import type { EventType, LogEvent, NewEvent, UserSource } from "../log/events.js
 import type { SurfaceProjector } from "../log/surface.js";
 import type { ModelAdapter, ModelRequest, ToolSpec } from "../model/types.js";
 import type { Store } from "../store/store.js";
-import type { ToolServiceMap } from "../tools/types.js";
+import type { ApprovalPolicy, ToolServiceMap } from "../tools/types.js";
 import type { ModelSettings } from "./model-settings.js";
 import type { PromptRegistry } from "./prompt.js";
 
@@ -52,7 +52,7 @@ export type ServiceRegistry = {
 export type RuntimeFacts = {
   cwd: string;
   sandbox: "read-only" | "workspace-write" | "danger-full-access";
-  approval: "ask" | "never";
+  approval: ApprovalPolicy;
   /** A delegated subagent (S1): approval is pinned to never. */
   delegated: boolean;
 };

@@ -22,6 +22,7 @@ import { createRecordingAdapter, createReplayAdapter, readRecording } from "../m
 import type { Effort, ModelAdapter } from "../model/types.js";
 import type { SessionRow, Store } from "../store/store.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
+import type { ApprovalPolicy } from "../tools/types.js";
 import { standardPlugins } from "./standard.js";
 import { type ToolsPluginOptions, toolsPlugin } from "./standard-tools.js";
 
@@ -64,7 +65,7 @@ export type OpenAgentOptions = {
   toolOptions?: Omit<ToolsPluginOptions, "config">;
   plugins?: readonly Plugin[];
   /** Override the configured approval policy (a run without a terminal behaves as `never`). */
-  approval?: "ask" | "never";
+  approval?: ApprovalPolicy;
   leaseWaitMs?: number;
   /** Lease expiry (default 10 s): a dead holder's sessions are taken over after it (issue 8). */
   leaseTtlMs?: number;

@@ -17,6 +17,7 @@ import { skillsPlugin } from "../context/skills.js";
 import { systemPromptPlugin } from "../context/system-prompt.js";
 import { timeContextPlugin } from "../context/time-context.js";
 import { archivedSessionGuard } from "../guards/archived-session.js";
+import { autoReviewPlugin } from "../guards/auto-review.js";
 import type { Plugin } from "../loop/plugin.js";
 import { continuationPlugins } from "../planning/continuation.js";
 import { goalPlugin } from "../planning/goal-plugin.js";
@@ -48,6 +49,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
   return [
     ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
+    autoReviewPlugin(options.config.auto_review), // S7: consulted only under approval: auto
     compactionPlugin({
       auto: compaction.auto,
       thresholdRatio: compaction.threshold_ratio,

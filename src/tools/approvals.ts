@@ -6,6 +6,9 @@
  * - An answerer that throws (or never answers before the signal aborts) is a deny or a cancel, never an
  *   allow: an unanswered prompt is a deny (Hermes).
  * - Approval state lives in the objects passed in, never in process globals (STYLE: Hermes bypasses).
+ * - Policy `auto` (S7) asks the `autoReviewer` service first. Its `allow` is one call only (never a
+ *   session or permanent approval); `ask` goes on to the person's channel when there is one, and is a deny
+ *   when there is none; no reviewer, or a reviewer that throws, is a deny.
  */
 import type { ApprovalAnswer, ToolExec } from "./types.js";
 
@@ -23,9 +26,17 @@ export interface Approvals {
   request(request: ApprovalRequest): Promise<ApprovalAnswer>;
 }
 
+/** S7: what the auto-reviewer concluded. `ask`: only a person's explicit consent may allow it. */
+export type ReviewVerdict = { outcome: "allow" | "deny" | "ask"; note: string };
+
+export interface AutoReviewer {
+  review(request: ApprovalRequest): Promise<ReviewVerdict>;
+}
+
 declare module "./types.js" {
   interface ToolServiceMap {
     approvals: Approvals;
+    autoReviewer: AutoReviewer;
   }
 }
 
@@ -33,25 +44,32 @@ export const rejectedText = (tool: string) => `Error: the user rejected tool "${
 export const cancelledText = (tool: string) => `Error: approval for tool "${tool}" was cancelled`;
 export const noChannelText = (tool: string) =>
   `Error: tool "${tool}" requires approval, but no approval channel is available`;
+export const reviewerDeniedText = (tool: string, note: string) =>
+  `Error: the auto-reviewer refused tool "${tool}" (${note})`;
 
 export type ApprovalOutcome =
   | { kind: "allowed"; answer: "allow-once" | "allow-session" | "allow-always" }
-  | { kind: "refused"; answer: "deny" | "cancel" | "no-channel" };
+  | { kind: "refused"; answer: "deny" | "cancel" | "no-channel"; reviewerNote?: string };
 
 export async function requestApproval(
   exec: ToolExec,
   request: Omit<ApprovalRequest, "callId" | "signal" | "tool">,
 ): Promise<ApprovalOutcome> {
-  const channel = exec.approval === "never" ? undefined : exec.services.get("approvals");
+  if (exec.approval === "never") return { kind: "refused", answer: "no-channel" };
+  const full: ApprovalRequest = { ...request, tool: exec.toolName, callId: exec.callId, signal: exec.signal };
+  const channel = exec.services.get("approvals");
+  if (exec.approval === "auto") {
+    const verdict = await autoReview(exec, full);
+    if (verdict.outcome === "allow") return { kind: "allowed", answer: "allow-once" };
+    if (exec.signal.aborted) return { kind: "refused", answer: "cancel" };
+    // S7: medium risk runs only with explicit consent, which only a person can give.
+    if (verdict.outcome === "deny" || !channel)
+      return { kind: "refused", answer: "deny", reviewerNote: verdict.note };
+  }
   if (!channel) return { kind: "refused", answer: "no-channel" };
   let answer: ApprovalAnswer;
   try {
-    answer = await channel.request({
-      ...request,
-      tool: exec.toolName,
-      callId: exec.callId,
-      signal: exec.signal,
-    });
+    answer = await channel.request(full);
   } catch {
     answer = exec.signal.aborted ? "cancel" : "deny";
   }
@@ -59,6 +77,20 @@ export async function requestApproval(
     return { kind: "allowed", answer };
   }
   return { kind: "refused", answer: answer === "cancel" ? "cancel" : "deny" };
+}
+
+/** S7: a missing reviewer or one that throws is a deny, never an allow. */
+async function autoReview(exec: ToolExec, request: ApprovalRequest): Promise<ReviewVerdict> {
+  const reviewer = exec.services.get("autoReviewer");
+  if (!reviewer) return { outcome: "deny", note: "no reviewer is configured" };
+  try {
+    return await reviewer.review(request);
+  } catch (error) {
+    return {
+      outcome: "deny",
+      note: `the review failed: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
 }
 
 /** A scripted answerer: tests and headless runs with a fixed policy. */

@@ -15,7 +15,13 @@
  * - Post-execute sees every outcome of a known tool, including denials (G1 counts denied calls).
  */
 import type { HookBus } from "../hooks/hook-bus.js";
-import { cancelledText, noChannelText, rejectedText, requestApproval } from "./approvals.js";
+import {
+  cancelledText,
+  noChannelText,
+  rejectedText,
+  requestApproval,
+  reviewerDeniedText,
+} from "./approvals.js";
 import { NOT_AN_OBJECT_TEXT } from "./arguments.js";
 import type { ToolRegistry } from "./registry.js";
 import { invalidArgumentsText, validateArguments } from "./schema-validator.js";
@@ -139,6 +145,8 @@ export class ToolPipeline {
         if (outcome.answer === "no-channel")
           return errorOutput(noChannelText(tool.name), "NO_APPROVAL_CHANNEL");
         if (outcome.answer === "cancel") return errorOutput(cancelledText(tool.name), "APPROVAL_CANCELLED");
+        if (outcome.reviewerNote !== undefined)
+          return errorOutput(reviewerDeniedText(tool.name, outcome.reviewerNote), "APPROVAL_REJECTED");
         return errorOutput(decision.rejectedText ?? rejectedText(tool.name), "APPROVAL_REJECTED");
       }
     }

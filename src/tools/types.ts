@@ -65,7 +65,8 @@ export type ToolSessionInfo = {
 };
 
 export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";
-export type ApprovalPolicy = "ask" | "never";
+/** T16; `auto` sends each approval to the auto-reviewer first (S7). */
+export type ApprovalPolicy = "ask" | "never" | "auto";
 
 /** Per-call execution context. */
 export type ToolExec = {

@@ -125,3 +125,26 @@ describe("pathological commands at the limit", () => {
     expect(keys.some((k) => k === "recursive-delete" || k === "analysis-timeout")).toBe(true);
   });
 });
+
+describe("a fresh process", () => {
+  it("does not fail its first ordinary command closed as analysis-timeout (the parser is warmed first)", async () => {
+    // A six-line script took over 25 ms cold (JIT), so the first command of every server was refused.
+    const script = [
+      "for i in $(seq 1 1200); do [ -s approval-id ] && break; sleep 0.05; done",
+      "env > attacker-env.txt",
+      'base="http://127.0.0.1:40153/v1/sessions/$BDSH_SESSION_ID/approvals"',
+      'listed=$(curl -s -o listed.json -w "%{http_code}" "$base")',
+      'answered=$(curl -s -X POST -d "{\\"approvalId\\":\\"$(cat approval-id)\\"}" "$base")',
+      'echo "$listed $answered" > attack.done',
+    ].join("\n");
+    const { execFileSync } = await import("node:child_process");
+    const program = `import { detectDangerousCommands } from ${JSON.stringify(new URL("../../src/tools/guards/dangerous-commands.ts", import.meta.url).pathname)};
+process.stdout.write(JSON.stringify(await detectDangerousCommands(${JSON.stringify(script)})));`;
+    for (let run = 0; run < 3; run++) {
+      const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
+        encoding: "utf8",
+      });
+      expect(JSON.parse(out)).toEqual([]);
+    }
+  }, 60_000);
+});

@@ -130,8 +130,8 @@ export async function runCommand(
       ...(options.replay ? { replayFile: options.replay } : {}),
       ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}),
       home: environment.home,
-      // A run without a terminal cannot ask anyone (INTERFACE: behaves as never).
-      ...(process.stdin.isTTY ? {} : { approval: "never" as const }),
+      // A run without a terminal cannot ask anyone (INTERFACE: behaves as never); `auto` still reviews (S7).
+      ...(process.stdin.isTTY || config.approval === "auto" ? {} : { approval: "never" as const }),
       toolOptions: {
         home: environment.home,
         env: environment.env,

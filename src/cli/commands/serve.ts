@@ -21,7 +21,12 @@ import Fastify from "fastify";
 import { adapterFor, defaultOwner, SetupError } from "../../presets/open-agent.js";
 import { generateServerToken } from "../../server/auth.js";
 import { bdshPlugin, bdshServerOptions } from "../../server/plugin.js";
-import { cliEnvironment, type GlobalOptions, openEnvironmentStore } from "../environment.js";
+import {
+  cliEnvironment,
+  type GlobalOptions,
+  openEnvironmentStore,
+  printStartupWarnings,
+} from "../environment.js";
 import { CliError, EXIT_OK, EXIT_USAGE, usageError } from "../errors.js";
 import type { Output } from "../output.js";
 
@@ -41,6 +46,7 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
       if (!configured && !LOOPBACK.has(options.host))
         throw usageError(`BDSH_SERVER_TOKEN is required to bind ${options.host} (not loopback)`);
       const config = environment.loaded.config;
+      printStartupWarnings(environment, output); // issue 14: no sandbox is said on every start
       const store = await openEnvironmentStore(environment);
       try {
         adapterFor({ store, config, workspace: environment.cwd, env: environment.env });

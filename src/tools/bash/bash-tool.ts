@@ -124,7 +124,9 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
       throw new Error(
         outcome.answer === "no-channel"
           ? `tool "bash" requires approval, but no approval channel is available`
-          : `the user rejected escalating this command to "${wanted}"; it stays denied, so stop and explain instead of working around it`,
+          : outcome.reviewerNote !== undefined
+            ? `the auto-reviewer refused escalating this command to "${wanted}" (${outcome.reviewerNote}); it stays denied, so stop and explain instead of working around it`
+            : `the user rejected escalating this command to "${wanted}"; it stays denied, so stop and explain instead of working around it`,
       );
     }
     mode = wanted;

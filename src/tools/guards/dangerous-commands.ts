@@ -1241,6 +1241,35 @@ export function analyzeCommand(
   return collect(analysis);
 }
 
+/**
+ * A parser's first analyses run cold (the WebAssembly and the walk are not yet compiled by the JIT): a
+ * six-line script took over 25 ms on its first analysis and 1.7 ms after, so the first command of every
+ * process failed closed as `analysis-timeout`. Each parser is warmed once, unbudgeted, before its first
+ * real command; the budget then measures the input, not the JIT.
+ */
+const WARM_UP = [
+  'for f in $(ls src); do [ -s "$f" ] && echo "$f" | grep -q x; done > out.txt 2>&1',
+  'x=$(curl -s -o a.json -w "%{http_code}" -X POST -d "{\\"a\\":1}" "$base"); echo "$x" && rm -f a.json',
+  "git status && npm test -- --run || { sed -n '1,5p' log; exit 1; }",
+];
+const warmed = new WeakMap<ShellParser, Promise<void>>();
+
+/** Yields between warm-up analyses, so the event loop is never held for the whole warm-up. */
+function warm(parser: ShellParser): Promise<void> {
+  let done = warmed.get(parser);
+  if (!done) {
+    done = (async () => {
+      for (let round = 0; round < 3; round++)
+        for (const command of WARM_UP) {
+          await new Promise((resolve) => setImmediate(resolve));
+          analyzeCommand(parser, command, { timeBudgetMs: Number.POSITIVE_INFINITY });
+        }
+    })();
+    warmed.set(parser, done);
+  }
+  return done;
+}
+
 /** `analyzeCommand` with the process's parser; a parser that cannot load makes everything dangerous. */
 export async function detectDangerousCommands(
   command: string,
@@ -1252,6 +1281,7 @@ export async function detectDangerousCommands(
   } catch {
     return [{ key: "analysis-failed", description: DANGEROUS_KEYS["analysis-failed"] }];
   }
+  await warm(parser);
   return analyzeCommand(parser, command, options);
 }
 
