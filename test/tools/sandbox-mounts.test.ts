@@ -122,6 +122,27 @@ describe.skipIf(!bubblewrapAvailable())("issue 14 findings 3-5 under bubblewrap"
     expect(text).not.toContain("escalation available");
   });
 
+  it("a command killed the moment it starts ends with its whole sandbox", async () => {
+    // The outer bwrap could die before the sandbox's init armed --die-with-parent; `sleep` then outlived
+    // the kill and held the pipes open until it finished (the jobs tests' 30 s timeouts).
+    const workspace = tempDir("bdsh-kill-");
+    const terminal = new LocalEnvironment({ cwd: workspace, stripEnvKeys: [], graceMs: 60_000 });
+    const marker = 600 + Math.floor(Math.random() * 1000);
+    for (let i = 0; i < 20; i += 1) {
+      const running = terminal.spawn(`sleep ${marker}.${i}`, {
+        cwd: workspace,
+        sandbox: { mode: "workspace-write", workspace },
+      });
+      const status = await running.kill();
+      expect(status.exitCode === null || status.signal !== null || status.exitCode !== 0).toBe(true);
+    }
+    const survivors = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
+      .split("\n")
+      .filter((line) => line.includes(`sleep ${marker}.`));
+    expect(survivors).toEqual([]);
+    await terminal.cleanup();
+  });
+
   it("finding 5: $TMPDIR is a per-session host directory, kept across commands, removed on close", async () => {
     for (const mode of MODES) {
       const { terminal, bash } = setup(mode);

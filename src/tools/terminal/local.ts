@@ -5,6 +5,11 @@
  * Invariants:
  * - The child is the leader of a new process group (`detached`), so a kill reaches everything it started.
  * - Kill is SIGTERM to the group, then SIGKILL after `graceMs` (T8: 3 s); it resolves on exit.
+ * - Under bwrap the command runs in the sandbox's own session and PID namespace, kept alive by its init (the
+ *   `child-pid` bwrap reports on `--info-fd`). Killed in the first milliseconds, the outer bwrap can die
+ *   before the init has armed `--die-with-parent`, and the command would outlive the kill holding the pipes
+ *   open. So a kill waits for that report (bwrap writes it before the command starts), and when the outer
+ *   bwrap has exited but the pipes are still open, SIGKILLs the init, which ends the whole namespace.
  * - With `sandboxRequired`, a sandboxed mode without bwrap refuses to spawn instead of running unsandboxed.
  * - Every mode runs under bwrap when it works, danger-full-access included (whole filesystem writable,
  *   host devices, but a new PID namespace and a fresh `/proc`: issue 14 finding 4).
@@ -84,12 +89,21 @@ export class LocalEnvironment implements TerminalEnvironment {
       sandboxed && options.sandbox
         ? spawn(
             "bwrap",
-            [...bubblewrapArgs(options.sandbox, options.cwd, extras), "--", "bash", "-c", command],
+            [
+              ...bubblewrapArgs(options.sandbox, options.cwd, extras),
+              "--info-fd",
+              "3",
+              "--",
+              "bash",
+              "-c",
+              command,
+            ],
             {
               cwd: options.cwd,
               env,
               detached: true,
-              stdio: ["ignore", "pipe", "pipe"],
+              // fd 3: bwrap's setup report; bwrap closes it before the command starts, so no command writes it.
+              stdio: ["ignore", "pipe", "pipe", "pipe"],
             },
           )
         : spawn("bash", ["-c", command], {
@@ -137,6 +151,10 @@ class LocalCommand implements RunningCommand {
   readonly exited: Promise<ExitStatus>;
   exitStatus: ExitStatus | undefined;
   private readonly listeners = new Set<OutputListener>();
+  /** Resolves with the sandbox init's host pid once bwrap has reported it (undefined if it never does). */
+  private readonly sandboxInit: Promise<number | undefined>;
+  private sandboxPid: number | undefined;
+  private killing = false;
 
   constructor(
     private readonly child: ChildProcess,
@@ -145,6 +163,14 @@ class LocalCommand implements RunningCommand {
   ) {
     child.stdout?.on("data", (chunk: Buffer) => this.emit("stdout", chunk));
     child.stderr?.on("data", (chunk: Buffer) => this.emit("stderr", chunk));
+    this.sandboxInit = sandboxed ? readSandboxPid(child) : Promise.resolve(undefined);
+    void this.sandboxInit.then((pid) => {
+      this.sandboxPid = pid;
+    });
+    // The outer bwrap is gone; if the pipes are still open, its sandbox outlived it (see the header).
+    child.once("exit", () => {
+      if (this.killing && this.exitStatus === undefined) this.killSandbox();
+    });
     this.exited = new Promise((resolve) => {
       // `close` waits for the pipes to drain, so no output arrives after `exited` resolves.
       child.once("close", (exitCode, signal) => {
@@ -170,8 +196,15 @@ class LocalCommand implements RunningCommand {
 
   async kill(): Promise<ExitStatus> {
     if (this.exitStatus) return this.exitStatus;
+    this.killing = true;
+    if (this.sandboxed) await Promise.race([this.sandboxInit, this.exited]);
+    if (this.exitStatus) return this.exitStatus;
     this.signalGroup("SIGTERM");
-    const timer = setTimeout(() => this.signalGroup("SIGKILL"), this.graceMs);
+    if (this.child.exitCode !== null || this.child.signalCode !== null) this.killSandbox();
+    const timer = setTimeout(() => {
+      this.signalGroup("SIGKILL");
+      this.killSandbox();
+    }, this.graceMs);
     const status = await this.exited;
     clearTimeout(timer);
     return status;
@@ -187,9 +220,41 @@ class LocalCommand implements RunningCommand {
     }
   }
 
+  private killSandbox(): void {
+    if (this.sandboxPid === undefined) return;
+    try {
+      process.kill(this.sandboxPid, "SIGKILL");
+    } catch {
+      // The sandbox is gone already.
+    }
+  }
+
   private emit(stream: "stdout" | "stderr", chunk: Buffer): void {
     for (const listener of this.listeners) listener(stream, chunk);
   }
+}
+
+/** The `child-pid` of bwrap's `--info-fd` report (a JSON object written, then the fd closed, before exec). */
+function readSandboxPid(child: ChildProcess): Promise<number | undefined> {
+  const info = child.stdio[3];
+  if (!info) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    info.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const done = () => {
+      try {
+        const pid = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { "child-pid"?: unknown })[
+          "child-pid"
+        ];
+        resolve(typeof pid === "number" && Number.isInteger(pid) && pid > 1 ? pid : undefined);
+      } catch {
+        resolve(undefined);
+      }
+    };
+    info.once("end", done);
+    info.once("error", done);
+    child.once("exit", () => setImmediate(done));
+  });
 }
 
 export const localBackend: TerminalBackend = {
