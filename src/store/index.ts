@@ -14,5 +14,6 @@ export {
 export { PostgresStore, type PostgresStoreOptions } from "./postgres-store.js";
 export { redactUrl } from "./redact-url.js";
 export { InvalidInputError } from "./rows.js";
+export { AmbiguousSessionIdError, MAX_CANDIDATES, MIN_PREFIX_LENGTH } from "./session-ids.js";
 export { SqliteStore, type SqliteStoreOptions } from "./sqlite-store.js";
 export * from "./store.js";

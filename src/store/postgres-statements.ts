@@ -104,7 +104,19 @@ export const SQL = {
   listSessions: `
     SELECT ${SESSION_COLUMNS} FROM sessions
     WHERE ($1::text IS NULL OR id < $1) AND ($2::boolean OR NOT archived) AND ($3::text IS NULL OR parent_id = $3)
+      AND ($5::text IS NULL OR metadata::json ->> 'workspace' = $5)
     ORDER BY id DESC LIMIT $4`,
+  // Issue 15: a prefix is an id range (session-ids.ts); one more row than is named tells "and more".
+  sessionIdsInRange: "SELECT id FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id LIMIT $3",
+  latestSession: `
+    SELECT ${SESSION_COLUMNS} FROM sessions
+    WHERE metadata::json ->> 'workspace' = $1 AND ($2::boolean OR NOT archived) AND kind IN ('main', 'fork')
+    ORDER BY updated_at DESC, id DESC LIMIT 1`,
+  sessionIdNeighbours: `
+    SELECT given.id,
+      (SELECT max(s.id) FROM sessions s WHERE s.id < given.id COLLATE "C") AS previous,
+      (SELECT min(s.id) FROM sessions s WHERE s.id > given.id COLLATE "C") AS next
+    FROM unnest($1::text[]) AS given(id)`,
   updateSession: `
     UPDATE sessions SET
       title = CASE WHEN $2::boolean THEN $3 ELSE title END,

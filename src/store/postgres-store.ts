@@ -59,6 +59,7 @@ import {
   toSession,
   uniqueIds,
 } from "./rows.js";
+import { MAX_CANDIDATES, pickSessionId, prefixRange, uniquePrefix } from "./session-ids.js";
 import {
   AppendConflictError,
   type AppendOptions,
@@ -67,6 +68,7 @@ import {
   type FollowOptions,
   InboxClaimError,
   type InboxItem,
+  type LatestSessionOptions,
   type Lease,
   LeaseLostError,
   type ListSessionsOptions,
@@ -192,8 +194,38 @@ export class PostgresStore implements Store {
       options.includeArchived ?? false,
       options.parentId ?? null,
       options.limit ?? DEFAULT_LIST_LIMIT,
+      options.workspace ?? null,
     ]);
     return rows.map(toSession);
+  }
+
+  async resolveSessionId(prefix: string): Promise<string> {
+    const { low, high } = prefixRange(prefix);
+    const { rows } = await this.pool.query<{ id: string }>(SQL.sessionIdsInRange, [
+      low,
+      high,
+      MAX_CANDIDATES + 1,
+    ]);
+    return pickSessionId(
+      prefix,
+      rows.map((r) => r.id),
+    );
+  }
+
+  async latestSession(options: LatestSessionOptions): Promise<SessionRow | undefined> {
+    const { rows } = await this.pool.query<SessionRecord>(SQL.latestSession, [
+      options.workspace,
+      options.includeArchived ?? false,
+    ]);
+    return rows[0] && toSession(rows[0]);
+  }
+
+  async uniqueIdPrefixes(ids: readonly string[], minLength?: number): Promise<Map<string, string>> {
+    const { rows } = await this.pool.query<{ id: string; previous: string | null; next: string | null }>(
+      SQL.sessionIdNeighbours,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, uniquePrefix(r.id, r, minLength)]));
   }
 
   async updateSession(id: string, patch: SessionPatch): Promise<SessionRow> {

@@ -17,7 +17,16 @@ const SQL = {
   listSessions: `SELECT ${SESSION_COLUMNS} FROM sessions
        WHERE (@before IS NULL OR id < @before) AND (@all = 1 OR archived = 0)
          AND (@parent IS NULL OR parent_id = @parent)
+         AND (@workspace IS NULL OR json_extract(metadata, '$.workspace') = @workspace)
        ORDER BY id DESC LIMIT @limit`,
+  // Issue 15: a prefix is an id range (session-ids.ts); one more row than is named tells "and more".
+  sessionIdsInRange: "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+  latestSession: `SELECT ${SESSION_COLUMNS} FROM sessions
+       WHERE json_extract(metadata, '$.workspace') = @workspace AND (@all = 1 OR archived = 0)
+         AND kind IN ('main', 'fork')
+       ORDER BY updated_at DESC, id DESC LIMIT 1`,
+  previousSessionId: "SELECT max(id) FROM sessions WHERE id < ?",
+  nextSessionId: "SELECT min(id) FROM sessions WHERE id > ?",
   updateSession: `UPDATE sessions SET
          title = CASE WHEN @setTitle = 1 THEN @title ELSE title END,
          status = coalesce(@status, status),
@@ -72,6 +81,9 @@ const PLUCKED: ReadonlySet<keyof typeof SQL> = new Set([
   "claimInbox",
   "sessionsWithPending",
   "claimCandidates",
+  "sessionIdsInRange",
+  "previousSessionId",
+  "nextSessionId",
 ]);
 
 export type SqliteStatements = { readonly [K in keyof typeof SQL]: Database.Statement };

@@ -54,6 +54,7 @@ import {
   toSession,
   uniqueIds,
 } from "./rows.js";
+import { MAX_CANDIDATES, pickSessionId, prefixRange, uniquePrefix } from "./session-ids.js";
 import { SqlitePlanning } from "./sqlite-planning.js";
 import { type SqliteStatements, sqliteStatements } from "./sqlite-statements.js";
 import {
@@ -64,6 +65,7 @@ import {
   type FollowOptions,
   InboxClaimError,
   type InboxItem,
+  type LatestSessionOptions,
   type Lease,
   LeaseLostError,
   type ListSessionsOptions,
@@ -175,9 +177,33 @@ export class SqliteStore implements Store {
       before: options.before ?? null,
       all: options.includeArchived ? 1 : 0,
       parent: options.parentId ?? null,
+      workspace: options.workspace ?? null,
       limit: options.limit ?? DEFAULT_LIST_LIMIT,
     }) as SessionRecord[];
     return rows.map(toSession);
+  }
+
+  async resolveSessionId(prefix: string): Promise<string> {
+    const { low, high } = prefixRange(prefix);
+    return pickSessionId(prefix, this.s.sessionIdsInRange.all(low, high, MAX_CANDIDATES + 1) as string[]);
+  }
+
+  async latestSession(options: LatestSessionOptions): Promise<SessionRow | undefined> {
+    const row = this.s.latestSession.get({
+      workspace: options.workspace,
+      all: options.includeArchived ? 1 : 0,
+    }) as SessionRecord | undefined;
+    return row && toSession(row);
+  }
+
+  async uniqueIdPrefixes(ids: readonly string[], minLength?: number): Promise<Map<string, string>> {
+    const prefixes = new Map<string, string>();
+    for (const id of ids) {
+      const previous = (this.s.previousSessionId.get(id) as string | null) ?? null;
+      const next = (this.s.nextSessionId.get(id) as string | null) ?? null;
+      prefixes.set(id, uniquePrefix(id, { previous, next }, minLength));
+    }
+    return prefixes;
   }
 
   async updateSession(id: string, patch: SessionPatch): Promise<SessionRow> {

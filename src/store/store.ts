@@ -69,6 +69,14 @@ export type ListSessionsOptions = {
   before?: string;
   includeArchived?: boolean;
   parentId?: string;
+  /** Only sessions whose `metadata.workspace` is exactly this directory (issue 15: a workspace's sessions). */
+  workspace?: string;
+};
+
+export type LatestSessionOptions = {
+  /** The directory in the session's `metadata.workspace`. */
+  workspace: string;
+  includeArchived?: boolean;
 };
 
 export type ReadOptions = {
@@ -164,6 +172,18 @@ export interface Store {
   getSession(id: string): Promise<SessionRow | undefined>;
   listSessions(options?: ListSessionsOptions): Promise<SessionRow[]>;
   updateSession(id: string, patch: SessionPatch): Promise<SessionRow>;
+  /**
+   * Issue 15: the id of the one session whose id starts with `prefix`; an exact id wins. Several matches
+   * throw `AmbiguousSessionIdError` (naming up to 5), none `SessionNotFoundError` (session-ids.ts).
+   */
+  resolveSessionId(prefix: string): Promise<string>;
+  /**
+   * Issue 15 `--continue`: the most recently updated session a person can continue (kind `main` or `fork`)
+   * in this workspace; archived ones only when asked.
+   */
+  latestSession(options: LatestSessionOptions): Promise<SessionRow | undefined>;
+  /** For each id, its shortest prefix of at least `minLength` (default 8) that no other session id shares. */
+  uniqueIdPrefixes(ids: readonly string[], minLength?: number): Promise<Map<string, string>>;
 
   append(
     sessionId: string,

@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type LogEvent, type NewEvent, newEvent } from "../../src/log/events.js";
+import { AmbiguousSessionIdError } from "../../src/store/session-ids.js";
 import {
   AppendConflictError,
   InboxClaimError,
@@ -165,11 +166,102 @@ export function storeContract(harness: StoreHarness): void {
       expect([...page1, ...page2, ...page3].map((s) => s.id)).toEqual(newestFirst);
     });
 
+    it("list only one workspace's sessions when asked", async () => {
+      const a = await store.createSession({ metadata: { workspace: "/work/a" } });
+      await store.createSession({ metadata: { workspace: "/work/b" } });
+      await store.createSession();
+      const a2 = await store.createSession({ metadata: { workspace: "/work/a", other: 1 } });
+      expect((await store.listSessions({ workspace: "/work/a" })).map((s) => s.id)).toEqual([a2.id, a.id]);
+      expect(await store.listSessions({ workspace: "/work" })).toEqual([]);
+    });
+
     it("list the children of a parent", async () => {
       const parent = await store.createSession();
       const child = await store.createSession({ parentId: parent.id, kind: "subagent" });
       await store.createSession();
       expect((await store.listSessions({ parentId: parent.id })).map((s) => s.id)).toEqual([child.id]);
+    });
+  });
+
+  describe("session id prefixes (issue 15)", () => {
+    it("resolve a unique prefix, and an exact id even when it prefixes a longer one", async () => {
+      for (const id of ["abc-1", "abc-10", "abd-2", "zz"]) await store.createSession({ id });
+      expect(await store.resolveSessionId("abd")).toBe("abd-2");
+      expect(await store.resolveSessionId("abc-10")).toBe("abc-10");
+      expect(await store.resolveSessionId("abc-1")).toBe("abc-1");
+      expect(await store.resolveSessionId("z")).toBe("zz");
+    });
+
+    it("are an error naming up to 5 candidates when ambiguous", async () => {
+      for (let i = 0; i < 7; i++) await store.createSession({ id: `dup-${i}` });
+      await store.createSession({ id: "dup" + "\u00e9" });
+      const error = await store.resolveSessionId("dup-").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AmbiguousSessionIdError);
+      expect(error).toMatchObject({
+        code: "SESSION_AMBIGUOUS",
+        candidates: ["dup-0", "dup-1", "dup-2", "dup-3", "dup-4"],
+        more: true,
+      });
+      expect((error as Error).message).toBe(
+        "session id prefix dup- is ambiguous: dup-0, dup-1, dup-2, dup-3, dup-4, …",
+      );
+      const two = await store.resolveSessionId("du").catch((e: unknown) => e);
+      expect(two).toMatchObject({ code: "SESSION_AMBIGUOUS" });
+    });
+
+    it("are not found when nothing starts with them, and refused when empty", async () => {
+      await store.createSession({ id: "abc" });
+      await expect(store.resolveSessionId("abd")).rejects.toBeInstanceOf(SessionNotFoundError);
+      await expect(store.resolveSessionId("abcd")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+      await expect(store.resolveSessionId("")).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    });
+
+    it("resolve generated UUIDv7 ids by their shortest unique prefix", async () => {
+      const made: SessionRow[] = [];
+      for (let i = 0; i < 4; i++) made.push(await store.createSession());
+      const prefixes = await store.uniqueIdPrefixes(made.map((s) => s.id));
+      for (const s of made) {
+        const prefix = prefixes.get(s.id)!;
+        expect(prefix.length).toBeGreaterThanOrEqual(8);
+        expect(s.id.startsWith(prefix)).toBe(true);
+        expect(await store.resolveSessionId(prefix)).toBe(s.id);
+        // One character less is ambiguous, unless it is already the minimum length.
+        if (prefix.length > 8)
+          await expect(store.resolveSessionId(prefix.slice(0, -1))).rejects.toMatchObject({
+            code: "SESSION_AMBIGUOUS",
+          });
+      }
+    });
+
+    it("give the shortest unique prefix against both neighbours", async () => {
+      for (const id of ["aaaa-0001", "aaaa-0002", "aaab-0000", "b"]) await store.createSession({ id });
+      const prefixes = await store.uniqueIdPrefixes(["aaaa-0001", "aaab-0000", "b"], 4);
+      expect(Object.fromEntries(prefixes)).toEqual({
+        "aaaa-0001": "aaaa-0001",
+        "aaab-0000": "aaab",
+        b: "b",
+      });
+    });
+  });
+
+  describe("the latest session of a workspace (issue 15 --continue)", () => {
+    it("is the most recently updated main or fork session there, archived ones only when asked", async () => {
+      const ws = { workspace: "/work/a" };
+      expect(await store.latestSession(ws)).toBeUndefined();
+      const older = await store.createSession({ metadata: ws });
+      const newer = await store.createSession({ metadata: ws });
+      await store.createSession({ metadata: { workspace: "/work/b" } });
+      await store.createSession({ kind: "subagent", parentId: newer.id, metadata: ws });
+      expect((await store.latestSession(ws))?.id).toBe(newer.id);
+      await sleep(5);
+      await store.append(older.id, step(1), 0);
+      expect((await store.latestSession(ws))?.id).toBe(older.id);
+      await sleep(5);
+      const fork = await store.createSession({ kind: "fork", parentId: older.id, metadata: ws });
+      expect((await store.latestSession(ws))?.id).toBe(fork.id);
+      await store.updateSession(fork.id, { archived: true });
+      expect((await store.latestSession(ws))?.id).toBe(older.id);
+      expect((await store.latestSession({ ...ws, includeArchived: true }))?.id).toBe(fork.id);
     });
   });
 
