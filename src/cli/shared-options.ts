@@ -1,5 +1,8 @@
 import type { Command } from "commander";
 
+/** Issue 15: how `run`, `chat` and `resume` name the session to continue (session-select.ts). */
+export type SessionFlags = { session?: string; continue?: boolean; last?: boolean };
+
 /** Options every command accepts, before or after its name (INTERFACE "Options shared by run, chat and resume"). */
 export function addSharedOptions(command: Command): Command {
   return command
@@ -10,5 +13,7 @@ export function addSharedOptions(command: Command): Command {
     .option("--model <id>", "model id sent on the wire")
     .option("--effort <level>", "reasoning effort: off, low, high, max")
     .option("--sandbox <mode>", "read-only, workspace-write or danger-full-access")
-    .option("--approval <policy>", "ask, never or auto (S7: the model reviews each approval)");
+    .option("--approval <policy>", "ask, never or auto (S7: the model reviews each approval)")
+    .option("--continue", "continue the newest session of this workspace")
+    .option("--last", "the same as --continue");
 }

@@ -101,8 +101,9 @@ describe.concurrent("bdsh CLI skeleton", () => {
     const result = await runCli(["sessions", "events", session.id, "--json"], { BDSH_HOME: home }, work);
     expect(result.code).toBe(0);
     expect(result.stdout.trimEnd().split("\n")).toEqual(stored.map(eventJson));
-    const listed = await runCli(["sessions", "list"], { BDSH_HOME: home }, work);
-    expect(listed.stdout).toContain(session.id);
+    // Issue 15: a session that names no workspace is listed with --all, by a unique prefix of its id.
+    const listed = await runCli(["sessions", "list", "--all"], { BDSH_HOME: home }, work);
+    expect(listed.stdout).toContain(session.id.slice(0, 8));
     const shown = await runCli(["sessions", "show", session.id], { BDSH_HOME: home }, work);
     expect(shown.stdout).toContain("title:     demo");
   });

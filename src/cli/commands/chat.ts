@@ -23,6 +23,7 @@ import {
 } from "../environment.js";
 import { CliError, EXIT_OK, EXIT_USAGE } from "../errors.js";
 import type { Output } from "../output.js";
+import { chooseSession, showConversationTail } from "../session-select.js";
 import { addSharedOptions } from "../shared-options.js";
 import { terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
 import { humanView } from "./run.js";
@@ -37,22 +38,23 @@ const HELP = [
 
 export function registerChat(program: Command, output: Output, setExitCode: (code: number) => void): void {
   addSharedOptions(program.command("chat").description("interactive session in the terminal"))
-    .option("--session <id>", "continue an existing session")
+    .option("--session <id>", "continue an existing session (a unique id prefix is enough)")
     .action(async (options: { session?: string }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       let environment = cliEnvironment(globals);
       if (await askToTrust(environment, output)) environment = cliEnvironment(globals);
       printStartupWarnings(environment, output);
       await withStore(environment, async (store) => {
+        const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
         let agent: Agent;
         try {
           ({ agent } = await openAgent({
             store,
             config: environment.loaded.config,
-            workspace: environment.cwd,
+            workspace: chosen.workspace,
             home: environment.home,
             env: environment.env,
-            ...(options.session ? { sessionId: options.session } : {}),
+            ...(chosen.row ? { sessionId: chosen.row.id } : {}),
             toolOptions: {
               home: environment.home,
               env: environment.env,
@@ -65,6 +67,7 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
           if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
           throw error;
         }
+        if (chosen.row) await showConversationTail(agent, output); // issue 15: not replayed
         output.err(`session ${agent.sessionId} — /help for commands`);
         await chatLoop(agent, output);
         await agent.close();

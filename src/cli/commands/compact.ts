@@ -1,5 +1,5 @@
 /**
- * `bdsh compact ID` (C11): compact an idle session by hand, keeping only the last balanced unit verbatim.
+ * `bdsh compact ID` (C11; ID may be a unique prefix): compact an idle session by hand, keeping only the last balanced unit verbatim.
  *
  * Output (stdout, the seed's strings): `No compactable history yet.`, `Compacted N history items (~T tokens).`,
  * or on stderr the busy text (exit 1) when another process is compacting or the agent is running.
@@ -9,24 +9,27 @@ import { openAgent, SetupError } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { CliError, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "../errors.js";
 import type { Output } from "../output.js";
+import { findSession, sessionWorkspace } from "../session-select.js";
 
 export function registerCompact(program: Command, output: Output, setExitCode: (code: number) => void): void {
   program
     .command("compact <id>")
     .description("condense an idle session's history into a checkpoint (C11)")
     .action(async (id: string, _options: unknown, command: Command) => {
-      const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const environment = cliEnvironment(globals);
       await withStore(environment, async (store) => {
-        if (!(await store.getSession(id)))
-          throw new CliError("NOT_FOUND", `no session ${id} in ${store.location}`);
+        // Issue 15: ID may be a unique prefix; the session keeps its own workspace.
+        const row = await findSession(store, id);
+        const workspace = sessionWorkspace(row, globals.cwd !== undefined, environment.cwd, output);
         let opened: Awaited<ReturnType<typeof openAgent>>;
         try {
           opened = await openAgent({
             store,
             config: environment.loaded.config,
-            workspace: environment.cwd,
+            workspace,
             env: environment.env,
-            sessionId: id,
+            sessionId: row.id,
             home: environment.home,
             approval: "never",
           });

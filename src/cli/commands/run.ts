@@ -20,6 +20,7 @@ import { openAgent, SetupError } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
 import type { Output } from "../output.js";
+import { chooseSession, showConversationTail } from "../session-select.js";
 import { addSharedOptions } from "../shared-options.js";
 import { terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
 import { runRalphCommand } from "./ralph-run.js";
@@ -73,7 +74,7 @@ export type RunOptions = {
 export function addRunOptions(command: Command): Command {
   return addSharedOptions(command)
     .option("--json", "print the session's durable events as JSON Lines")
-    .option("--session <id>", "continue an existing session")
+    .option("--session <id>", "continue an existing session (a unique id prefix is enough)")
     .option("--record <file>", "save each raw provider exchange to FILE (JSON Lines)")
     .option("--replay <file>", "play a recording back instead of calling a provider")
     .option("--api-key-env <var>", "read the API key from VAR")
@@ -121,8 +122,9 @@ export async function runCommand(
     prompt = promptWithAttachments(prompt, options.attach, environment.home, environment.cwd);
   }
   return withStore(environment, async (store) => {
+    const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
     const base = {
-      workspace: environment.cwd,
+      workspace: chosen.workspace,
       env: environment.env,
       effortExplicit,
       ...(prompt ? { title: titleOf(prompt) } : {}),
@@ -149,13 +151,14 @@ export async function runCommand(
         ...base,
         store,
         config,
-        ...(options.session ? { sessionId: options.session } : {}),
+        ...(chosen.row ? { sessionId: chosen.row.id } : {}),
       });
     } catch (error) {
       if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
       throw error;
     }
     const { agent } = opened;
+    if (chosen.row && !options.json) await showConversationTail(agent, output); // issue 15: not replayed
     const view = options.json ? jsonView(output) : humanView(output);
     agent.log.onDurable(view.events);
     if (!options.json) agent.onDelta((delta) => view.delta(delta.type, delta.delta));

@@ -1,15 +1,26 @@
 /**
- * `bdsh sessions list | show ID | events ID [--json]`: read-only views over the store.
+ * `bdsh sessions list | show ID | events ID | resume ID | fork ID | archive [--undo] ID`. Every ID may be a
+ * unique prefix (session-select.ts). `list` shows this workspace's sessions; `--all` shows every
+ * workspace's, `--archived` includes archived ones (issue 15).
  */
 import type { Command } from "commander";
 import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
 import { surfaceMessagesOf } from "../../log/surface.js";
 import { forkSession } from "../../loop/fork.js";
-import type { SessionRow, Store } from "../../store/store.js";
+import type { SessionRow } from "../../store/store.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
-import { CliError } from "../errors.js";
+import { usageError } from "../errors.js";
 import type { Output } from "../output.js";
+import {
+  clipLines,
+  findSession,
+  lastAssistantText,
+  refuseArchived,
+  sessionWorkspace,
+  workspaceOf,
+} from "../session-select.js";
+import type { SessionFlags } from "../shared-options.js";
 import { addRunOptions, type RunOptions, runCommand } from "./run.js";
 
 export function registerSessions(
@@ -21,29 +32,39 @@ export function registerSessions(
 
   sessions
     .command("list")
-    .description("list sessions, newest first")
+    .description("this workspace's sessions, newest first")
     .option("--limit <n>", "how many", "50")
-    .option("--all", "include archived sessions")
+    .option("--all", "every workspace's sessions, with a WORKSPACE column")
+    .option("--archived", "include archived sessions")
     .option("--json", "one JSON object per session")
-    .action(async (options: { limit: string; all?: boolean; json?: boolean }, command: Command) => {
-      const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
-      await withStore(environment, async (store) => {
-        const rows = await store.listSessions({
-          limit: Number(options.limit),
-          includeArchived: !!options.all,
+    .action(
+      async (
+        options: { limit: string; all?: boolean; archived?: boolean; json?: boolean },
+        command: Command,
+      ) => {
+        const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
+        await withStore(environment, async (store) => {
+          const rows = await store.listSessions({
+            limit: Number(options.limit),
+            includeArchived: !!options.archived,
+            ...(options.all ? {} : { workspace: environment.cwd }),
+          });
+          if (options.json) {
+            for (const row of rows) output.out(JSON.stringify(row));
+            return;
+          }
+          output.err(
+            `store: ${store.kind} (${store.location})${options.all ? "" : `; workspace ${environment.cwd} (--all: every workspace)`}`,
+          );
+          if (rows.length === 0) {
+            output.out("No sessions yet.");
+            return;
+          }
+          const prefixes = await store.uniqueIdPrefixes(rows.map((row) => row.id));
+          output.out(formatTable(rows, prefixes, !!options.all));
         });
-        if (options.json) {
-          for (const row of rows) output.out(JSON.stringify(row));
-          return;
-        }
-        output.err(`store: ${store.kind} (${store.location})`);
-        if (rows.length === 0) {
-          output.out("No sessions yet.");
-          return;
-        }
-        output.out(formatTable(rows));
-      });
-    });
+      },
+    );
 
   sessions
     .command("show <id>")
@@ -52,7 +73,7 @@ export function registerSessions(
     .action(async (id: string, options: { json?: boolean }, command: Command) => {
       const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
       await withStore(environment, async (store) => {
-        const row = await requireSession(store, id);
+        const row = await findSession(store, id);
         if (options.json) {
           output.out(JSON.stringify(row));
           return;
@@ -70,7 +91,7 @@ export function registerSessions(
     .action(async (id: string, options: { json?: boolean; after: string }, command: Command) => {
       const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
       await withStore(environment, async (store) => {
-        const row = await requireSession(store, id);
+        const row = await findSession(store, id);
         const events = await store.read(row.id, { after: Number(options.after) });
         for (const event of events) output.out(options.json ? eventJson(event) : describeEvent(event));
       });
@@ -79,13 +100,32 @@ export function registerSessions(
   addRunOptions(
     sessions
       .command("resume <id>")
-      .description("continue a session; without a prompt, repair an interrupted turn (R1)"),
+      .description(
+        "continue a session in its own workspace; without a prompt, repair an interrupted turn (R1)",
+      ),
   )
     .argument("[prompt...]", "a new task for the session")
     .action(async (id: string, words: string[], options: RunOptions, command: Command) => {
       const prompt = words.length ? words.join(" ") : undefined;
-      const globals = command.optsWithGlobals<GlobalOptions & RunOptions>();
-      setExitCode(await runCommand(prompt, { ...options, session: id }, globals, output));
+      const globals = command.optsWithGlobals<GlobalOptions & RunOptions & SessionFlags>();
+      if (globals.continue || globals.last || options.session)
+        throw usageError("resume takes the session as its ID argument, not --session/--continue/--last");
+      // Issue 15: the session's own workspace, so its project configuration loads too (not the current
+      // directory's); an explicit --cwd wins.
+      const chosen = await withStore(cliEnvironment(globals), async (store) => {
+        const row = await findSession(store, id);
+        refuseArchived(row);
+        const cwd = cliEnvironment(globals).cwd;
+        return { id: row.id, workspace: sessionWorkspace(row, globals.cwd !== undefined, cwd, output) };
+      });
+      setExitCode(
+        await runCommand(
+          prompt,
+          { ...options, session: chosen.id },
+          { ...globals, cwd: chosen.workspace },
+          output,
+        ),
+      );
     });
 
   sessions
@@ -94,42 +134,39 @@ export function registerSessions(
     .action(async (id: string, _options: unknown, command: Command) => {
       const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
       await withStore(environment, async (store) => {
-        await requireSession(store, id);
-        const child = await forkSession(store, id);
+        const row = await findSession(store, id);
+        const child = await forkSession(store, row.id);
         output.out(child.id);
       });
     });
 
   sessions
     .command("archive <id>")
-    .description("freeze a session: later turns end blocked (L18)")
-    .option("--undo", "unarchive")
+    .description("freeze a session: it cannot be resumed or sent to until restored (L18)")
+    .option("--undo", "restore an archived session")
     .action(async (id: string, options: { undo?: boolean }, command: Command) => {
       const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
       await withStore(environment, async (store) => {
-        await requireSession(store, id);
-        await store.updateSession(id, { archived: !options.undo });
-        output.err(`${options.undo ? "unarchived" : "archived"} ${id}`);
+        const row = await findSession(store, id);
+        await store.updateSession(row.id, { archived: !options.undo });
+        output.err(
+          options.undo
+            ? `restored ${row.id}`
+            : `archived ${row.id}; \`bdsh sessions archive --undo ${row.id}\` restores it`,
+        );
       });
     });
 }
 
-async function requireSession(store: Store, id: string): Promise<SessionRow> {
-  const row = await store.getSession(id);
-  if (!row) throw new CliError("NOT_FOUND", `no session ${id} in ${store.location}`);
-  return row;
-}
-
-function formatTable(rows: SessionRow[]): string {
-  const lines = [["ID", "CREATED", "KIND", "STATUS", "EVENTS", "TITLE"]];
+function formatTable(rows: SessionRow[], prefixes: Map<string, string>, withWorkspace: boolean): string {
+  const lines = [["ID", "UPDATED", "STATUS", "TITLE", ...(withWorkspace ? ["WORKSPACE"] : [])]];
   for (const row of rows) {
     lines.push([
-      row.id,
-      row.createdAt.replace("T", " ").slice(0, 19),
-      row.kind,
+      prefixes.get(row.id) ?? row.id,
+      localTime(row.updatedAt),
       row.archived ? `${row.status} (archived)` : row.status,
-      String(row.lastSeq),
-      row.title ?? "",
+      clip(row.title ?? "", 50),
+      ...(withWorkspace ? [workspaceOf(row) ?? "-"] : []),
     ]);
   }
   const widths = lines[0]!.map((_, column) => Math.max(...lines.map((line) => line[column]!.length)));
@@ -143,20 +180,50 @@ function formatTable(rows: SessionRow[]): string {
     .join("\n");
 }
 
+/** `2026-12-03 23:05` in UTC, as the store keeps it. */
+function localTime(iso: string): string {
+  return iso.replace("T", " ").slice(0, 16);
+}
+
 function describeSession(row: SessionRow, events: LogEvent[]): string {
   const turns = events.filter((e) => e.type === "turn/start").length;
   const lastEnd = events.findLast((e) => e.type === "turn/end");
   const surface = surfaceMessagesOf(events);
+  const lastAssistant = events.findLast((e) => e.type === "assistant/message");
+  const model =
+    lastAssistant?.type === "assistant/message"
+      ? `${lastAssistant.data.model} (${lastAssistant.data.provider})`
+      : "(no reply yet)";
+  const reply = lastAssistantText(events);
   return [
     `id:        ${row.id}`,
     `title:     ${row.title ?? "(none)"}`,
     `kind:      ${row.kind}${row.parentId ? ` (parent ${row.parentId})` : ""}`,
+    `model:     ${model}`,
+    `workspace: ${workspaceOf(row) ?? "(none)"}`,
     `status:    ${row.status}${row.archived ? ", archived" : ""}`,
     `created:   ${row.createdAt}`,
+    `updated:   ${row.updatedAt}`,
     `events:    ${row.lastSeq}`,
     `turns:     ${turns}${lastEnd?.type === "turn/end" ? ` (last ended: ${lastEnd.data.reason})` : ""}`,
     `messages:  ${surface.length} model-visible`,
+    ...usageLines(events),
+    ...(reply === undefined ? [] : ["last message:", indent(clipLines(reply, SHOW_REPLY_LINES))]),
   ].join("\n");
+}
+
+/** How many lines of the last reply `show` prints. */
+const SHOW_REPLY_LINES = 8;
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => `  ${line}`)
+    .join("\n");
+}
+
+function usageLines(_events: LogEvent[]): string[] {
+  return [];
 }
 
 function describeEvent(event: LogEvent): string {
