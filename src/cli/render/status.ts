@@ -1,0 +1,45 @@
+/**
+ * The one-line status shown while the agent works: `⠋ thinking · 12s · 3.4k tokens · $0.01 · Esc to
+ * interrupt`. Pure; the caller owns the timer and the repaint rate.
+ */
+import type { Palette } from "./style.js";
+import { truncate } from "./style.js";
+
+export const SPINNER_FRAMES: readonly string[] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/** `950ms` → `0s`, `12_400` → `12s`, `75_000` → `1m 15s`, `3_725_000` → `1h 2m`. */
+export function formatElapsed(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m ${seconds % 60}s`;
+  return `${Math.floor(minutes / 60)}h ${minutes % 60}m`;
+}
+
+/** `950` → `950`, `3_412` → `3.4k`, `12_900` → `13k`, `1_250_000` → `1.3M`. */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 10_000) return `${(n / 1000).toFixed(1)}k`;
+  if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/** Dollars with two decimals, or four below a cent so a cheap run does not read as free. */
+export function formatCost(dollars: number): string {
+  if (dollars > 0 && dollars < 0.01) return `$${dollars.toFixed(4)}`;
+  return `$${dollars.toFixed(2)}`;
+}
+
+export function statusLine(
+  s: { frame: number; elapsedMs: number; activity: string; tokens?: number; cost?: number; hint?: string },
+  p: Palette,
+  width: number,
+): string {
+  const frame =
+    SPINNER_FRAMES[((s.frame % SPINNER_FRAMES.length) + SPINNER_FRAMES.length) % SPINNER_FRAMES.length]!;
+  const parts = [`${p.cyan(frame)} ${s.activity}`, formatElapsed(s.elapsedMs)];
+  if (s.tokens !== undefined && s.tokens > 0) parts.push(`${formatTokens(s.tokens)} tokens`);
+  if (s.cost !== undefined && s.cost > 0) parts.push(formatCost(s.cost));
+  if (s.hint) parts.push(p.dim(s.hint));
+  return truncate(parts.join(p.dim(" · ")), Math.max(1, width - 1));
+}
