@@ -9,6 +9,9 @@
  * - SSE framing is done by `eventsource-parser` (issue 3, item 4); this file only moves bytes.
  * - Non-2xx responses are classified by M17 (`httpError`); fetch and socket failures are `TRANSPORT`.
  * - When the consumer stops early the response body is cancelled, so no socket is left open.
+ * - L7: an abort (caller or watchdog) ends the read at once. Node's fetch does not always error a body
+ *   that is already flowing when its signal aborts (issue 15: Ctrl-C printed "cancelling" and the text
+ *   streamed to the end), so every read is raced against the abort here, not left to fetch.
  * - Redirects are errors (M1): a key is never re-sent to a host it was not meant for.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
@@ -61,13 +64,16 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
     arm();
     let response: Response;
     try {
-      response = await (request.fetch ?? fetch)(request.url, {
-        method: "POST",
-        headers: request.headers,
-        body: request.body,
-        signal: controller.signal,
-        redirect: "error",
-      });
+      response = await untilAbort(
+        (request.fetch ?? fetch)(request.url, {
+          method: "POST",
+          headers: request.headers,
+          body: request.body,
+          signal: controller.signal,
+          redirect: "error",
+        }),
+        controller.signal,
+      );
     } catch (error) {
       throw failure(error);
     }
@@ -89,7 +95,7 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
     for (;;) {
       let chunk: Awaited<ReturnType<typeof reader.read>>;
       try {
-        chunk = await reader.read();
+        chunk = await readOrAbort(reader, controller.signal);
       } catch (error) {
         throw failure(error);
       }
@@ -110,6 +116,42 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
     request.signal?.removeEventListener("abort", onCallerAbort);
     if (reader && !finished) reader.cancel().catch(() => {});
   }
+}
+
+/** The next chunk, or a rejection as soon as `signal` aborts (checked after too: a queued chunk loses). */
+function readOrAbort(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  signal: AbortSignal,
+): ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]> {
+  return untilAbort(reader.read(), signal);
+}
+
+/** `work`, unless `signal` aborts first; a response that arrives after the abort has its body cancelled. */
+function untilAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  const discard = (value: T): void => {
+    if (value instanceof Response) value.body?.cancel().catch(() => {});
+  };
+  if (signal.aborted) {
+    work.then(discard, () => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        if (signal.aborted) {
+          discard(value);
+          reject(signal.reason);
+        } else resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 export function abortedError(): LlmError {
