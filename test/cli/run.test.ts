@@ -23,7 +23,7 @@ describe("bdsh run (L16, INTERFACE exit codes)", () => {
   it("streams the reply to stdout and exits 0 when the turn completes", async () => {
     fake = await startFakeProvider({ script: [{ reasoning: "think", text: "Hello from the fake." }] });
     const result = await runCli(["run", "say", "hello"], environment(fake.url));
-    expect(result.stderr).toBe("");
+    expect(result.stderr).toMatch(/^\d+s · .* in · .* out\nsession \S+ · continue: bdsh run --session /); // issue 15: the end summary
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("Hello from the fake.\n");
     expect(fake.requests).toHaveLength(1);
@@ -104,7 +104,7 @@ describe("bdsh run (L16, INTERFACE exit codes)", () => {
     const result = await runCli(["run", "--replay", recording, "what is this package?"], { BDSH_HOME: home });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("This is **better-dsh**");
-    expect(result.stderr).toContain("· read");
+    expect(result.stderr).toContain("✓ read");
   });
 
   it("M10: an attached file reaches the model as a read-only copy's path, not its bytes", async () => {

@@ -7,12 +7,11 @@
  * interrupted turn (R1) and stops.
  */
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, extname, resolve } from "node:path";
 import type { Command } from "commander";
 import { addToCommandAllowlist } from "../../config/allowlist.js";
 import { saveAttachment, withAttachments } from "../../context/attachments.js";
-import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
 import { runHeadless } from "../../loop/headless.js";
 import { armGoal, goalOutcome } from "../../planning/goal-run.js";
@@ -20,6 +19,7 @@ import { openAgent, SetupError } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
 import type { Output } from "../output.js";
+import { jsonView, RunView, type View } from "../run-view.js";
 import { chooseSession, showConversationTail } from "../session-select.js";
 import { addSharedOptions } from "../shared-options.js";
 import { terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
@@ -69,6 +69,10 @@ export type RunOptions = {
   ralph?: boolean;
   /** M10: files attached to the prompt as read-only copies. */
   attach?: string[];
+  /** Issue 15: only the final answer on stdout. */
+  quiet?: boolean;
+  /** Issue 15: also write the final answer to this file. */
+  outputLastMessage?: string;
 };
 
 export function addRunOptions(command: Command): Command {
@@ -84,6 +88,8 @@ export function addRunOptions(command: Command): Command {
       collect,
       [],
     )
+    .option("-q, --quiet", "print only the final answer on stdout, nothing else")
+    .option("--output-last-message <file>", "also write the final answer to FILE")
     .option("--goal", "treat the prompt as a goal's objective and keep working in goal rounds")
     .option(
       "--ralph",
@@ -159,14 +165,24 @@ export async function runCommand(
     }
     const { agent } = opened;
     if (chosen.row && !options.json) await showConversationTail(agent, output); // issue 15: not replayed
-    const view = options.json ? jsonView(output) : humanView(output);
-    agent.log.onDurable(view.events);
-    if (!options.json) agent.onDelta((delta) => view.delta(delta.type, delta.delta));
+    const human = options.json
+      ? undefined
+      : new RunView({
+          stdout: process.stdout,
+          stderr: process.stderr,
+          env: environment.env,
+          quiet: !!options.quiet,
+        });
+    const view: View = human ?? jsonView(output.out, eventJson);
+    agent.log.onDurable((events) => view.events(events));
+    if (human) agent.onDelta((delta) => human.delta(delta.type, delta.delta));
+    const startSeq = agent.log.seq;
     let interrupts = 0;
     const onSignal = () => {
       interrupts++;
       if (interrupts > 1) process.exit(130);
-      output.err("bdsh: cancelling (press Ctrl-C again to quit)");
+      human?.notice("bdsh: cancelling (press Ctrl-C again to quit)");
+      if (!human) output.err("bdsh: cancelling (press Ctrl-C again to quit)");
       void agent.cancel();
     };
     process.on("SIGINT", onSignal);
@@ -174,6 +190,7 @@ export async function runCommand(
       if (options.goal && prompt) await armGoal(agent, prompt);
       const result = await runHeadless(agent, prompt);
       view.finish();
+      if (options.outputLastMessage) writeFileSync(options.outputLastMessage, finalAnswer(agent, startSeq));
       if (options.goal) {
         const outcome = await goalOutcome(agent);
         if (outcome.message) output.err(`bdsh: GOAL: ${outcome.message}`);
@@ -183,6 +200,7 @@ export async function runCommand(
       if (end?.data.error) output.err(`bdsh: ${end.data.error.code}: ${end.data.error.message}`);
       else if (result.reason && result.reason !== "completed")
         output.err(`bdsh: TURN_ENDED: the turn ended ${result.reason}`);
+      human?.summary({ sessionId: agent.sessionId });
       return result.exitCode;
     } finally {
       process.off("SIGINT", onSignal);
@@ -191,50 +209,25 @@ export async function runCommand(
   });
 }
 
-export type View = {
-  events(events: readonly LogEvent[]): void;
-  delta(kind: string, text: string): void;
-  finish(): void;
-};
-
-function jsonView(output: Output): View {
-  return {
-    events: (events) => {
-      for (const event of events) output.out(eventJson(event));
-    },
-    delta: () => undefined,
-    finish: () => undefined,
-  };
+/** The final answer of this run: the text of its last assistant message ("" when it wrote none). */
+function finalAnswer(
+  agent: {
+    log: {
+      last(
+        type: "assistant/message",
+      ): { seq: number; data: { blocks: readonly { type: string; text?: string }[] } } | undefined;
+    };
+  },
+  startSeq: number,
+): string {
+  const last = agent.log.last("assistant/message");
+  if (!last || last.seq <= startSeq) return "";
+  return last.data.blocks.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
 }
 
-export function humanView(output: Output): View {
-  let lineOpen = false;
-  return {
-    events(events) {
-      for (const event of events) {
-        if (event.type === "tool/call" && !event.data.synthetic) {
-          if (lineOpen) {
-            process.stdout.write("\n");
-            lineOpen = false;
-          }
-          output.err(`· ${event.data.name} ${preview(event.data.arguments)}`);
-        } else if (event.type === "tool/result" && event.data.isError) {
-          output.err(`  ✗ ${preview(event.data.text)}`);
-        } else if (event.type === "llm/retry") {
-          output.err(`  retrying after ${event.data.error.code} in ${event.data.delayMs} ms`);
-        }
-      }
-    },
-    delta(kind, text) {
-      if (kind !== "text") return;
-      process.stdout.write(text);
-      lineOpen = !text.endsWith("\n");
-    },
-    finish() {
-      if (lineOpen) process.stdout.write("\n");
-      lineOpen = false;
-    },
-  };
+/** The plain line view `bdsh chat` used before its terminal UI: the run view without a status line. */
+export function humanView(_output: Output): View {
+  return new RunView({ stdout: process.stdout, stderr: process.stderr, env: process.env, statusLine: false });
 }
 
 function preview(text: string, max = 120): string {

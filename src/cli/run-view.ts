@@ -1,0 +1,277 @@
+/**
+ * The human view of `bdsh run` (issue 15): the reply on stdout, everything about the work on stderr.
+ *
+ * - stdout on a terminal: the reply rendered as markdown, line by line as it streams (MarkdownStream).
+ *   stdout piped: the reply exactly as the model wrote it, delta by delta.
+ * - stderr on a terminal: a status line (spinner, elapsed, activity, tokens) repainted at most
+ *   MAX_REPAINTS_PER_SECOND times and cleared before anything else is printed, so it never mixes into
+ *   other lines; reasoning dimmed. stderr piped: no status line and no reasoning.
+ * - Tool results as cards (render/tool-card.ts) on stderr, on a terminal or not; colours only when the
+ *   stream's own `colorEnabled` says so (NO_COLOR, FORCE_COLOR).
+ * - `quiet`: nothing while it runs; `finish` prints the final answer to stdout and nothing else.
+ *
+ * Events arrive from `onDurable` (durable order); deltas from `onDelta` (live, before their event).
+ */
+import type { LogEvent } from "../log/events.js";
+import type { AssistantBlock } from "../log/messages.js";
+import { MarkdownStream } from "./render/markdown.js";
+import { formatCost, formatElapsed, formatTokens, statusLine } from "./render/status.js";
+import { colorEnabled, type Palette, palette, sanitize, wrapText } from "./render/style.js";
+import { toolCard } from "./render/tool-card.js";
+
+/** What the view writes to: process.stdout / process.stderr, or a fake terminal in tests and bench/ui. */
+export type TermStream = { write(text: string): unknown; isTTY?: boolean; columns?: number };
+
+export type View = {
+  events(events: readonly LogEvent[]): void;
+  delta(kind: string, text: string): void;
+  /** The run is over: stop the status line, end the reply (quiet: print the final answer). */
+  finish(): void;
+};
+
+export type RunViewOptions = {
+  stdout: TermStream;
+  stderr: TermStream;
+  env: NodeJS.ProcessEnv;
+  quiet?: boolean;
+  /** Default true: the spinner line on a terminal stderr (off where something else owns the terminal). */
+  statusLine?: boolean;
+  now?: () => number;
+};
+
+export const MAX_REPAINTS_PER_SECOND = 10;
+const CLEAR_LINE = "\r\u001b[2K";
+
+type Totals = { input: number; cached: number; output: number };
+
+export class RunView implements View {
+  readonly startedAt: number;
+  /** Status-line paints so far (bench/ui reads it). */
+  repaints = 0;
+  private readonly out: Palette;
+  private readonly err: Palette;
+  private readonly markdown: MarkdownStream | undefined;
+  private readonly live: boolean;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private statusShown = false;
+  private frame = 0;
+  private activity = "thinking";
+  private reasoning = "";
+  private textOpen = false;
+  private readonly calls = new Map<string, { name: string; arguments: string }>();
+  private lastAnswer = "";
+  readonly totals: Totals = { input: 0, cached: 0, output: 0 };
+
+  constructor(private readonly options: RunViewOptions) {
+    this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
+    this.out = palette(colorEnabled(options.stdout, options.env));
+    this.err = palette(colorEnabled(options.stderr, options.env));
+    this.markdown =
+      options.stdout.isTTY && !options.quiet ? new MarkdownStream(this.out, this.width("out")) : undefined;
+    this.live = options.stderr.isTTY === true && !options.quiet && options.statusLine !== false;
+    if (this.live) {
+      this.timer = setInterval(() => this.paint(), 1000 / MAX_REPAINTS_PER_SECOND);
+      this.timer.unref();
+    }
+  }
+
+  /** The text of the last assistant message this view saw (the final answer). */
+  get finalAnswer(): string {
+    return this.lastAnswer;
+  }
+
+  events(events: readonly LogEvent[]): void {
+    for (const event of events) this.event(event);
+  }
+
+  delta(kind: string, text: string): void {
+    if (this.options.quiet) return;
+    if (kind === "reasoning") {
+      this.activity = "thinking";
+      if (!this.live) return; // reasoning is shown on a terminal only
+      this.reasoning += text;
+      const end = this.reasoning.lastIndexOf("\n");
+      if (end >= 0) {
+        this.printReasoning(this.reasoning.slice(0, end));
+        this.reasoning = this.reasoning.slice(end + 1);
+      }
+      return;
+    }
+    if (kind !== "text") return;
+    this.activity = "writing";
+    this.endReasoning();
+    if (this.markdown) {
+      const rendered = this.markdown.push(text);
+      if (rendered) this.write("out", rendered);
+    } else {
+      this.write("out", text);
+      this.textOpen = !text.endsWith("\n");
+    }
+  }
+
+  finish(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.endReply();
+    this.clearStatus();
+    if (this.options.quiet && this.lastAnswer !== "") {
+      this.options.stdout.write(this.lastAnswer.endsWith("\n") ? this.lastAnswer : `${this.lastAnswer}\n`);
+    }
+  }
+
+  /** A line on stderr that is not part of the work (a cancel notice), printed without breaking the status. */
+  notice(line: string): void {
+    this.write("err", `${line}\n`);
+  }
+
+  /** The closing lines on stderr: duration, tokens, cost, and how to continue the session. */
+  summary(s: { sessionId: string; cost?: number }): void {
+    if (this.options.quiet) return;
+    const p = this.err;
+    const { input, cached, output } = this.totals;
+    const parts = [
+      formatElapsed(this.now() - this.startedAt),
+      `${formatTokens(input)} in${cached > 0 ? ` (${formatTokens(cached)} cached)` : ""} · ${formatTokens(output)} out`,
+    ];
+    if (s.cost !== undefined) parts.push(formatCost(s.cost));
+    this.write("err", `${p.dim(parts.join(" · "))}\n`);
+    this.write(
+      "err",
+      `${p.dim("session")} ${s.sessionId}${p.dim(` · continue: bdsh run --session ${s.sessionId} "…" or bdsh chat --session ${s.sessionId}`)}\n`,
+    );
+  }
+
+  private event(event: LogEvent): void {
+    if (this.options.quiet) {
+      if (event.type === "assistant/message") this.noteMessage(event.data.blocks, event.data.usage);
+      return;
+    }
+    switch (event.type) {
+      case "step/start":
+        this.activity = "thinking";
+        break;
+      case "assistant/message":
+        this.noteMessage(event.data.blocks, event.data.usage);
+        this.endReply();
+        break;
+      case "tool/call":
+        if (event.data.synthetic) break;
+        this.calls.set(event.data.callId, { name: event.data.name, arguments: event.data.arguments });
+        this.activity = `running ${sanitize(event.data.name)}`;
+        break;
+      case "tool/result": {
+        if (event.data.synthetic || event.data.surfaceOp) break;
+        const call = this.calls.get(event.data.callId) ?? { name: event.data.name, arguments: "{}" };
+        this.calls.delete(event.data.callId);
+        const card = toolCard(
+          call,
+          { text: event.data.text, isError: event.data.isError },
+          this.err,
+          this.width("err"),
+        );
+        this.write("err", `${card.join("\n")}\n`);
+        this.activity = "thinking";
+        break;
+      }
+      case "llm/retry":
+        this.write(
+          "err",
+          `${this.err.yellow(`retrying after ${event.data.error.code} in ${formatElapsed(event.data.delayMs)}`)}\n`,
+        );
+        break;
+      case "compaction/start":
+        this.activity = "compacting";
+        break;
+      default:
+        break;
+    }
+  }
+
+  private noteMessage(
+    blocks: readonly AssistantBlock[],
+    usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number } | undefined,
+  ): void {
+    const text = blocks
+      .filter((b) => b.type === "text")
+      .map((b) => b.text)
+      .join("");
+    if (text.trim() !== "") this.lastAnswer = text;
+    if (usage) {
+      // M20: usage is disjoint; cached input is counted apart from the rest of the input.
+      this.totals.input += usage.inputTokens + usage.cacheReadTokens;
+      this.totals.cached += usage.cacheReadTokens;
+      this.totals.output += usage.outputTokens;
+    }
+  }
+
+  private endReasoning(): void {
+    if (this.reasoning !== "") this.printReasoning(this.reasoning);
+    this.reasoning = "";
+  }
+
+  private printReasoning(text: string): void {
+    const lines = sanitize(text)
+      .split("\n")
+      .flatMap((line) => wrapText(line, this.width("err")));
+    this.write("err", `${lines.map((line) => this.err.dim(line)).join("\n")}\n`);
+  }
+
+  /** A message is complete: print its held-back last line. */
+  private endReply(): void {
+    this.endReasoning();
+    if (this.markdown) {
+      const rest = this.markdown.flush();
+      if (rest) this.write("out", rest);
+    } else if (this.textOpen) {
+      this.write("out", "\n");
+    }
+    this.textOpen = false;
+  }
+
+  private width(stream: "out" | "err"): number {
+    const columns = (stream === "out" ? this.options.stdout : this.options.stderr).columns;
+    return columns && columns > 0 ? columns : 80;
+  }
+
+  private write(stream: "out" | "err", text: string): void {
+    this.clearStatus();
+    (stream === "out" ? this.options.stdout : this.options.stderr).write(text);
+  }
+
+  private clearStatus(): void {
+    if (!this.statusShown) return;
+    this.options.stderr.write(CLEAR_LINE);
+    this.statusShown = false;
+  }
+
+  private paint(): void {
+    const tokens = this.totals.input + this.totals.output;
+    const line = statusLine(
+      {
+        frame: this.frame++,
+        elapsedMs: this.now() - this.startedAt,
+        activity: this.activity,
+        ...(tokens > 0 ? { tokens } : {}),
+        hint: "Ctrl-C to interrupt",
+      },
+      this.err,
+      this.width("err"),
+    );
+    this.options.stderr.write(`${CLEAR_LINE}${line}`);
+    this.statusShown = true;
+    this.repaints++;
+  }
+}
+
+/** `--json`: every durable event as one JSON line, from the session's first event. */
+export function jsonView(write: (line: string) => void, serialize: (event: LogEvent) => string): View {
+  return {
+    events: (events) => {
+      for (const event of events) write(serialize(event));
+    },
+    delta: () => undefined,
+    finish: () => undefined,
+  };
+}
