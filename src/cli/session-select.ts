@@ -10,6 +10,7 @@
  * - An archived session is refused before anything is sent, with the command that restores it (L18).
  */
 import { existsSync } from "node:fs";
+import { archivedSessionMessage } from "../guards/archived-session.js";
 import type { LogEvent } from "../log/events.js";
 import type { Agent } from "../loop/agent.js";
 import { AmbiguousSessionIdError } from "../store/session-ids.js";
@@ -42,12 +43,8 @@ export async function findSession(store: Store, ref: string, exitCode = EXIT_FAI
 }
 
 /** L18: an archived session is refused with the way back, instead of a turn that ends blocked. */
-export function archivedMessage(id: string): string {
-  return `session ${id} is archived; \`bdsh sessions archive --undo ${id}\` restores it`;
-}
-
 export function refuseArchived(row: SessionRow): void {
-  if (row.archived) throw new CliError("ARCHIVED", archivedMessage(row.id), EXIT_FAILED);
+  if (row.archived) throw new CliError("ARCHIVED", archivedSessionMessage(row.id), EXIT_FAILED);
 }
 
 /** The workspace a session recorded when it began (new-session.ts), if any. */
