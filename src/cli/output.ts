@@ -5,3 +5,17 @@ export const processOutput: Output = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };
+
+/**
+ * Issue 15: `bdsh sessions events ID | head` closes the pipe early. A write to a closed stdout or stderr
+ * then fails with EPIPE; the reader has all it wanted, so the process ends at once, without a stack trace
+ * (exit 0 for stdout, as `yes | head` does; the session's log is durable either way).
+ */
+export function endQuietlyOnBrokenPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") process.exit(0);
+      throw error;
+    });
+  }
+}

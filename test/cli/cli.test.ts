@@ -108,6 +108,29 @@ describe.concurrent("bdsh CLI skeleton", () => {
     expect(shown.stdout).toContain("title:     demo");
   });
 
+  it("sessions events piped into head ends quietly (EPIPE), with no stack trace", async () => {
+    const { home, work } = dirs();
+    const store = await openStore({ home });
+    const session = await store.createSession({ title: "long" });
+    const many = Array.from({ length: 4000 }, (_, i) =>
+      newEvent("user/message", { text: `line ${i} ${"x".repeat(200)}`, source: "human" }, { turn: 1 }),
+    );
+    await store.append(session.id, [newEvent("session/start", { kind: "main" }), ...many], 0);
+    await store.close();
+    const main = join(process.cwd(), "src/cli/main.ts");
+    const loader = join(process.cwd(), "node_modules/tsx/dist/loader.mjs");
+    const script = `"${process.execPath}" --import "file://${loader}" "${main}" sessions events ${session.id} --json | head -n 1 > /dev/null; echo "status=\${PIPESTATUS[0]}"`;
+    const { execFileSync } = await import("node:child_process");
+    const out = execFileSync("bash", ["-c", `${script} 2>&1`], {
+      env: { PATH: process.env.PATH, BDSH_HOME: home },
+      cwd: work,
+      encoding: "utf8",
+    });
+    expect(out).not.toContain("EPIPE");
+    expect(out).not.toContain("Error");
+    expect(out.trim()).toBe("status=0");
+  });
+
   it("sessions show of an unknown id fails with one error line", async () => {
     const { home, work } = dirs();
     const result = await runCli(["sessions", "show", "nope"], { BDSH_HOME: home }, work);
