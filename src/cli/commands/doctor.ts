@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import type { Command } from "commander";
 import { projectFiles, trustedRoot } from "../../config/trust.js";
 import { isProviderName, resolveRoute } from "../../model/catalog.js";
+import { RG_PATH_ENV, ripgrepBinary } from "../../tools/files/ripgrep.js";
 import { bubblewrapAvailable } from "../../tools/terminal/bubblewrap.js";
 import { BUBBLEWRAP_INSTALL, cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK } from "../errors.js";
@@ -19,7 +20,6 @@ type Check = { status: Status; name: string; detail: string };
 const TOOL_BINARIES = [
   { name: "bash", why: "bash tool" },
   { name: "git", why: "workspace changes" },
-  { name: "rg", why: "grep tool (ripgrep)" },
 ];
 
 export function registerDoctor(program: Command, output: Output, setExitCode: (code: number) => void): void {
@@ -94,6 +94,7 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
             : { status: "warn", name: binary.name, detail: `not found (${binary.why})` },
         );
       }
+      checks.push(ripgrepCheck());
       const bwrap = which("bwrap");
       const works = bwrap !== undefined && bubblewrapAvailable();
       checks.push(
@@ -124,6 +125,23 @@ function credentialVariables(provider: string): string[] {
   const route = resolveRoute({ provider }, {});
   return route.preset.keyRequired ? [...route.keyEnvs] : [];
 }
+
+/** Issue 15 item 7: which ripgrep `glob` and `grep` run (packaged, `BDSH_RG_PATH`, or a system one). */
+function ripgrepCheck(): Check {
+  const rg = ripgrepBinary();
+  if (!rg.ok) return { status: "warn", name: "rg", detail: `${rg.error}; glob and grep are unavailable` };
+  const where = rg.source === "system" ? (which("rg") ?? "rg") : rg.path;
+  const detail = `${where} (${rg.version}; ${RG_SOURCE_LABEL[rg.source]})`;
+  return rg.note
+    ? { status: "warn", name: "rg", detail: `${detail}: ${rg.note}` }
+    : { status: "ok", name: "rg", detail };
+}
+
+const RG_SOURCE_LABEL = {
+  packaged: "packaged @vscode/ripgrep",
+  override: `${RG_PATH_ENV} override`,
+  system: "system rg on PATH",
+} as const;
 
 function which(binary: string): string | undefined {
   const result = spawnSync("sh", ["-c", `command -v ${binary}`], { encoding: "utf8" });
