@@ -7,6 +7,8 @@
  * - The key is read from the environment on every request (M25) and placed only in the auth header;
  *   caller headers cannot set or override credentials.
  * - The adapter never retries (M18: single attempt); `RetryPolicy` in ./retry.ts wraps it.
+ * - Issue 15 item 6: a transport error (refused, DNS, TLS) or a not-found (404, a 400 "model not found")
+ *   names the preset, the base URL (credentials redacted) and the model id sent, and what to check.
  * - Issue 14 finding 4: an `LlmError` leaves with its message redacted (the key used and every value the
  *   redactor knows), so a 401 body that echoes the key is never printed, stored or retried with.
  */
@@ -18,6 +20,7 @@ import { anthropicBody } from "./anthropic/serialize.js";
 import { type BodyParts, bodyJson } from "./body-json.js";
 import { endpointUrl, type Route, resolveApiKey, type WireFormat } from "./catalog.js";
 import { assertEffort } from "./effort.js";
+import { withEndpointContext } from "./errors.js";
 import { openAiChatParts } from "./openai-chat/parse.js";
 import { openAiChatBody } from "./openai-chat/serialize.js";
 import { type FetchLike, postSse } from "./transport.js";
@@ -69,10 +72,29 @@ export function createAdapter(route: Route, options: AdapterOptions = {}): Model
   return {
     provider: route.preset.name,
     stream: (request) =>
-      redactErrors(streamReply(route, request, options, pairing), () =>
+      redactErrors(explainEndpoint(streamReply(route, request, options, pairing), route, request), () =>
         redactorFor(resolveApiKey(route, options.env)),
       ),
   };
+}
+
+/** Issue 15 item 6: transport and not-found errors name the preset, base URL and model id sent. */
+async function* explainEndpoint(
+  parts: AsyncGenerator<ModelPart>,
+  route: Route,
+  request: ModelRequest,
+): AsyncGenerator<ModelPart> {
+  try {
+    yield* parts;
+  } catch (error) {
+    if (!(error instanceof LlmError)) throw error;
+    throw withEndpointContext(error, {
+      provider: route.preset.name,
+      baseUrl: route.baseUrl,
+      baseUrlEnv: route.preset.baseUrlEnv,
+      model: request.model,
+    });
+  }
 }
 
 async function* redactErrors(

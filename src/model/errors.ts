@@ -112,3 +112,85 @@ function describeCause(error: Error): string {
   const inner = error.cause instanceof Error ? `: ${error.cause.message}` : "";
   return `${error.message}${inner}`;
 }
+
+/**
+ * Issue 15 item 6: the provider's 404 or 400 for a model it does not serve. Each alternative keeps the
+ * real message it was taken from:
+ * - OpenAI 404 `code: "model_not_found"`: "The model `gpt-9` does not exist or you do not have access to it."
+ * - vLLM 404 `NotFoundError`: "The model `foo` does not exist."
+ * - DeepSeek 400 `invalid_request_error`: "Model Not Exist"
+ * - Anthropic 404 `not_found_error`: "model: claude-9"
+ * - OpenRouter 400: "foo/bar is not a valid model ID"
+ * - Together 404 `model_not_available`: "Unable to access model foo. Please visit … supported models."
+ * - Ollama 404: `model "foo" not found, try pulling it first`
+ */
+const MODEL_NOT_FOUND_PATTERN =
+  /model_not_found|model_not_available|not_found_error|model\b.{0,120}\b(does not exist|not exist|not found)|not a valid model|unable to access model/i;
+
+/** Whether an HTTP failure says the model (or the path below the base URL) is unknown. */
+export function isModelNotFound(status: number | undefined, message: string): boolean {
+  if (status === 404) return true;
+  return status === 400 && MODEL_NOT_FOUND_PATTERN.test(message);
+}
+
+/** Where a request went: what a user needs to find the setting that is wrong. */
+export type EndpointContext = {
+  provider: string;
+  baseUrl: string;
+  /** The preset's own base URL variable (`DEEPSEEK_BASE_URL`, …). */
+  baseUrlEnv: string;
+  model: string;
+};
+
+/**
+ * A transport or not-found `LlmError` with the provider preset, the base URL (credentials redacted) and
+ * the model id sent, and what to check; other errors unchanged. The code, status and partial are kept.
+ */
+export function withEndpointContext(error: LlmError, where: EndpointContext): LlmError {
+  const notFound = error.code !== "TRANSPORT" && isModelNotFound(error.status, error.message);
+  if (error.code !== "TRANSPORT" && !notFound) return error;
+  const sent = `provider ${where.provider}, base URL ${displayBaseUrl(where.baseUrl)}, model ${where.model}`;
+  const advice = notFound
+    ? "check the model id (--model, BDSH_MODEL or model.id) and that this base URL serves it"
+    : `check the base URL (--base-url, BDSH_BASE_URL, ${where.baseUrlEnv} or model.base_url) and that the server is reachable`;
+  return new LlmError(error.code, `${error.message} (${sent}): ${advice}`, {
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.status === undefined ? {} : { status: error.status }),
+    partial: error.partial,
+    ...(error.cause === undefined ? {} : { cause: error.cause }),
+  });
+}
+
+const SECRET_PARAM = /key|token|secret|password|passwd|auth|sig/i;
+
+/**
+ * A base URL safe to print: user name, password and secret-looking query parameters become `***` (as
+ * store/redact-url.ts does for connection strings; model/ does not import store/). An unparsable URL is
+ * not shown.
+ */
+export function displayBaseUrl(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return "(unparsable base URL, not shown)";
+  }
+  let changed = false;
+  if (url.username) {
+    url.username = "***";
+    changed = true;
+  }
+  if (url.password) {
+    url.password = "***";
+    changed = true;
+  }
+  for (const name of [...url.searchParams.keys()]) {
+    if (SECRET_PARAM.test(name)) {
+      url.searchParams.set(name, "***");
+      changed = true;
+    }
+  }
+  if (!changed) return baseUrl;
+  const text = url.toString();
+  return !baseUrl.endsWith("/") && text.endsWith("/") && url.search === "" ? text.slice(0, -1) : text;
+}
