@@ -34,6 +34,7 @@ export const configSchema = z.strictObject({
     context_window: positiveInt, // M2, C3
     max_output_tokens: positiveInt, // M2, M26
     effort: z.enum(EFFORTS), // M4, M5
+    images: z.boolean().optional(), // M10: overrides the preset's image capability
   }),
   retry: z.strictObject({
     mode: z.enum(["normal", "always"]), // M18

@@ -32,7 +32,28 @@ export type DeveloperMessage = {
   toolAdditions?: string[];
   toolRemovals?: string[];
 };
-export type UserMessage = { role: "user"; text: string };
+/**
+ * M10: an image the model may be shown, as its handle names it. The bytes are not here: the model layer
+ * loads them from `path` (checking `sha256`) only for the request in which the image is first sent.
+ */
+export type ImageRef = {
+  name: string;
+  mediaType: ImageMediaType;
+  bytes: number;
+  sha256: string;
+  /** The content-addressed read-only copy, `<home>/attachments/<sha256>/<name>`. */
+  path: string;
+};
+
+export const IMAGE_MEDIA_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
+export type ImageMediaType = (typeof IMAGE_MEDIA_TYPES)[number];
+
+export type UserMessage = {
+  role: "user";
+  text: string;
+  /** M10: image handles found in a human message's text, in order. */
+  images?: ImageRef[];
+};
 export type AssistantMessage = {
   role: "assistant";
   blocks: AssistantBlock[];
@@ -46,6 +67,8 @@ export type ToolResultMessage = {
   name: string;
   text: string;
   isError?: boolean;
+  /** M10: the image a successful `read_image` call returned, as its handle. */
+  images?: ImageRef[];
 };
 
 export type SurfaceMessage =
@@ -61,4 +84,36 @@ export type SurfaceNode = { seq: number; message: SurfaceMessage };
 export function toolCallsOf(message: SurfaceMessage): ToolCallBlock[] {
   if (message.role !== "assistant") return [];
   return message.blocks.filter((b): b is ToolCallBlock => b.type === "tool-call");
+}
+
+/**
+ * M10: the handle of an image, the one text that stands for it in the log (a `--attach` prompt, a
+ * `read_image` result). Names are sanitised by the saver (`[\w.@+-]`), so they hold no quote.
+ */
+export function imageHandleText(image: ImageRef): string {
+  const { name, mediaType, bytes, sha256, path } = image;
+  return `[Image "${name}" (${mediaType}, ${bytes} bytes, sha256:${sha256}) saved at "${path}"]`;
+}
+
+const HANDLE =
+  /\[Image "([\w.@+-]+)" \((image\/(?:png|jpeg|gif|webp)), (\d+) bytes, sha256:([0-9a-f]{64})\) saved at "([^"\n]+)"\]/g;
+
+/** The image handles in `text`, in order (each with the exact text it was parsed from). */
+export function imageHandlesIn(text: string): { image: ImageRef; handle: string }[] {
+  const found: { image: ImageRef; handle: string }[] = [];
+  if (!text.includes("[Image ")) return found;
+  for (const match of text.matchAll(HANDLE)) {
+    const [handle, name, mediaType, bytes, sha256, path] = match as unknown as string[];
+    found.push({
+      handle: handle!,
+      image: {
+        name: name!,
+        mediaType: mediaType as ImageMediaType,
+        bytes: Number(bytes),
+        sha256: sha256!,
+        path: path!,
+      },
+    });
+  }
+  return found;
 }

@@ -12,7 +12,22 @@
  * `surfaceOf` is the one-shot form.
  */
 import { assertNever, type LogEvent, type SurfaceOp } from "./events.js";
-import type { SurfaceMessage, SurfaceNode } from "./messages.js";
+import {
+  type ImageRef,
+  imageHandlesIn,
+  type SurfaceMessage,
+  type SurfaceNode,
+  type ToolResultMessage,
+  type UserMessage,
+} from "./messages.js";
+
+/** The tool whose results may carry an image handle (T22). */
+export const READ_IMAGE_TOOL = "read_image";
+
+function withImages(message: { images?: ImageRef[] }, text: string): void {
+  const images = imageHandlesIn(text).map((found) => found.image);
+  if (images.length > 0) message.images = images;
+}
 
 export class SurfaceOpError extends Error {
   readonly code = "INVALID_SURFACE_OP";
@@ -109,8 +124,12 @@ export function messageOf(event: LogEvent): SurfaceMessage | undefined {
       if (event.data.toolRemovals) m.toolRemovals = event.data.toolRemovals;
       return m;
     }
-    case "user/message":
-      return { role: "user", text: event.data.text };
+    case "user/message": {
+      const m: UserMessage = { role: "user", text: event.data.text };
+      // M10: only a person's own message (its `--attach` handles) may name images; other sources quote text.
+      if (event.data.source === "human") withImages(m, event.data.text);
+      return m;
+    }
     case "assistant/message":
       return {
         role: "assistant",
@@ -119,13 +138,15 @@ export function messageOf(event: LogEvent): SurfaceMessage | undefined {
         model: event.data.model,
       };
     case "tool/result": {
-      const m: SurfaceMessage = {
+      const m: ToolResultMessage = {
         role: "tool",
         callId: event.data.callId,
         name: event.data.name,
         text: event.data.text,
       };
       if (event.data.isError) m.isError = true;
+      // M10: a `read_image` result is the handle the tool made; no other tool's text can name an image.
+      else if (event.data.name === READ_IMAGE_TOOL) withImages(m, event.data.text);
       return m;
     }
     case "session/start":

@@ -64,6 +64,11 @@ export type Preset = {
   readonly maxOutputTokens: number;
   /** M7, L12: later system prompts are appended in history, or the first one is rewritten. */
   readonly systemPromptUpdate: "in-history" | "rewrite";
+  /**
+   * M10: the preset's models take image input. Off where that is not known for every model the preset
+   * serves (DeepSeek is text-only; OpenRouter, Together and local servers vary); `model.images` overrides.
+   */
+  readonly images: boolean;
 };
 
 const OPENAI_CHAT_DEFAULTS = {
@@ -72,6 +77,7 @@ const OPENAI_CHAT_DEFAULTS = {
   unsignedThinking: "drop",
   requiresReasoningContentOnAssistant: false,
   maxTokensField: "max_tokens",
+  images: false,
 } as const;
 
 const ANTHROPIC_DEFAULTS = {
@@ -81,6 +87,7 @@ const ANTHROPIC_DEFAULTS = {
   maxTokensField: "max_tokens",
   reasoningField: null,
   requiresReasoningContentOnAssistant: false,
+  images: false,
 } as const;
 
 export const PRESETS: Readonly<Record<ProviderName, Preset>> = {
@@ -134,6 +141,7 @@ export const PRESETS: Readonly<Record<ProviderName, Preset>> = {
     reasoning: { kind: "reasoning-effort" },
     maxTokensField: "max_completion_tokens",
     reasoningField: null,
+    images: true,
     contextWindow: 400_000,
     maxOutputTokens: 32_768,
     systemPromptUpdate: "in-history",
@@ -146,6 +154,7 @@ export const PRESETS: Readonly<Record<ProviderName, Preset>> = {
     keyEnv: "ANTHROPIC_API_KEY",
     reasoning: { kind: "anthropic-budget" },
     unsignedThinking: "drop",
+    images: true,
     contextWindow: 200_000,
     maxOutputTokens: 32_000,
     systemPromptUpdate: "rewrite",
@@ -193,6 +202,8 @@ export type RouteOptions = {
   maxOutputTokens?: number;
   /** `stream.idle_timeout_ms`. */
   idleTimeoutMs?: number;
+  /** `model.images`: overrides the preset's image capability (M10). */
+  images?: boolean;
 };
 
 export type Route = {
@@ -203,6 +214,8 @@ export type Route = {
   readonly contextWindow: number;
   readonly maxOutputTokens: number;
   readonly idleTimeoutMs: number;
+  /** M10: image parts are sent; otherwise each image is described in text. */
+  readonly images: boolean;
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -224,7 +237,14 @@ export function resolveRoute(options: RouteOptions, env: Env = process.env): Rou
     contextWindow: options.contextWindow ?? preset.contextWindow,
     maxOutputTokens: options.maxOutputTokens ?? preset.maxOutputTokens,
     idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+    images: imagesFor(options.provider, options.images),
   });
+}
+
+/** M10: whether requests to `provider` carry image parts; `override` is `model.images`. */
+export function imagesFor(provider: string, override?: boolean): boolean {
+  if (override !== undefined) return override;
+  return isProviderName(provider) ? PRESETS[provider].images : false;
 }
 
 /** M25: read per request, so a rotated key takes effect without a restart. */

@@ -125,6 +125,7 @@ export function adapterFor(options: OpenAgentOptions): { adapter: ModelAdapter; 
       contextWindow: config.model.context_window,
       maxOutputTokens: config.model.max_output_tokens,
       idleTimeoutMs: config.stream.idle_timeout_ms,
+      ...(config.model.images === undefined ? {} : { images: config.model.images }),
     },
     env,
   );

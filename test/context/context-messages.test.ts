@@ -300,7 +300,7 @@ describe("SP7 T20 skills", () => {
 });
 
 describe("M10 attachments as handles", () => {
-  it("saves a read-only copy and describes files, unreachable files and images for text-only models", () => {
+  it("saves a read-only copy and describes files, unreachable files and images by their handle", () => {
     const home = mkdtempSync(join(tmpdir(), "bdsh-att-"));
     const file = saveAttachment(home, "../report.pdf", new TextEncoder().encode("%PDF"), "application/pdf");
     expect(file.path).toBe(join(home, "attachments", file.sha256, "report.pdf"));
@@ -314,8 +314,8 @@ describe("M10 attachments as handles", () => {
       "was uploaded, but no readable path to it exists in this environment",
     );
     const image = { ...file, mediaType: "image/png" };
-    expect(attachmentText(image, { textOnly: true })).toBe(
-      `[image omitted because this model accepts text only; attachment sha256:${file.sha256}]`,
+    expect(attachmentText(image)).toBe(
+      `[Image "report.pdf" (image/png, 4 bytes, sha256:${file.sha256}) saved at "${file.path}"]`,
     );
   });
 });

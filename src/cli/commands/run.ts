@@ -14,6 +14,7 @@ import { addToCommandAllowlist } from "../../config/allowlist.js";
 import { saveAttachment, withAttachments } from "../../context/attachments.js";
 import { eventJson } from "../../log/serialize.js";
 import { runHeadless } from "../../loop/headless.js";
+import { MAX_IMAGE_BYTES, sniffImageType } from "../../model/images.js";
 import { armGoal, goalOutcome } from "../../planning/goal-run.js";
 import { openAgent, SetupError } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
@@ -37,7 +38,11 @@ const IMAGE_TYPES: Record<string, string> = {
   ".webp": "image/webp",
 };
 
-/** M10: the prompt with each attached file saved as a read-only copy and described by its path. */
+/**
+ * M10: the prompt with each attached file saved as a read-only copy and described by its handle. An image
+ * is what its bytes say; a file named as an image that is not one, or an image over the size limit, is
+ * refused here rather than sent as a surprise.
+ */
 function promptWithAttachments(prompt: string, files: readonly string[], home: string, cwd: string): string {
   const attachments = files.map((file) => {
     const path = resolve(cwd, file);
@@ -47,12 +52,18 @@ function promptWithAttachments(prompt: string, files: readonly string[], home: s
     } catch (error) {
       throw new CliError("USAGE", `cannot attach ${file}: ${(error as Error).message}`, EXIT_USAGE);
     }
-    return saveAttachment(
-      home,
-      basename(path),
-      data,
-      IMAGE_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream",
-    );
+    const mediaType = sniffImageType(data);
+    if (mediaType === undefined && IMAGE_TYPES[extname(path).toLowerCase()] !== undefined) {
+      throw new CliError("USAGE", `cannot attach ${file}: not a PNG, JPEG, GIF or WebP image`, EXIT_USAGE);
+    }
+    if (mediaType !== undefined && data.byteLength > MAX_IMAGE_BYTES) {
+      throw new CliError(
+        "USAGE",
+        `cannot attach ${file}: ${data.byteLength} bytes is over the ${MAX_IMAGE_BYTES}-byte image limit`,
+        EXIT_USAGE,
+      );
+    }
+    return saveAttachment(home, basename(path), data, mediaType ?? "application/octet-stream");
   });
   return withAttachments(prompt, attachments);
 }

@@ -13,19 +13,31 @@
  *   routes that refuse unsigned thinking (preset `unsignedThinking`).
  * - M9: historical arguments that are not a JSON object are sent as `{}`.
  * - M3: no `tool_choice`, `top_p`, `top_k`, `cache_control` or per-tool `strict`.
+ * - M10 (../images.ts): on a route with `images`, a user message or `read_image` result still after the
+ *   last assistant message carries its images as `image` blocks with a base64 source; earlier ones send
+ *   their handle text. A text-only route sends the text-only note in place of each handle.
  */
-import type { AssistantMessage } from "../../log/messages.js";
+import type { AssistantMessage, ImageRef } from "../../log/messages.js";
 import { type BodyParts, joinJson } from "../body-json.js";
 import type { Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
+import { firstLiveIndex, loadImage, visibleText } from "../images.js";
 import { LlmError, type ModelRequest } from "../types.js";
 
+type TextContent = { type: "text"; text: string };
+type ImageContent = { type: "image"; source: { type: "base64"; media_type: string; data: string } };
 type ContentBlock =
-  | { type: "text"; text: string }
+  | TextContent
+  | ImageContent
   | { type: "thinking"; thinking: string; signature?: string }
   | { type: "redacted_thinking"; data: string }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: boolean };
+  | {
+      type: "tool_result";
+      tool_use_id: string;
+      content: string | (TextContent | ImageContent)[];
+      is_error?: boolean;
+    };
 
 export type AnthropicMessage =
   | { role: "user" | "assistant"; content: ContentBlock[] }
@@ -37,7 +49,9 @@ export function anthropicBody(route: Route, request: ModelRequest): BodyParts {
   const system: string[] = request.system === "" ? [] : [request.system];
   const messages: AnthropicMessage[] = [];
   let leading = true;
-  for (const message of request.messages) {
+  const live = firstLiveIndex(request.messages);
+  for (const [index, message] of request.messages.entries()) {
+    const shown = route.images && index >= live; // M10: images go as bytes in this request
     if (message.role === "system" && (leading || preset.systemPromptUpdate === "rewrite")) {
       if (message.text !== "") system.push(message.text);
       continue;
@@ -52,15 +66,22 @@ export function anthropicBody(route: Route, request: ModelRequest): BodyParts {
           append(messages, "user", [{ type: "text", text: message.text }]);
         }
         break;
-      case "user":
-        if (message.text !== "") append(messages, "user", [{ type: "text", text: message.text }]);
+      case "user": {
+        const text = visibleText(message, route.images);
+        const blocks: ContentBlock[] = text === "" ? [] : [{ type: "text", text }];
+        if (shown && message.images) blocks.push(...imageBlocks(message.images));
+        append(messages, "user", blocks);
         break;
+      }
       case "tool":
         append(messages, "user", [
           {
             type: "tool_result",
             tool_use_id: message.callId,
-            content: message.text,
+            content:
+              shown && message.images
+                ? [{ type: "text", text: message.text }, ...imageBlocks(message.images)]
+                : visibleText(message, route.images),
             ...(message.isError ? { is_error: true } : {}),
           },
         ]);
@@ -154,4 +175,13 @@ function objectInput(text: string): Record<string, unknown> {
     // fall through
   }
   return {};
+}
+
+function imageBlocks(images: readonly ImageRef[]): (TextContent | ImageContent)[] {
+  return images.map((image) => {
+    const loaded = loadImage(image);
+    return loaded.ok
+      ? { type: "image", source: { type: "base64", media_type: loaded.mediaType, data: loaded.base64 } }
+      : { type: "text", text: loaded.note };
+  });
 }

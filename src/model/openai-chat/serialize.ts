@@ -13,18 +13,24 @@
  *   `reasoning_content: ""` (DeepSeek).
  * - M9: historical arguments that are not a JSON object are sent as `{}`.
  * - Developer messages (SP8) become `system` messages in place.
+ * - M10 (./images.ts): on a route with `images`, a user message still after the last assistant message
+ *   carries its images as `image_url` parts with a data URL; a `read_image` result's image follows the
+ *   run of tool messages in one user message (tool content is text only on this wire). Earlier messages
+ *   send their handle text. A text-only route sends the text-only note in place of each handle.
  */
-import type { AssistantMessage, ReasoningField, SurfaceMessage } from "../../log/messages.js";
+import type { AssistantMessage, ImageRef, ReasoningField, SurfaceMessage } from "../../log/messages.js";
 import { isJsonObject } from "../assembler.js";
 import { type BodyParts, GrowingJsonList, joinJson } from "../body-json.js";
 import type { Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
+import { firstLiveIndex, loadImage, visibleText } from "../images.js";
 import type { ModelRequest } from "../types.js";
 
 type WireToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
+type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
 export type WireMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string }
+  | { role: "user"; content: string | ContentPart[] }
   | { role: "tool"; tool_call_id: string; content: string }
   | ({ role: "assistant"; content: string; tool_calls?: WireToolCall[] } & Partial<
       Record<ReasoningField, string>
@@ -38,7 +44,10 @@ export function openAiChatBody(route: Route, request: ModelRequest): BodyParts {
   const maxTokens = request.maxTokens ?? route.maxOutputTokens;
   const system =
     request.system === "" ? undefined : JSON.stringify({ role: "system", content: request.system });
-  const messages = joinJson([HISTORY.join(request.messages, route)], system);
+  // M10: the messages whose images are still shown are made fresh each request, never cached.
+  const live = firstLiveIndex(request.messages);
+  const settled = HISTORY.join(request.messages.slice(0, live), route);
+  const messages = joinJson([settled, ...liveJson(request.messages.slice(live), route)], system);
   const tail: Record<string, unknown> = {
     stream: true,
     stream_options: { include_usage: true },
@@ -57,15 +66,46 @@ export function openAiChatBody(route: Route, request: ModelRequest): BodyParts {
   return { head: { model: request.model }, messages, tail };
 }
 
+/** The messages after the last assistant message: images as parts where the route takes them (M10). */
+function* liveJson(messages: readonly SurfaceMessage[], route: Route): Iterable<string | undefined> {
+  let pending: ContentPart[] = [];
+  for (const message of messages) {
+    if (message.role !== "tool" && pending.length > 0) {
+      yield JSON.stringify({ role: "user", content: pending });
+      pending = [];
+    }
+    if (message.role === "user" && message.images && route.images) {
+      const text: ContentPart[] = message.text === "" ? [] : [{ type: "text", text: message.text }];
+      yield JSON.stringify({ role: "user", content: [...text, ...imageParts(message.images)] });
+      continue;
+    }
+    yield HISTORY.fragment(message, route);
+    if (message.role === "tool" && message.images && route.images) {
+      pending.push({ type: "text", text: `Image returned by ${message.name} (call ${message.callId}):` });
+      pending.push(...imageParts(message.images));
+    }
+  }
+  if (pending.length > 0) yield JSON.stringify({ role: "user", content: pending });
+}
+
+function imageParts(images: readonly ImageRef[]): ContentPart[] {
+  return images.map((image) => {
+    const loaded = loadImage(image);
+    return loaded.ok
+      ? { type: "image_url", image_url: { url: `data:${loaded.mediaType};base64,${loaded.base64}` } }
+      : { type: "text", text: loaded.note };
+  });
+}
+
 function wireMessage(message: SurfaceMessage, route: Route): WireMessage | undefined {
   switch (message.role) {
     case "system":
     case "developer":
       return message.text === "" ? undefined : { role: "system", content: message.text };
     case "user":
-      return { role: "user", content: message.text };
+      return { role: "user", content: visibleText(message, route.images) };
     case "tool":
-      return { role: "tool", tool_call_id: message.callId, content: message.text };
+      return { role: "tool", tool_call_id: message.callId, content: visibleText(message, route.images) };
     case "assistant":
       return assistantMessage(route, message);
   }
