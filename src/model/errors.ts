@@ -153,7 +153,10 @@ export function withEndpointContext(error: LlmError, where: EndpointContext): Ll
   const advice = notFound
     ? "check the model id (--model, BDSH_MODEL or model.id) and that this base URL serves it"
     : `check the base URL (--base-url, BDSH_BASE_URL, ${where.baseUrlEnv} or model.base_url) and that the server is reachable`;
-  return new LlmError(error.code, `${error.message} (${sent}): ${advice}`, {
+  // Node's fetch quotes a URL with credentials in its error ("Request cannot be constructed from a URL
+  // that includes credentials: http://user:pass@…"): those are hidden here, not only in `sent`.
+  const message = hideUrlSecrets(error.message, where.baseUrl);
+  return new LlmError(error.code, `${message} (${sent}): ${advice}`, {
     ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
     ...(error.status === undefined ? {} : { status: error.status }),
     partial: error.partial,
@@ -162,6 +165,35 @@ export function withEndpointContext(error: LlmError, where: EndpointContext): Ll
 }
 
 const SECRET_PARAM = /key|token|secret|password|passwd|auth|sig/i;
+
+/** The user name, password and secret-looking parameter values of a URL, as written and decoded. */
+function urlSecrets(baseUrl: string): string[] {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return [baseUrl];
+  }
+  const values = [url.username, url.password];
+  for (const [name, value] of url.searchParams) if (SECRET_PARAM.test(name)) values.push(value);
+  const both = values.flatMap((value) => [value, safeDecode(value), encodeURIComponent(value)]);
+  return [...new Set(both.filter((value) => value !== ""))].sort((a, b) => b.length - a.length);
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/** `text` with every credential of `baseUrl` replaced by `***` (for messages that quote the URL). */
+export function hideUrlSecrets(text: string, baseUrl: string): string {
+  let out = text;
+  for (const secret of urlSecrets(baseUrl)) out = out.split(secret).join("***");
+  return out;
+}
 
 /**
  * A base URL safe to print: user name, password and secret-looking query parameters become `***` (as

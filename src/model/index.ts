@@ -18,7 +18,8 @@ export {
   resolveRoute,
   type WireFormat,
 } from "./catalog.js";
-export { classify, isContextOverflow, parseRetryAfter } from "./errors.js";
+export { classify, displayBaseUrl, isContextOverflow, parseRetryAfter } from "./errors.js";
+export { checkKey, KEY_CHECK_TIMEOUT_MS, type KeyCheck, modelListUrl } from "./key-check.js";
 export {
   createRecordingAdapter,
   createReplayAdapter,

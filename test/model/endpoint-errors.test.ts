@@ -2,25 +2,15 @@
  * Issue 15 item 6: a refused connection or an unknown model says where the request went (preset, base
  * URL with credentials redacted, model id sent) and what to check; the key never appears.
  */
-import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { displayBaseUrl, isModelNotFound } from "../../src/model/errors.js";
 import { createAdapter, resolveRoute } from "../../src/model/index.js";
+import { closedPort } from "../support/closed-port.js";
 import { closeFakes, failure, fakeWith, request, routeTo, TEST_ENV, TEST_KEY } from "./support.js";
 
 afterEach(closeFakes);
 
 const ask = (model: string) => request([{ role: "user", text: "go" }], { model });
-
-/** A port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
-}
 
 describe("transport errors name the endpoint", () => {
   it("a refused connection names the preset, base URL and model, and says what to check", async () => {
@@ -37,14 +27,15 @@ describe("transport errors name the endpoint", () => {
 
   it("credentials in the base URL are redacted, and the key never appears", async () => {
     const port = await closedPort();
-    const baseUrl = `http://user:${TEST_KEY}@127.0.0.1:${port}/v1?api-key=${TEST_KEY}&region=eu`;
+    const baseUrl = `http://proxy-user:proxy-pass-42@127.0.0.1:${port}/v1?api-key=${TEST_KEY}&region=eu`;
     const route = resolveRoute({ provider: "openai-compatible", baseUrl }, {});
     const error = await failure(createAdapter(route, { env: TEST_ENV }).stream(ask("local-model")));
     expect(error.code).toBe("TRANSPORT");
     expect(error.message).toContain(
       `base URL http://***:***@127.0.0.1:${port}/v1?api-key=***&region=eu, model local-model)`,
     );
-    expect(error.message).not.toContain(TEST_KEY);
+    for (const secret of [TEST_KEY, "proxy-user", "proxy-pass-42"])
+      expect(error.message).not.toContain(secret);
   });
 });
 

@@ -16,7 +16,12 @@
  *
  * Endpoints: any POST path ending in `/chat/completions` is OpenAI Chat Completions, any ending in
  * `/messages` is Anthropic Messages, so every preset's path layout works (`/chat/completions`,
- * `/v1/chat/completions`, `/v1/messages`, `/anthropic/v1/messages`, …). Anything else is a 404.
+ * `/v1/chat/completions`, `/v1/messages`, `/anthropic/v1/messages`, …). A GET of a path ending in
+ * `/models` is the model list (`bdsh doctor --online`), in a shape both wire formats read
+ * (`{object:"list", data:[{id, object:"model", type:"model"}], has_more:false}`); with `apiKey` set it
+ * answers 401 unless the request carries that key (`authorization: Bearer …` or `x-api-key`). Anything
+ * else is a 404. The model list takes no scripted reply, but like every request it is logged in
+ * `requests` and so counts in the index an array script is read by.
  *
  * Script: an array (one reply per request, in order; past its end every request gets a 500 saying so),
  * or a function of the request. A reply is a `FakeReply` (./script.ts): reasoning, text, parallel tool
@@ -45,7 +50,15 @@ export type FakeProvider = {
   close(): Promise<void>;
 };
 
-export async function startFakeProvider(options: { script: FakeScript }): Promise<FakeProvider> {
+export type FakeProviderOptions = {
+  script: FakeScript;
+  /** The key the model list (`GET …/models`) accepts; unset: any request, keyed or not, gets the list. */
+  apiKey?: string;
+  /** The ids the model list names (default `["fake-model"]`). */
+  models?: readonly string[];
+};
+
+export async function startFakeProvider(options: FakeProviderOptions): Promise<FakeProvider> {
   let script = options.script;
   const requests: FakeRequest[] = [];
   const sockets = new Set<Socket>();
@@ -78,6 +91,10 @@ export async function startFakeProvider(options: { script: FakeScript }): Promis
       rawBody,
     };
     requests.push(request);
+    if (request.method === "GET" && path.endsWith("/models")) {
+      listModels(req, res);
+      return;
+    }
     if (request.method !== "POST" || wire === undefined) {
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `no such endpoint: ${path}`, type: "not_found" } }));
@@ -96,6 +113,23 @@ export async function startFakeProvider(options: { script: FakeScript }): Promis
       wire,
       typeof request.body?.model === "string" ? request.body.model : "fake-model",
     );
+  }
+
+  function listModels(req: IncomingMessage, res: ServerResponse): void {
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+    const sent = bearer ?? req.headers["x-api-key"];
+    if (options.apiKey !== undefined && sent !== options.apiKey) {
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          error: { message: "Authentication Fails (the API key is invalid)", type: "authentication_error" },
+        }),
+      );
+      return;
+    }
+    const data = (options.models ?? ["fake-model"]).map((id) => ({ id, object: "model", type: "model" }));
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ object: "list", data, has_more: false }));
   }
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

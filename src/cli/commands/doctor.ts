@@ -1,12 +1,15 @@
 /**
- * `bdsh doctor`: checks configuration, credentials (present or not — a value is never printed), the store,
- * the tool binaries and the sandbox. Exit 0 when nothing failed (warnings allowed), 1 when a check failed,
+ * `bdsh doctor [--online]`: checks configuration, credentials (present or not — a value is never printed),
+ * the store, the tool binaries and the sandbox; `--online` adds one cheap authenticated request. Exit 0 when nothing failed (warnings allowed), 1 when a check failed,
  * 2 for a configuration error (raised before any check runs).
  */
 import { spawnSync } from "node:child_process";
 import type { Command } from "commander";
 import { projectFiles, trustedRoot } from "../../config/trust.js";
+import { assertNever } from "../../log/events.js";
 import { isProviderName, resolveRoute } from "../../model/catalog.js";
+import { displayBaseUrl } from "../../model/errors.js";
+import { checkKey } from "../../model/key-check.js";
 import { RG_PATH_ENV, ripgrepBinary } from "../../tools/files/ripgrep.js";
 import { bubblewrapAvailable } from "../../tools/terminal/bubblewrap.js";
 import { BUBBLEWRAP_INSTALL, cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
@@ -27,7 +30,8 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
     .command("doctor")
     .description("check configuration, credentials, store, sandbox and tool binaries")
     .option("--json", "print the checks as JSON")
-    .action(async (options: { json?: boolean }, command: Command) => {
+    .option("--online", "also make one cheap authenticated request (the model list) to check the key")
+    .action(async (options: { json?: boolean; online?: boolean }, command: Command) => {
       const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
       const { config, files } = environment.loaded;
       const checks: Check[] = [];
@@ -111,6 +115,9 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
             },
       );
 
+      if (options.online)
+        checks.push(await onlineCheck(config.model.provider, config.model.base_url, environment.env));
+
       if (options.json) output.out(JSON.stringify({ checks }));
       else
         for (const check of checks)
@@ -124,6 +131,58 @@ function credentialVariables(provider: string): string[] {
   if (!isProviderName(provider)) return [];
   const route = resolveRoute({ provider }, {});
   return route.preset.keyRequired ? [...route.keyEnvs] : [];
+}
+
+/**
+ * Issue 15 item 6, `--online`: one GET of the provider's model list with the configured key. `ok`, `AUTH`
+ * (the key was refused) or unreachable, each naming the provider and the URL (credentials redacted); the
+ * key is never printed. A missing key or a refused one fails the check.
+ */
+async function onlineCheck(
+  provider: string,
+  baseUrl: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<Check> {
+  const name = "online";
+  if (!isProviderName(provider)) return { status: "fail", name, detail: `unknown provider "${provider}"` };
+  const route = resolveRoute({ provider, ...(baseUrl ? { baseUrl } : {}) }, env);
+  const result = await checkKey(route, { env });
+  const keyFrom = route.keyEnvs.find((variable) => !!env[variable]?.trim());
+  const key = keyFrom ? `the key in ${keyFrom}` : "no key";
+  switch (result.outcome) {
+    case "no-key":
+      return {
+        status: "fail",
+        name,
+        detail: `AUTH: no API key for ${provider}: set ${result.keyEnvs.join(" or ")}`,
+      };
+    case "ok":
+      return {
+        status: "ok",
+        name,
+        detail: `provider ${provider} accepted ${key}: GET ${result.url} answered ${result.status}`,
+      };
+    case "auth":
+      return {
+        status: "fail",
+        name,
+        detail: `AUTH: provider ${provider} refused ${key} (GET ${result.url} answered ${result.message}); check the key or set the right variable (${route.keyEnvs.join(" or ")})`,
+      };
+    case "http":
+      return {
+        status: "warn",
+        name,
+        detail: `provider ${provider}: GET ${result.url} answered ${result.message}, so the key could not be checked (is the base URL right?)`,
+      };
+    case "unreachable":
+      return {
+        status: "fail",
+        name,
+        detail: `unreachable: provider ${provider} at ${displayBaseUrl(route.baseUrl)}: ${result.message}; check the base URL (--base-url, BDSH_BASE_URL, ${route.preset.baseUrlEnv} or model.base_url) and the network`,
+      };
+    default:
+      return assertNever(result, "key check");
+  }
 }
 
 /** Issue 15 item 7: which ripgrep `glob` and `grep` run (packaged, `BDSH_RG_PATH`, or a system one). */
@@ -145,6 +204,6 @@ const RG_SOURCE_LABEL = {
 
 function which(binary: string): string | undefined {
   const result = spawnSync("sh", ["-c", `command -v ${binary}`], { encoding: "utf8" });
-  const path = result.stdout.trim();
+  const path = (result.stdout ?? "").trim(); // null when `sh` itself is not on PATH
   return result.status === 0 && path ? path : undefined;
 }
