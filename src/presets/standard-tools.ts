@@ -13,10 +13,13 @@
  */
 import { join } from "node:path";
 import type { Config } from "../config/schema.js";
+import { saveImage } from "../context/attachments.js";
 import { Redactor } from "../log/redact.js";
 import type { Plugin } from "../loop/plugin.js";
+import { imagesFor } from "../model/catalog.js";
 import type { Approvals } from "../tools/approvals.js";
 import { FileObservations } from "../tools/files/file-observations.js";
+import { readImageTool } from "../tools/files/read-image.js";
 import { InMemoryJobStore } from "../tools/jobs/job-store.js";
 import type { QuestionAnswerer } from "../tools/misc/ask-user-tool.js";
 import { MemoryTodoList } from "../tools/misc/todo-tool.js";
@@ -70,6 +73,14 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         },
         webFetchAllowPrivate: config.web_fetch.allow_private,
       });
+      // T22, M10: shows images to a model that takes them, and tells any other model it cannot.
+      registry.register(
+        readImageTool({
+          home: options.home,
+          images: imagesFor(config.model.provider, config.model.images),
+          save: (name, data, mediaType) => saveImage(options.home, name, data, mediaType),
+        }),
+      );
       const backends = new TerminalBackendRegistry();
       backends.register(localBackend, { builtin: true });
       const report = await loadPlugins({
