@@ -29,7 +29,9 @@ export function cliEnvironment(options: GlobalOptions, env: NodeJS.ProcessEnv = 
   // Issue 14 finding 8: a workspace that does not exist is a usage error, before anything is sent.
   if (options.cwd !== undefined && !isDirectory(cwd))
     throw usageError(`--cwd ${options.cwd}: no such directory`);
-  const { cwd: _cwd, config: configFile, ...flags } = options;
+  // Commander names `--base-url` `baseUrl`; the loader's flag table says `base-url` (it was ignored).
+  const { cwd: _cwd, config: configFile, baseUrl, ...rest } = options as GlobalOptions & { baseUrl?: string };
+  const flags: ConfigFlags = { ...rest, ...(baseUrl === undefined ? {} : { "base-url": baseUrl }) };
   const loaded = loadConfig({ home, cwd, env, flags, ...(configFile ? { configFile } : {}) });
   return { env, home, cwd, loaded, databaseUrl: databaseUrl(env) };
 }

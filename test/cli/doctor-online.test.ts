@@ -102,6 +102,15 @@ describe("bdsh doctor --online", () => {
     expect(provider.requests).toEqual([]);
   });
 
+  it("--base-url is the base URL it checks", async () => {
+    const provider = await fake();
+    const { BDSH_HOME, cwd } = home();
+    const env = { BDSH_HOME, BDSH_PROVIDER: "deepseek", DEEPSEEK_API_KEY: KEY };
+    const result = await runCli(["--base-url", `${provider.url}/v9`, "doctor", "--online"], env, cwd);
+    expect(onlineLine(result.stdout)).toMatch(/^ok\s+online\s+provider deepseek accepted/);
+    expect(provider.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /v9/models"]);
+  });
+
   it("without --online nothing is sent", async () => {
     const provider = await fake();
     const result = await doctor([], "deepseek", provider.url, { DEEPSEEK_API_KEY: KEY });
