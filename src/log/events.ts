@@ -81,7 +81,8 @@ export interface EventDataMap {
   "session/end-seed": { parentId: string; parentSeq: number };
   /** L18: an archived session's pre-step rejects with a `blocked` turn end. */
   "session/archived": { archived: boolean };
-  "session/title": { title: string };
+  /** `usage`: the title side request's tokens, when a model wrote the title (M20). */
+  "session/title": { title: string; usage?: Usage };
 
   // --- agent driver (L1, L4, L6, L15) ---
   "agent/status": { status: "idle" | "running" };
@@ -175,8 +176,11 @@ export interface EventDataMap {
     endSeq: number;
     tokensBefore?: number;
     tokensAfter?: number;
+    /** M20: the summary request's tokens. */
+    usage?: Usage;
   };
-  "compaction/end": { ok: boolean; error?: string; replaced?: number };
+  /** `usage`: a summary that arrived but was refused (M20; on success it is on `compaction/summary`). */
+  "compaction/end": { ok: boolean; error?: string; replaced?: number; usage?: Usage };
   "compaction/prune": { callId: string; resultSeq: number; charsBefore: number; charsAfter: number };
 
   // --- background jobs (T9) ---
@@ -202,6 +206,8 @@ export interface EventDataMap {
     decision?: "allow" | "deny";
     outcome: "allow" | "deny" | "ask";
     error?: string;
+    /** M20: the review request's tokens. */
+    usage?: Usage;
   };
   "question/asked": { id: string; callId: string; questions: unknown[] };
   "question/answered": { id: string; answers: unknown[] };

@@ -1,0 +1,160 @@
+/**
+ * M20: what a session's tokens cost, from a price table kept as data (USD per million tokens).
+ *
+ * Invariants:
+ * - Only published list prices, each row with its source and the date it was read. A model that is not in
+ *   the table has no price (`undefined`), and the views say "cost unknown"; a price is never guessed.
+ * - `model.price` in the config overrides the table field by field; a full override prices any model.
+ * - The usage is disjoint (see ../log/usage.ts): uncached input at `input`, cache reads at `cachedInput`,
+ *   output (reasoning included) at `output`, and cache writes at `cacheWrite` where a provider bills them
+ *   apart (Anthropic), else at `input`.
+ * - DeepSeek bills off-peak hours at half its peak rate (peak 01:00–04:00 and 06:00–10:00 UTC). A flat
+ *   price cannot follow the clock, so its rows are the peak rates: the cost shown is an upper bound.
+ */
+import type { UsageTotals } from "../log/usage.js";
+
+export type Price = {
+  input: number;
+  cachedInput: number;
+  output: number;
+  /** Cache-write input where billed apart from `input` (Anthropic's 5-minute writes). */
+  cacheWrite?: number;
+};
+
+type Row = Price & { models: readonly string[] };
+
+// DeepSeek, https://api-docs.deepseek.com/quick_start/pricing (read 2026-11-15, peak rates, see above).
+// The page: "the legacy names deepseek-v4-flash and deepseek-v4-flash-vision-exp are still accepted …
+// served by the DeepSeek-V4.1-Flash model and billed at the Flash price". Both wire formats (OpenAI and
+// /anthropic) are the same models at the same prices.
+const DEEPSEEK: readonly Row[] = [
+  {
+    models: ["deepseek-flash", "deepseek-v4-flash", "deepseek-v4-flash-vision-exp"],
+    input: 0.3,
+    cachedInput: 0.006,
+    output: 1.2,
+  },
+  { models: ["deepseek-v4-pro"], input: 1.32, cachedInput: 0.044, output: 3.96 },
+];
+
+// Anthropic, https://platform.claude.com/docs/en/about-claude/pricing, "Model pricing" (read 2026-12-04):
+// base input, 5-minute cache writes, cache hits and output per MTok.
+const ANTHROPIC: readonly Row[] = [
+  {
+    models: ["claude-fable-5-1", "claude-mythos-5-1"],
+    input: 10,
+    cacheWrite: 12.5,
+    cachedInput: 0.25,
+    output: 50,
+  },
+  { models: ["claude-fable-5", "claude-mythos-5"], input: 10, cacheWrite: 12.5, cachedInput: 1, output: 50 },
+  {
+    models: ["claude-opus-5", "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6", "claude-opus-4-5"],
+    input: 5,
+    cacheWrite: 6.25,
+    cachedInput: 0.5,
+    output: 25,
+  },
+  {
+    models: ["claude-opus-4-1", "claude-opus-4-0", "claude-opus-4"],
+    input: 15,
+    cacheWrite: 18.75,
+    cachedInput: 1.5,
+    output: 75,
+  },
+];
+
+const TABLE: Readonly<Record<string, readonly Row[]>> = {
+  deepseek: DEEPSEEK,
+  "deepseek-anthropic": DEEPSEEK,
+  anthropic: ANTHROPIC,
+  openai: [],
+  together: [],
+  openrouter: [],
+  // Local servers: no list price exists; `model.price` sets one.
+  "openai-compatible": [],
+};
+
+/** A dated snapshot (`-20250929`) or `-latest` names the same row as the bare id. */
+function normalise(modelId: string): string {
+  return modelId
+    .trim()
+    .toLowerCase()
+    .replace(/-(\d{8}|latest)$/, "");
+}
+
+/** The table's price for a model of a provider preset, with `override` (`model.price`) applied. */
+export function priceFor(provider: string, modelId: string, override?: Partial<Price>): Price | undefined {
+  const id = normalise(modelId);
+  const row = TABLE[provider]?.find((r) => r.models.includes(id));
+  const base: Partial<Price> = row ? priceOf(row) : {};
+  const merged: Partial<Price> = { ...base, ...definedOnly(override) };
+  if (merged.input === undefined || merged.cachedInput === undefined || merged.output === undefined) {
+    return undefined;
+  }
+  const price: Price = { input: merged.input, cachedInput: merged.cachedInput, output: merged.output };
+  if (merged.cacheWrite !== undefined) price.cacheWrite = merged.cacheWrite;
+  return price;
+}
+
+/** The providers and model ids the table prices (for `doctor` and docs). */
+export function pricedModels(): { provider: string; model: string; price: Price }[] {
+  return Object.entries(TABLE).flatMap(([provider, rows]) =>
+    rows.flatMap((row) => row.models.map((model) => ({ provider, model, price: priceOf(row) }))),
+  );
+}
+
+/** USD for the usage at the price; `undefined` when the price is unknown. */
+export function costOf(usage: UsageTotals, price: Price | undefined): number | undefined {
+  if (!price) return undefined;
+  const writes = Math.min(usage.cacheWriteInput ?? 0, usage.input);
+  const plainInput = usage.input - writes;
+  const micro =
+    plainInput * price.input +
+    writes * (price.cacheWrite ?? price.input) +
+    usage.cachedInput * price.cachedInput +
+    usage.output * price.output;
+  return micro / 1_000_000;
+}
+
+/** 950, 12.3k, 1.2M: three significant figures at most, never "1000k". */
+export function formatTokens(n: number): string {
+  const value = Math.max(0, Math.round(n));
+  if (value < 1000) return String(value);
+  if (value < 999_950) return `${trim((value / 1000).toFixed(1))}k`;
+  return `${trim((value / 1_000_000).toFixed(1))}M`;
+}
+
+/** USD with enough digits to be seen: $0.0042, $0.042, $1.23, $12.35. */
+export function formatCost(cost: number): string {
+  if (cost === 0) return "$0.00";
+  if (cost < 0.01) return `$${cost.toPrecision(2).replace(/(\.\d*?[1-9])0+$/, "$1")}`;
+  return `$${cost.toFixed(2)}`;
+}
+
+/** "12.3k in (8.1k cached) · 1.2k out · $0.0042"; "in" counts all input, cached reads included. */
+export function formatUsage(usage: UsageTotals, cost: number | undefined): string {
+  const input = usage.input + usage.cachedInput;
+  const cached = usage.cachedInput > 0 ? ` (${formatTokens(usage.cachedInput)} cached)` : "";
+  const money = cost === undefined ? "cost unknown" : formatCost(cost);
+  return `${formatTokens(input)} in${cached} · ${formatTokens(usage.output)} out · ${money}`;
+}
+
+function trim(fixed: string): string {
+  return fixed.endsWith(".0") ? fixed.slice(0, -2) : fixed;
+}
+
+function priceOf(row: Row): Price {
+  const price: Price = { input: row.input, cachedInput: row.cachedInput, output: row.output };
+  if (row.cacheWrite !== undefined) price.cacheWrite = row.cacheWrite;
+  return price;
+}
+
+function definedOnly(override: Partial<Price> | undefined): Partial<Price> {
+  const out: Partial<Price> = {};
+  for (const key of ["input", "cachedInput", "output", "cacheWrite"] as const) {
+    const value = override?.[key];
+    if (typeof value === "number" && Number.isFinite(value) && value >= 0) out[key] = value;
+  }
+  return out;
+}
