@@ -16,6 +16,7 @@
  * - Each review is one `approval/reviewed` event (log only, never model-visible).
  */
 import type { Config } from "../config/schema.js";
+import type { Usage } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { collectReply, type ModelRequest } from "../model/types.js";
 import type { ApprovalRequest, AutoReviewer, ReviewVerdict } from "../tools/approvals.js";
@@ -99,6 +100,7 @@ export class ModelAutoReviewer implements AutoReviewer {
         ...(verdict.answer ? { risk: verdict.answer.risk, decision: verdict.answer.decision } : {}),
         outcome: verdict.outcome,
         ...(verdict.error ? { error: verdict.error } : {}),
+        ...(verdict.usage ? { usage: verdict.usage } : {}),
       },
     });
     return { outcome: verdict.outcome, note: verdict.note };
@@ -106,7 +108,7 @@ export class ModelAutoReviewer implements AutoReviewer {
 
   private async judge(
     request: ApprovalRequest,
-  ): Promise<ReviewVerdict & { answer?: ReviewAnswer; error?: string }> {
+  ): Promise<ReviewVerdict & { answer?: ReviewAnswer; error?: string; usage?: Usage }> {
     const fail = (error: string) => ({ outcome: "deny" as const, note: error, error });
     if (request.summary.length > this.options.max_operation_chars)
       return fail(
@@ -133,8 +135,10 @@ export class ModelAutoReviewer implements AutoReviewer {
       signal,
     });
     let text: string;
+    let usage: Usage;
     try {
       const reply = await collectReply(this.ctx.adapter.stream(reviewRequest));
+      usage = reply.usage; // M20: the review request's tokens count in the session's usage
       text = reply.blocks
         .filter((b) => b.type === "text")
         .map((b) => b.text)
@@ -145,8 +149,8 @@ export class ModelAutoReviewer implements AutoReviewer {
       return fail(`the reviewer request failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     const answer = parseReviewAnswer(text);
-    if (!answer) return fail("the reviewer's reply was not the required JSON");
-    return { ...verdictOf(answer, this.options.medium), answer };
+    if (!answer) return { ...fail("the reviewer's reply was not the required JSON"), usage };
+    return { ...verdictOf(answer, this.options.medium), answer, usage };
   }
 }
 

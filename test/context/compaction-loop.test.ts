@@ -127,7 +127,12 @@ describe("C6 summary failures leave the history unchanged", () => {
         const events = await f.events();
         expect(events.at(-2)).toMatchObject({ type: "turn/end", data: { reason: "completed" } });
         expect(ends(events).length).toBeGreaterThan(0);
-        for (const end of ends(events)) expect(end).toEqual({ ok: false, error });
+        // M20: a summary that arrived and was refused still records its request's tokens.
+        const usage =
+          error === SUMMARY_EMPTY
+            ? {}
+            : { usage: expect.objectContaining({ outputTokens: expect.any(Number) }) };
+        for (const end of ends(events)) expect(end).toEqual({ ok: false, error, ...usage });
         expect(events.some((e) => e.type === "user/message" && e.data.source === "compact-checkpoint")).toBe(
           false,
         );

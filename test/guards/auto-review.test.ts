@@ -140,7 +140,14 @@ describe("S7 auto-review under approval: auto", () => {
     });
     expect(String(document.flagged_because)).toContain("delete");
     expect(cell.reviewed.map((e) => e.data)).toEqual([
-      { callId: "c1", tool: "bash", risk: "low", decision: "allow", outcome: "allow" },
+      {
+        callId: "c1",
+        tool: "bash",
+        risk: "low",
+        decision: "allow",
+        outcome: "allow",
+        usage: expect.objectContaining({ outputTokens: expect.any(Number) }), // M20
+      },
     ]);
   });
 

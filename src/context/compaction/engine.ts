@@ -17,7 +17,7 @@
  * - The checkpoint is a user message, never a system message (C8).
  */
 import { randomUUID } from "node:crypto";
-import type { NewEvent } from "../../log/events.js";
+import type { NewEvent, Usage } from "../../log/events.js";
 import type { SurfaceMessage, SurfaceNode } from "../../log/messages.js";
 import { messageTokens, type TokenMeter } from "../../log/token-meter.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelRequest } from "../../model/types.js";
@@ -145,8 +145,10 @@ export async function compactOnce(options: CompactOnceOptions): Promise<Compacti
   log.add({ type: "compaction/start", data: { reason: options.reason }, ...where });
   await log.flush();
   const startedAt = log.seq;
+  // M20: the summary request's tokens are recorded even when its summary is refused.
+  let usage: Usage | undefined;
   const fail = async (error: string): Promise<CompactionOutcome> => {
-    log.add({ type: "compaction/end", data: { ok: false, error }, ...where });
+    log.add({ type: "compaction/end", data: { ok: false, error, ...(usage ? { usage } : {}) }, ...where });
     await log.flush();
     return { kind: "failed", error };
   };
@@ -154,6 +156,7 @@ export async function compactOnce(options: CompactOnceOptions): Promise<Compacti
   try {
     const request = summaryRequest(base, nodes, range, options.summaryMaxTokens, options.signal);
     const reply = await collectReply(options.adapter.stream(Object.freeze(request)));
+    usage = reply.usage;
     summary = reply.blocks
       .filter((b) => b.type === "text")
       .map((b) => b.text)
@@ -180,6 +183,7 @@ export async function compactOnce(options: CompactOnceOptions): Promise<Compacti
         endSeq: range.endSeq,
         tokensBefore: range.tokens,
         tokensAfter,
+        ...(usage ? { usage } : {}),
       },
       ...where,
     },
