@@ -35,6 +35,15 @@ export const configSchema = z.strictObject({
     max_output_tokens: positiveInt, // M2, M26
     effort: z.enum(EFFORTS), // M4, M5
     images: z.boolean().optional(), // M10: overrides the preset's image capability
+    /** M20: USD per million tokens, field by field over the price table (src/model/pricing.ts). */
+    price: z
+      .strictObject({
+        input: z.number().nonnegative().optional(),
+        cached_input: z.number().nonnegative().optional(),
+        output: z.number().nonnegative().optional(),
+        cache_write: z.number().nonnegative().optional(),
+      })
+      .optional(),
   }),
   retry: z.strictObject({
     mode: z.enum(["normal", "always"]), // M18

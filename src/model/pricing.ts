@@ -11,6 +11,7 @@
  * - DeepSeek bills off-peak hours at half its peak rate (peak 01:00–04:00 and 06:00–10:00 UTC). A flat
  *   price cannot follow the clock, so its rows are the peak rates: the cost shown is an upper bound.
  */
+import type { Config } from "../config/schema.js";
 import type { UsageTotals } from "../log/usage.js";
 
 export type Price = {
@@ -62,13 +63,37 @@ const ANTHROPIC: readonly Row[] = [
     cachedInput: 1.5,
     output: 75,
   },
+  // https://platform.claude.com/docs/en/models/sonnet-5/overview, "Pricing" (read 2026-12-04).
+  { models: ["claude-sonnet-5"], input: 2, cacheWrite: 2.5, cachedInput: 0.2, output: 10 },
+  // Sonnet 4.5/4.6 and Haiku 4.5: $3/$15 and $1/$5 from the models overview ("Price / MTok", read
+  // 2026-12-04); cache writes 1.25x and hits 0.1x of base input per the pricing page's prompt-caching rules.
+  {
+    models: ["claude-sonnet-4-6", "claude-sonnet-4-5"],
+    input: 3,
+    cacheWrite: 3.75,
+    cachedInput: 0.3,
+    output: 15,
+  },
+  { models: ["claude-haiku-4-5"], input: 1, cacheWrite: 1.25, cachedInput: 0.1, output: 5 },
+];
+
+// OpenAI, https://developers.openai.com/api/docs/pricing, Standard tier, short context (as quoted on
+// 2026-06-04 by tokenmix.ai and morphllm.com, re-read 2026-12-04). GPT-5.5 bills a request over 272K input
+// tokens at higher rates for the whole request; such requests are underestimated here.
+const OPENAI: readonly Row[] = [
+  { models: ["gpt-5.5"], input: 5, cachedInput: 0.5, output: 30 },
+  { models: ["gpt-5.4"], input: 2.5, cachedInput: 0.25, output: 15 },
+  { models: ["gpt-5.4-mini"], input: 0.75, cachedInput: 0.075, output: 4.5 },
+  { models: ["gpt-5.4-nano"], input: 0.2, cachedInput: 0.02, output: 1.25 },
 ];
 
 const TABLE: Readonly<Record<string, readonly Row[]>> = {
   deepseek: DEEPSEEK,
   "deepseek-anthropic": DEEPSEEK,
   anthropic: ANTHROPIC,
-  openai: [],
+  openai: OPENAI,
+  // Together and OpenRouter resell many models at their own, often changing prices; no row was verified, so
+  // their models are "cost unknown" until `model.price` names one.
   together: [],
   openrouter: [],
   // Local servers: no list price exists; `model.price` sets one.
@@ -80,7 +105,7 @@ function normalise(modelId: string): string {
   return modelId
     .trim()
     .toLowerCase()
-    .replace(/-(\d{8}|latest)$/, "");
+    .replace(/-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$/, "");
 }
 
 /** The table's price for a model of a provider preset, with `override` (`model.price`) applied. */
@@ -95,6 +120,19 @@ export function priceFor(provider: string, modelId: string, override?: Partial<P
   const price: Price = { input: merged.input, cachedInput: merged.cachedInput, output: merged.output };
   if (merged.cacheWrite !== undefined) price.cacheWrite = merged.cacheWrite;
   return price;
+}
+
+/** The price of the configured model: the table's row under `model.price`. */
+export function priceFromConfig(
+  model: Pick<Config["model"], "provider" | "id" | "price">,
+): Price | undefined {
+  const o = model.price;
+  const override: Partial<Price> = {};
+  if (o?.input !== undefined) override.input = o.input;
+  if (o?.cached_input !== undefined) override.cachedInput = o.cached_input;
+  if (o?.output !== undefined) override.output = o.output;
+  if (o?.cache_write !== undefined) override.cacheWrite = o.cache_write;
+  return priceFor(model.provider, model.id, override);
 }
 
 /** The providers and model ids the table prices (for `doctor` and docs). */

@@ -23,6 +23,7 @@ import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from "fast
 import type { Config } from "../config/schema.js";
 import type { Agent } from "../loop/agent.js";
 import type { Plugin } from "../loop/plugin.js";
+import { priceFromConfig } from "../model/pricing.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
 import type { Store } from "../store/store.js";
 import { ApiError, clientErrorHandler, errorHandler, frameworkErrors } from "./api-error.js";
@@ -187,7 +188,12 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     },
     false,
   );
-  registerSessionRoutes(routes, { store, runner, workspace: options.workspace });
+  registerSessionRoutes(routes, {
+    store,
+    runner,
+    workspace: options.workspace,
+    price: priceFromConfig(config.model), // M20
+  });
   registerEventStream(routes, { store, runner, keepAliveMs: 15_000 });
   registerInteractionRoutes(routes, { store, runner });
   routes.add(

@@ -37,6 +37,29 @@ export const Session = Type.Object({
 });
 export type SessionView = Static<typeof Session>;
 
+const usageCounts = {
+  /** Model requests whose usage the log records (a retried request once). */
+  requests: Type.Integer(),
+  /** Uncached input tokens (M20: disjoint from `cachedInput`). */
+  input: Type.Integer(),
+  /** Input tokens read from the provider's cache. */
+  cachedInput: Type.Integer(),
+  output: Type.Integer(),
+  /** The reasoning part of `output`. */
+  reasoning: Type.Integer(),
+};
+
+/** M20: the session's own usage, its cost in USD (`null`: no known price), and with its children. */
+export const SessionUsage = Type.Object({
+  ...usageCounts,
+  cost: Type.Union([Type.Number(), Type.Null()]),
+  withChildren: Type.Object({ ...usageCounts, cost: Type.Union([Type.Number(), Type.Null()]) }),
+});
+export type SessionUsageView = Static<typeof SessionUsage>;
+
+/** `GET /v1/sessions/:id`: the session with its usage. */
+export const SessionDetail = Type.Object({ ...Session.properties, usage: SessionUsage });
+
 export const MessageMode = Type.Union([Type.Literal("followup"), Type.Literal("steer")]);
 
 export const CreateSessionBody = Type.Object(

@@ -11,6 +11,8 @@
 import type { Static } from "typebox";
 import { forkSession } from "../loop/fork.js";
 import { startSession } from "../loop/new-session.js";
+import { costOf, type Price } from "../model/pricing.js";
+import { sessionUsage } from "../presets/session-usage.js";
 import { type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
 import { ApiError, notFound } from "./api-error.js";
 import { CANCEL_MARKER } from "./cancel-marker.js";
@@ -24,13 +26,21 @@ import {
   ListSessionsQuery,
   MessageBody,
   Session,
+  SessionDetail,
   SessionId,
   SessionList,
+  type SessionUsageView,
   type SessionView,
 } from "./schemas.js";
 import type { SessionRunner } from "./session-runner.js";
 
-export type SessionRoutesContext = { store: Store; runner: SessionRunner; workspace: string };
+export type SessionRoutesContext = {
+  store: Store;
+  runner: SessionRunner;
+  workspace: string;
+  /** M20: the price of the server's model (`model.price` over the table); undefined: cost unknown. */
+  price?: Price | undefined;
+};
 
 export function viewOf(row: SessionRow, drivenBy?: string | null): SessionView {
   const { metadata: _metadata, ...rest } = row;
@@ -41,6 +51,27 @@ export async function requireSession(store: Store, id: string): Promise<SessionR
   const row = await store.getSession(id);
   if (!row) throw notFound(id);
   return row;
+}
+
+/** M20: the `usage` object of the session resource; children (S1) roll up into `withChildren`. */
+export async function usageView(
+  store: Store,
+  id: string,
+  price: Price | undefined,
+): Promise<SessionUsageView> {
+  const { own, withChildren, cost } = await sessionUsage(store, id, price);
+  const counts = (u: typeof own) => ({
+    requests: u.requests,
+    input: u.input,
+    cachedInput: u.cachedInput,
+    output: u.output,
+    reasoning: u.reasoning,
+  });
+  return {
+    ...counts(own),
+    cost: costOf(own, price) ?? null,
+    withChildren: { ...counts(withChildren), cost: cost ?? null },
+  };
 }
 
 export function registerSessionRoutes(routes: RouteTable, context: SessionRoutesContext): void {
@@ -94,15 +125,15 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
     "GET",
     "/v1/sessions/:id",
     {
-      summary: "A session, with the server driving it now (if any)",
+      summary: "A session with its token usage and cost, and the server driving it now (if any)",
       params: SessionId,
-      response: { 200: Session, ...errorResponses },
+      response: { 200: SessionDetail, ...errorResponses },
     },
     async (request) => {
       const { id } = request.params as Static<typeof SessionId>;
       const row = await requireSession(store, id);
       const lease = await store.getLease(sessionLeaseName(id));
-      return viewOf(row, lease?.owner ?? null);
+      return { ...viewOf(row, lease?.owner ?? null), usage: await usageView(store, id, context.price) };
     },
   );
 
