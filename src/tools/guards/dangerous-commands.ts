@@ -17,19 +17,19 @@
  *   (`analysis-timeout`), nesting past the depth bound (`nesting-too-deep`) and a parser that cannot
  *   load or has faulted (`analysis-failed`) are all dangerous.
  * - Linear and bounded: one parse, one iterative walk (an explicit stack, never recursion over the
- *   tree), every regex is linear; a deadline (default 20 ms, leaving room under the 50 ms bound for the overshoot: a reset and a major GC of up to 17 ms were measured on top) bounds the parse, the walk and any nested
+ *   tree), every regex is linear; a deadline (default 20 ms of CPU time, analysis-deadline.ts, leaving room under the 50 ms bound for the overshoot: a reset and a major GC of up to 17 ms were measured on top) bounds the parse, the walk and any nested
  *   parse. The byte limit on the command is the guard's (command-guard.ts).
  * - Every match has a stable `key`; session approvals and `command_allowlist` entries are keys, and a
  *   command is allowed only when every key it matches is.
  */
 import { posix } from "node:path";
-import { performance } from "node:perf_hooks";
+import { AnalysisDeadline } from "./analysis-deadline.js";
 import { loadShellParser, type ShellNode, type ShellParser } from "./shell-parse.js";
 
 export type DangerousMatch = { key: string; description: string };
 
 export type AnalyzeOptions = {
-  /** Event-loop time the analysis may take before it gives up and calls the command dangerous. */
+  /** CPU time the analysis may take before it gives up and calls the command dangerous (analysis-deadline.ts). */
   timeBudgetMs?: number;
   /** How deep code in strings (`bash -c '…'` inside `eval "…"`, …) is parsed again. */
   maxDepth?: number;
@@ -170,7 +170,7 @@ class Analysis {
 
   constructor(
     readonly parser: ShellParser,
-    readonly deadline: number,
+    readonly deadline: AnalysisDeadline,
     readonly maxDepth: number,
   ) {}
 
@@ -182,7 +182,7 @@ class Analysis {
   tick(): boolean {
     if (this.expired) return true;
     this.steps += 1;
-    if ((this.steps & 255) !== 0 || performance.now() <= this.deadline) return false;
+    if ((this.steps & 255) !== 0 || !this.deadline.passed()) return false;
     this.expired = true;
     this.add("analysis-timeout");
     return true;
@@ -198,7 +198,7 @@ class Analysis {
     if (source.trim() === "") return;
     const tree = this.parser.parse(source, this.deadline);
     if (!tree) {
-      if (performance.now() > this.deadline) {
+      if (this.deadline.passed()) {
         this.expired = true;
         this.add("analysis-timeout");
       } else this.add("analysis-failed");
@@ -1235,7 +1235,7 @@ export function analyzeCommand(
   command: string,
   options: AnalyzeOptions = {},
 ): DangerousMatch[] {
-  const deadline = performance.now() + (options.timeBudgetMs ?? DEFAULT_TIME_BUDGET_MS);
+  const deadline = new AnalysisDeadline(options.timeBudgetMs ?? DEFAULT_TIME_BUDGET_MS);
   const analysis = new Analysis(parser, deadline, options.maxDepth ?? DEFAULT_MAX_DEPTH);
   analysis.source(command, 0);
   return collect(analysis);

@@ -19,9 +19,9 @@
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import type * as TreeSitter from "web-tree-sitter";
+import type { AnalysisDeadline } from "./analysis-deadline.js";
 
 type Parser = TreeSitter.Parser;
 
@@ -38,8 +38,8 @@ export type ShellNode = {
 
 export type ShellTree = { root: ShellNode; hasError: boolean; nodeCount: number };
 
-/** `deadline` is a `performance.now()` time; past it the parse or the copy gives up. */
-export type ShellParser = { parse(source: string, deadline: number): ShellTree | undefined };
+/** Once `deadline` has passed, the parse or the copy gives up. */
+export type ShellParser = { parse(source: string, deadline: AnalysisDeadline): ShellTree | undefined };
 
 const CHECK_EVERY = 512; // nodes copied between deadline checks
 
@@ -62,12 +62,12 @@ class TreeSitterShellParser implements ShellParser {
     };
   }
 
-  parse(source: string, deadline: number): ShellTree | undefined {
+  parse(source: string, deadline: AnalysisDeadline): ShellTree | undefined {
     if (this.broken) return undefined;
     let tree: ReturnType<Parser["parse"]>;
     try {
       tree = this.parser.parse(source, null, {
-        progressCallback: () => performance.now() > deadline,
+        progressCallback: () => deadline.passed(),
       });
     } catch {
       this.fault();
@@ -103,7 +103,7 @@ class TreeSitterShellParser implements ShellParser {
 
 function copyTree(
   tree: NonNullable<ReturnType<Parser["parse"]>>,
-  deadline: number,
+  deadline: AnalysisDeadline,
   names: Names,
 ): ShellTree | undefined {
   const cursor = tree.walk();
@@ -139,7 +139,7 @@ function copyTree(
         }
       }
       count += 1;
-      if (count % CHECK_EVERY === 0 && performance.now() > deadline) return undefined;
+      if (count % CHECK_EVERY === 0 && deadline.passed()) return undefined;
     }
   } finally {
     cursor.delete();
