@@ -14,8 +14,10 @@
  */
 import type { LogEvent } from "../log/events.js";
 import type { AssistantBlock } from "../log/messages.js";
+import type { UsageTotals } from "../log/usage.js";
+import { formatCost, formatTokens } from "../model/pricing.js";
 import { MarkdownStream } from "./render/markdown.js";
-import { formatCost, formatElapsed, formatTokens, statusLine } from "./render/status.js";
+import { formatElapsed, statusLine } from "./render/status.js";
 import { colorEnabled, type Palette, palette, sanitize, wrapText } from "./render/style.js";
 import { toolCard } from "./render/tool-card.js";
 
@@ -126,11 +128,17 @@ export class RunView implements View {
     this.write("err", `${line}\n`);
   }
 
-  /** The closing lines on stderr: duration, tokens, cost, and how to continue the session. */
-  summary(s: { sessionId: string; cost?: number }): void {
+  /**
+   * The closing lines on stderr: duration, tokens, cost, and how to continue the session. `usage` is the
+   * run's usage from the log (usageOf: side requests included); without it, the assistant messages seen.
+   * `cost` undefined (price unknown) prints no cost at all, never $0.
+   */
+  summary(s: { sessionId: string; cost?: number | undefined; usage?: UsageTotals }): void {
     if (this.options.quiet) return;
     const p = this.err;
-    const { input, cached, output } = this.totals;
+    const { input, cached, output } = s.usage
+      ? { input: s.usage.input + s.usage.cachedInput, cached: s.usage.cachedInput, output: s.usage.output }
+      : this.totals;
     const parts = [
       formatElapsed(this.now() - this.startedAt),
       `${formatTokens(input)} in${cached > 0 ? ` (${formatTokens(cached)} cached)` : ""} · ${formatTokens(output)} out`,

@@ -12,9 +12,12 @@ import { basename, extname, resolve } from "node:path";
 import type { Command } from "commander";
 import { addToCommandAllowlist } from "../../config/allowlist.js";
 import { saveAttachment, withAttachments } from "../../context/attachments.js";
+import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
+import { requestUsage, usageOf } from "../../log/usage.js";
 import { runHeadless } from "../../loop/headless.js";
 import { MAX_IMAGE_BYTES, sniffImageType } from "../../model/images.js";
+import { costOf, priceFromConfig } from "../../model/pricing.js";
 import { armGoal, goalOutcome } from "../../planning/goal-run.js";
 import { openAgent, SetupError } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
@@ -185,7 +188,12 @@ export async function runCommand(
           quiet: !!options.quiet,
         });
     const view: View = human ?? jsonView(output.out, eventJson);
-    agent.log.onDurable((events) => view.events(events));
+    // M20: the events of this run that record a request's usage, for the end summary's tokens and cost.
+    const usageEvents: LogEvent[] = [];
+    agent.log.onDurable((events) => {
+      view.events(events);
+      if (human) for (const event of events) if (requestUsage(event)) usageEvents.push(event);
+    });
     if (human) agent.onDelta((delta) => human.delta(delta.type, delta.delta));
     const startSeq = agent.log.seq;
     let interrupts = 0;
@@ -211,7 +219,15 @@ export async function runCommand(
       if (end?.data.error) output.err(`bdsh: ${end.data.error.code}: ${end.data.error.message}`);
       else if (result.reason && result.reason !== "completed")
         output.err(`bdsh: TURN_ENDED: the turn ended ${result.reason}`);
-      human?.summary({ sessionId: agent.sessionId });
+      if (human) {
+        const usage = usageOf(usageEvents).session;
+        // M20: the configured model's price (`model.price` over the table); unknown → no cost shown.
+        human.summary({
+          sessionId: agent.sessionId,
+          usage,
+          cost: costOf(usage, priceFromConfig(config.model)),
+        });
+      }
       return result.exitCode;
     } finally {
       process.off("SIGINT", onSignal);

@@ -4,11 +4,22 @@
  * workspace's, `--archived` includes archived ones (issue 15).
  */
 import type { Command } from "commander";
+import type { Config } from "../../config/schema.js";
 import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
 import { surfaceMessagesOf } from "../../log/surface.js";
+import { type UsageTotals, usageOf } from "../../log/usage.js";
 import { forkSession } from "../../loop/fork.js";
-import type { SessionRow } from "../../store/store.js";
+import {
+  costOf,
+  formatCost,
+  formatTokens,
+  type Price,
+  priceFor,
+  priceFromConfig,
+} from "../../model/pricing.js";
+import { sessionUsage } from "../../presets/session-usage.js";
+import type { SessionRow, Store } from "../../store/store.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { usageError } from "../errors.js";
 import type { Output } from "../output.js";
@@ -79,7 +90,8 @@ export function registerSessions(
           return;
         }
         const events = await store.read(row.id);
-        output.out(describeSession(row, events));
+        const price = sessionPrice(events, environment.loaded.config.model);
+        output.out(describeSession(row, events, await usageLines(store, row, events, price)));
       });
     });
 
@@ -185,7 +197,7 @@ function localTime(iso: string): string {
   return iso.replace("T", " ").slice(0, 16);
 }
 
-function describeSession(row: SessionRow, events: LogEvent[]): string {
+function describeSession(row: SessionRow, events: LogEvent[], usage: string[]): string {
   const turns = events.filter((e) => e.type === "turn/start").length;
   const lastEnd = events.findLast((e) => e.type === "turn/end");
   const surface = surfaceMessagesOf(events);
@@ -207,7 +219,7 @@ function describeSession(row: SessionRow, events: LogEvent[]): string {
     `events:    ${row.lastSeq}`,
     `turns:     ${turns}${lastEnd?.type === "turn/end" ? ` (last ended: ${lastEnd.data.reason})` : ""}`,
     `messages:  ${surface.length} model-visible`,
-    ...usageLines(events),
+    ...usage,
     ...(reply === undefined ? [] : ["last message:", indent(clipLines(reply, SHOW_REPLY_LINES))]),
   ].join("\n");
 }
@@ -222,8 +234,51 @@ function indent(text: string): string {
     .join("\n");
 }
 
-function usageLines(_events: LogEvent[]): string[] {
-  return [];
+/**
+ * M20: the price of the model the session last replied with: `model.price` applies when that is the
+ * configured model, else the table's row; undefined (cost unknown) when neither prices it.
+ */
+function sessionPrice(
+  events: readonly LogEvent[],
+  configured: Pick<Config["model"], "provider" | "id" | "price">,
+): Price | undefined {
+  const last = events.findLast((e) => e.type === "assistant/message");
+  if (last?.type !== "assistant/message") return priceFromConfig(configured);
+  const { provider, model } = last.data;
+  if (provider === configured.provider && model === configured.id) return priceFromConfig(configured);
+  return priceFor(provider, model);
+}
+
+/**
+ * M20: the session's own usage (a fork's copied events not counted) and, when it has children (S1
+ * subagents, forks), the total with them rolled up. Cost only where the price is known, else "cost unknown".
+ */
+async function usageLines(
+  store: Store,
+  row: SessionRow,
+  events: readonly LogEvent[],
+  price: Price | undefined,
+): Promise<string[]> {
+  const own = usageOf(events).session;
+  const lines = [`usage:     ${usageText(own, costOf(own, price))}`];
+  const children = await store.listSessions({ parentId: row.id, includeArchived: true, limit: 1 });
+  if (children.length > 0) {
+    const total = await sessionUsage(store, row.id, price);
+    lines.push(`  with children: ${usageText(total.withChildren, total.cost)}`);
+  }
+  return lines;
+}
+
+/** "3 requests · 1.2k input · 800 cached input · 300 output (120 reasoning) · $0.0042". */
+function usageText(u: UsageTotals, cost: number | undefined): string {
+  const parts = [
+    `${u.requests} request${u.requests === 1 ? "" : "s"}`,
+    `${formatTokens(u.input)} input`,
+    `${formatTokens(u.cachedInput)} cached input`,
+    `${formatTokens(u.output)} output${u.reasoning > 0 ? ` (${formatTokens(u.reasoning)} reasoning)` : ""}`,
+  ];
+  parts.push(cost === undefined ? "cost unknown" : formatCost(cost)); // M20: never a guessed price
+  return parts.join(" · ");
 }
 
 function describeEvent(event: LogEvent): string {

@@ -2,8 +2,12 @@
  * The one-line status shown while the agent works: `⠋ thinking · 12s · 3.4k tokens · $0.01 · Esc to
  * interrupt`. Pure; the caller owns the timer and the repaint rate.
  */
+import { formatCost, formatTokens } from "../../model/pricing.js";
 import type { Palette } from "./style.js";
 import { truncate } from "./style.js";
+
+// One formatting of tokens and money for every view: the model layer's (M20).
+export { formatCost, formatTokens };
 
 export const SPINNER_FRAMES: readonly string[] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -14,20 +18,6 @@ export function formatElapsed(ms: number): string {
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) return `${minutes}m ${seconds % 60}s`;
   return `${Math.floor(minutes / 60)}h ${minutes % 60}m`;
-}
-
-/** `950` → `950`, `3_412` → `3.4k`, `12_900` → `13k`, `1_250_000` → `1.3M`. */
-export function formatTokens(n: number): string {
-  if (n < 1000) return String(Math.round(n));
-  if (n < 10_000) return `${(n / 1000).toFixed(1)}k`;
-  if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
-  return `${(n / 1_000_000).toFixed(1)}M`;
-}
-
-/** Dollars with two decimals, or four below a cent so a cheap run does not read as free. */
-export function formatCost(dollars: number): string {
-  if (dollars > 0 && dollars < 0.01) return `$${dollars.toFixed(4)}`;
-  return `$${dollars.toFixed(2)}`;
 }
 
 export function statusLine(
