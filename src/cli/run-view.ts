@@ -3,6 +3,9 @@
  *
  * - stdout on a terminal: the reply rendered as markdown, line by line as it streams (MarkdownStream).
  *   stdout piped: the reply exactly as the model wrote it, delta by delta.
+ * - While the status line runs, reply text is held and written with the next frame (at most
+ *   MAX_REPAINTS_PER_SECOND frames a second, each at most three writes: clear, text, status), so a fast
+ *   stream does not repaint the terminal per line (bench/ui). Anything on stderr flushes it first.
  * - stderr on a terminal: a status line (spinner, elapsed, activity, tokens) repainted at most
  *   MAX_REPAINTS_PER_SECOND times and cleared before anything else is printed, so it never mixes into
  *   other lines; reasoning dimmed. stderr piped: no status line and no reasoning.
@@ -41,7 +44,7 @@ export type RunViewOptions = {
   now?: () => number;
 };
 
-export const MAX_REPAINTS_PER_SECOND = 10;
+export const MAX_REPAINTS_PER_SECOND = 8;
 const CLEAR_LINE = "\r\u001b[2K";
 
 type Totals = { input: number; cached: number; output: number };
@@ -63,6 +66,8 @@ export class RunView implements View {
   private textOpen = false;
   private readonly calls = new Map<string, { name: string; arguments: string }>();
   private lastAnswer = "";
+  /** Rendered reply text waiting for the next frame (only while the status line runs). */
+  private pendingOut = "";
   readonly totals: Totals = { input: 0, cached: 0, output: 0 };
 
   constructor(private readonly options: RunViewOptions) {
@@ -116,6 +121,7 @@ export class RunView implements View {
   finish(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.flushOut();
     this.endReply();
     this.clearStatus();
     if (this.options.quiet && this.lastAnswer !== "") {
@@ -244,8 +250,20 @@ export class RunView implements View {
   }
 
   private write(stream: "out" | "err", text: string): void {
+    if (stream === "out" && this.timer) {
+      this.pendingOut += text;
+      return;
+    }
+    this.flushOut();
     this.clearStatus();
     (stream === "out" ? this.options.stdout : this.options.stderr).write(text);
+  }
+
+  private flushOut(): void {
+    if (this.pendingOut === "") return;
+    this.clearStatus();
+    this.options.stdout.write(this.pendingOut);
+    this.pendingOut = "";
   }
 
   private clearStatus(): void {
@@ -255,6 +273,7 @@ export class RunView implements View {
   }
 
   private paint(): void {
+    this.flushOut();
     const tokens = this.totals.input + this.totals.output;
     const line = statusLine(
       {

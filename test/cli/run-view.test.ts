@@ -1,8 +1,8 @@
 /**
  * Issue 15: RunView's end summary (tokens from the run's usage, cost only when priced) on a fake terminal.
  */
-import { describe, expect, it } from "vitest";
-import { RunView, type TermStream } from "../../src/cli/run-view.js";
+import { describe, expect, it, vi } from "vitest";
+import { MAX_REPAINTS_PER_SECOND, RunView, type TermStream } from "../../src/cli/run-view.js";
 
 function term(isTTY: boolean): TermStream & { text: string } {
   const t = {
@@ -55,5 +55,45 @@ describe("RunView.summary", () => {
     const v = new RunView({ stdout, stderr, env: {}, quiet: true });
     v.summary({ sessionId: "s-4", usage, cost: 1 });
     expect(stderr.text + stdout.text).toBe("");
+  });
+});
+
+describe("RunView on a terminal", () => {
+  it("holds reply text for the next status frame, and anything on stderr flushes it first, in order", () => {
+    vi.useFakeTimers();
+    try {
+      const stdout = term(true);
+      const stderr = term(true);
+      const both: string[] = [];
+      const tap = (t: ReturnType<typeof term>, name: string) => {
+        const write = t.write.bind(t);
+        t.write = (s: string) => {
+          both.push(`${name}:${s}`);
+          return write(s);
+        };
+      };
+      tap(stdout, "out");
+      tap(stderr, "err");
+      const v = new RunView({ stdout, stderr, env: { NO_COLOR: "1" } });
+      v.delta("text", "first line\nsecond ");
+      expect(stdout.text).toBe("");
+      vi.advanceTimersByTime(1000 / MAX_REPAINTS_PER_SECOND);
+      expect(stdout.text).toContain("first line");
+      expect(stderr.text).toContain("Ctrl-C to interrupt");
+      v.delta("text", "line\nthird line\n");
+      v.notice("a notice");
+      const out = both.findIndex((w) => w.startsWith("out:") && w.includes("third line"));
+      const notice = both.findIndex((w) => w === "err:a notice\n");
+      expect(out).toBeGreaterThanOrEqual(0);
+      expect(out).toBeLessThan(notice);
+      v.finish();
+      expect(stdout.text).toContain("second line");
+      expect(
+        stderr.text.endsWith("\r\u001b[2K") ||
+          !stderr.text.includes("Ctrl-C", stderr.text.lastIndexOf("a notice")),
+      ).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
