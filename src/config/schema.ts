@@ -101,6 +101,8 @@ export const configSchema = z.strictObject({
   }),
   ralph: z.strictObject({ max_rounds: positiveInt, handoff_max_chars: positiveInt }), // P7
   schedules: z.strictObject({ min_every_seconds: positiveInt, poll_interval_ms: positiveInt }), // S8
+  /** Issue 15 item 4: a model-written title for a session started without one (presets/session-title.ts). */
+  session: z.strictObject({ titles: z.boolean() }),
   sandbox: z.enum(SANDBOX_MODES), // T16, T17
   approval: z.enum(APPROVAL_POLICIES), // T16; auto: S7
   /** S7: the auto-reviewer under `approval: auto`. `medium`: ask a person, deny, or allow (explicit consent). */
@@ -192,6 +194,7 @@ export const DEFAULT_CONFIG: Config = {
   },
   ralph: { max_rounds: 256, handoff_max_chars: 16_384 },
   schedules: { min_every_seconds: 60, poll_interval_ms: 5_000 },
+  session: { titles: true },
   sandbox: "workspace-write",
   approval: "ask",
   auto_review: {

@@ -24,6 +24,7 @@ import { goalPlugin } from "../planning/goal-plugin.js";
 import { planModePlugin } from "../planning/plan-mode.js";
 import { schedulesPlugin } from "../planning/schedules.js";
 import { llmRetryPlugin } from "../retry/llm-retry.js";
+import { sessionTitleFromConfig } from "./session-title.js";
 
 export type StandardPresetOptions = {
   config: Config;
@@ -78,6 +79,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
     planModePlugin(), // P2
     schedulesPlugin({ minEverySeconds: options.config.schedules.min_every_seconds }), // S8
     ...continuationPlugins(options.config.continuation), // §9: length, empty, todos, announced, report
+    sessionTitleFromConfig(options.config), // issue 15: a title side request, off the hot path (M5: effort off)
     ...(options.extra ?? []),
   ];
 }

@@ -29,7 +29,11 @@
  * with headers; or exact `raw` bytes in chosen piece sizes. Faults: `drop` (socket destroyed mid-stream),
  * `stall` (silence, for idle timeouts), `malformed` (a non-JSON frame), `eof` (clean end too early).
  *
- * Invariants: every request is logged in `requests` before it is answered; `close()` destroys open
+ * Titles: a request with the header `x-bdsh-purpose: title` (the session title side request) is answered
+ * from `titles` (default: the text "Scripted session") and logged in `titleRequests`, never in `requests`
+ * nor read from `script`: existing scripts and request counts do not see it.
+ *
+ * Invariants: every request is logged in `requests` (or `titleRequests`) before it is answered; `close()` destroys open
  * sockets, so a stalled reply never keeps a test alive.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -43,10 +47,14 @@ export * from "./script.js";
 export type FakeProvider = {
   /** `http://127.0.0.1:<port>`; use as base URL (add `/anthropic` or `/v1` freely). */
   readonly url: string;
-  /** Every request received, in order. */
+  /** Every request received, in order, except title side requests. */
   readonly requests: FakeRequest[];
+  /** Requests marked `x-bdsh-purpose: title` (a session title side request), apart from `requests`. */
+  readonly titleRequests: FakeRequest[];
   /** Replaces the script (e.g. between phases of a test). */
   setScript(script: FakeScript): void;
+  /** Replaces the title answers. */
+  setTitles(titles: FakeReply | FakeScript | undefined): void;
   close(): Promise<void>;
 };
 
@@ -56,11 +64,22 @@ export type FakeProviderOptions = {
   apiKey?: string;
   /** The ids the model list names (default `["fake-model"]`). */
   models?: readonly string[];
+  /**
+   * Answers to title side requests (header `x-bdsh-purpose: title`): one reply for all, an array read by
+   * the title request's own index, or a function. Default `{ text: DEFAULT_FAKE_TITLE }`. Title requests are
+   * never logged in `requests` nor read from `script`, so a test's request count and steps stay the same.
+   */
+  titles?: FakeReply | FakeScript;
 };
+
+/** What the fake answers a title side request with, unless told otherwise. */
+export const DEFAULT_FAKE_TITLE = "Scripted session";
 
 export async function startFakeProvider(options: FakeProviderOptions): Promise<FakeProvider> {
   let script = options.script;
+  let titles = options.titles;
   const requests: FakeRequest[] = [];
+  const titleRequests: FakeRequest[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -81,8 +100,10 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       : path.endsWith("/messages")
         ? "anthropic-messages"
         : undefined;
+    const isTitle = req.headers["x-bdsh-purpose"] === "title";
+    const log = isTitle ? titleRequests : requests;
     const request: FakeRequest = {
-      index: requests.length,
+      index: log.length,
       method: req.method ?? "GET",
       path,
       wire,
@@ -90,7 +111,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       body: parseJson(rawBody),
       rawBody,
     };
-    requests.push(request);
+    log.push(request);
     if (request.method === "GET" && path.endsWith("/models")) {
       listModels(req, res);
       return;
@@ -100,8 +121,9 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       res.end(JSON.stringify({ error: { message: `no such endpoint: ${path}`, type: "not_found" } }));
       return;
     }
-    const reply =
-      typeof script === "function"
+    const reply = isTitle
+      ? await titleReply(titles, request)
+      : typeof script === "function"
         ? await script(request, request.index)
         : (script[request.index] ?? {
             status: 500,
@@ -137,8 +159,12 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    titleRequests,
     setScript(next) {
       script = next;
+    },
+    setTitles(next) {
+      titles = next;
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -146,6 +172,22 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         server.close(() => resolve());
       }),
   };
+}
+
+async function titleReply(
+  titles: FakeReply | FakeScript | undefined,
+  request: FakeRequest,
+): Promise<FakeReply> {
+  if (titles === undefined) return { text: DEFAULT_FAKE_TITLE };
+  if (typeof titles === "function") return titles(request, request.index);
+  if (Array.isArray(titles))
+    return (
+      (titles as readonly FakeReply[])[request.index] ?? {
+        status: 500,
+        body: { error: { message: `fake provider: no scripted title for title request ${request.index}` } },
+      }
+    );
+  return titles as FakeReply;
 }
 
 async function respond(res: ServerResponse, reply: FakeReply, wire: FakeWire, model: string): Promise<void> {
