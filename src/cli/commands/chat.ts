@@ -1,19 +1,21 @@
 /**
- * `bdsh chat` (INTERFACE.md): an interactive session in the terminal.
+ * `bdsh chat` (INTERFACE.md, issue 15): an interactive session in the terminal.
  *
- * - A line typed while the agent is idle starts a turn (follow-up); typed while it runs, it steers the
- *   running turn (L4: next step).
- * - `/goal …` (P6), `/compact` (C11), `/plan` and `/default` (P2), `/help`, `/exit`.
- * - Ctrl-C cancels the running turn (L7); at an idle prompt, Ctrl-C or Ctrl-D leaves.
- * - The reply streams to stdout; tool activity and notices go to stderr.
+ * - On a terminal (stdin and stdout both TTYs): the Ink UI (src/cli/chat/chat-tui.ts) — a transcript with
+ *   markdown and tool cards, a status line, a multi-line editor with bracketed paste and per-project
+ *   history, modal approvals, Esc/Ctrl-C to interrupt (L7), slash commands (src/cli/chat/slash-commands.ts).
+ * - Otherwise plain lines (src/cli/chat/plain-chat.ts): a line is a message; nobody can be asked, so
+ *   approvals fail closed as in a headless run.
  */
-import { createInterface } from "node:readline";
 import { createInterface as createPromptInterface } from "node:readline/promises";
 import type { Command } from "commander";
+import { addToCommandAllowlist } from "../../config/allowlist.js";
 import { projectFiles, trustDirectory } from "../../config/trust.js";
-import type { Agent } from "../../loop/agent.js";
-import { GOAL_USAGE, parseGoalCommand, runGoalCommand } from "../../planning/goal-command.js";
 import { openAgent, SetupError } from "../../presets/open-agent.js";
+import type { Approvals } from "../../tools/approvals.js";
+import type { QuestionAnswerer } from "../../tools/misc/ask-user-tool.js";
+import { historyFile } from "../chat/history.js";
+import { runPlainChat } from "../chat/plain-chat.js";
 import {
   type CliEnvironment,
   cliEnvironment,
@@ -23,18 +25,8 @@ import {
 } from "../environment.js";
 import { CliError, EXIT_OK, EXIT_USAGE } from "../errors.js";
 import type { Output } from "../output.js";
-import { chooseSession, showConversationTail } from "../session-select.js";
+import { chooseSession } from "../session-select.js";
 import { addSharedOptions } from "../shared-options.js";
-import { terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
-import { humanView } from "./run.js";
-
-const HELP = [
-  "Type a message to send it. While the agent works, a message steers the running turn.",
-  "/goal [<objective>|clear|edit <objective>|pause|resume]   goal rounds (P6)",
-  "/compact                                                  condense the history (C11)",
-  "/plan, /default                                           switch plan mode (P2)",
-  "/exit                                                     leave (Ctrl-C cancels a running turn)",
-].join("\n");
 
 export function registerChat(program: Command, output: Output, setExitCode: (code: number) => void): void {
   addSharedOptions(program.command("chat").description("interactive session in the terminal"))
@@ -46,31 +38,59 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
       printStartupWarnings(environment, output);
       await withStore(environment, async (store) => {
         const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
-        let agent: Agent;
-        try {
-          ({ agent } = await openAgent({
-            store,
-            config: environment.loaded.config,
-            workspace: chosen.workspace,
-            home: environment.home,
-            env: environment.env,
-            ...(chosen.row ? { sessionId: chosen.row.id } : {}),
-            toolOptions: {
-              home: environment.home,
-              env: environment.env,
-              approvals: terminalApprovals,
-              questionAnswerer: terminalQuestions,
-            },
-            leaseWaitMs: 30_000,
-          }));
-        } catch (error) {
-          if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
-          throw error;
-        }
-        if (chosen.row) await showConversationTail(agent, output); // issue 15: not replayed
-        output.err(`session ${agent.sessionId} — /help for commands`);
-        await chatLoop(agent, output);
-        await agent.close();
+        const config = environment.loaded.config;
+        const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
+        const base = {
+          store,
+          home: environment.home,
+          env: environment.env,
+          workspace: chosen.workspace,
+          leaseWaitMs: 30_000,
+          // Without a terminal nobody can be asked (INTERFACE: behaves as never); `auto` still reviews (S7).
+          ...(interactive || config.approval === "auto" ? {} : { approval: "never" as const }),
+        };
+        const toolOptions = {
+          home: environment.home,
+          env: environment.env,
+          persistAllowlist: (key: string) => addToCommandAllowlist(environment.home, key),
+          onPluginFailure: (failure: { name: string; path: string; error: string }) =>
+            output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
+        };
+        const open = async (o: {
+          sessionId?: string;
+          config: typeof config;
+          approvals?: Approvals;
+          questions?: QuestionAnswerer;
+        }) => {
+          try {
+            const { agent } = await openAgent({
+              ...base,
+              config: o.config,
+              ...(o.sessionId ? { sessionId: o.sessionId } : {}),
+              toolOptions: {
+                ...toolOptions,
+                ...(o.approvals ? { approvals: o.approvals } : {}),
+                ...(o.questions ? { questionAnswerer: o.questions } : {}),
+              },
+            });
+            return agent;
+          } catch (error) {
+            if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
+            throw error;
+          }
+        };
+        const common = {
+          store,
+          config,
+          workspace: chosen.workspace,
+          env: environment.env,
+          ...(chosen.row ? { sessionId: chosen.row.id } : {}),
+        };
+        if (interactive) {
+          // Ink and React load only for the terminal UI, not with every command.
+          const { runChatTui } = await import("../chat/chat-tui.js");
+          await runChatTui({ ...common, open, historyFile: historyFile(environment.home, chosen.workspace) });
+        } else await runPlainChat({ ...common, open, output });
         setExitCode(EXIT_OK);
       });
     });
@@ -97,72 +117,4 @@ async function askToTrust(environment: CliEnvironment, output: Output): Promise<
   }
   output.err(`trusted ${trustDirectory(environment.home, project.dir)}`);
   return true;
-}
-
-async function chatLoop(agent: Agent, output: Output): Promise<void> {
-  const view = humanView(output);
-  agent.log.onDurable(view.events);
-  agent.onDelta((delta) => view.delta(delta.type, delta.delta));
-  agent.hooks.onSerial("agent/turn-end", () => view.finish());
-  agent.hooks.onSerial("agent/status", (event) => {
-    if (event.status === "idle") rl.prompt();
-  });
-  agent.open().catch(() => undefined);
-  const rl = createInterface({ input: process.stdin, output: process.stderr, prompt: "> " });
-  rl.prompt();
-  rl.on("SIGINT", () => {
-    if (agent.status === "running") {
-      output.err("cancelling the turn…");
-      void agent.cancel();
-    } else rl.close();
-  });
-  for await (const raw of rl) {
-    const line = raw.trim();
-    if (!line) {
-      rl.prompt();
-      continue;
-    }
-    if (line === "/exit" || line === "/quit") break;
-    const reply = await command(agent, line);
-    if (reply !== undefined) {
-      output.err(reply);
-      if (agent.status !== "running") rl.prompt();
-      continue;
-    }
-    if (agent.status === "running") await agent.steer(line);
-    else await agent.followup(line);
-  }
-  await agent.whenIdle().catch(() => undefined);
-}
-
-/** A slash command's answer, or undefined when the line is a message for the model. */
-async function command(agent: Agent, line: string): Promise<string | undefined> {
-  if (!line.startsWith("/")) return undefined;
-  if (line === "/help") return HELP;
-  if (line === "/compact") {
-    if (agent.status === "running") return "Compaction is unavailable while the agent is running.";
-    const compaction = agent.services.get("compaction");
-    return compaction
-      ? (await compaction.compactNow()).message
-      : "Compaction is not available in this preset.";
-  }
-  if (line === "/plan" || line === "/default") {
-    const plan = agent.services.get("planMode");
-    if (!plan) return "Plan mode is not available in this preset.";
-    await plan.switchTo(line === "/plan" ? "plan" : "default");
-    return line === "/plan" ? "Plan mode on." : "Back to the default mode.";
-  }
-  const goal = parseGoalCommand(line);
-  if (goal) {
-    const goals = agent.services.get("goalService");
-    const rounds = agent.services.get("goalRounds");
-    if (!goals || !rounds) return "Goals are not available in this preset.";
-    return runGoalCommand(goal, {
-      goals,
-      queueRound: () => rounds.queueRound(),
-      kick: () => agent.kick(),
-      idle: agent.status === "idle",
-    });
-  }
-  return `Unknown command ${line.split(" ")[0]}. ${GOAL_USAGE.replace("Usage: ", "Try /help, or ")}`;
 }

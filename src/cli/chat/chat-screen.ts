@@ -1,0 +1,342 @@
+/**
+ * What `bdsh chat` shows (issue 15), as state: the transcript lines already final, the live part (the
+ * reply's unfinished line, the reasoning's last lines, the status), the editor and a modal prompt. The Ink
+ * app (chat-app.tsx) draws it; this module knows nothing of React, so tests and bench/ui drive it alone.
+ *
+ * Invariants:
+ * - `transcript` only grows: a line once committed is never changed (Ink's <Static> prints it once).
+ * - Durable events arrive in log order (`events`), deltas live before their event (`delta`). A reply's
+ *   finished lines are rendered as markdown and committed as they complete; only its last, unfinished line
+ *   is live.
+ * - After `interrupt()` the screen stops showing the turn's stream at once (L7: the delivered prefix stays
+ *   in the log and on the screen, nothing after it is drawn), until the next turn starts.
+ * - While a modal is open, keys go to the modal only: an approval answer is never editor text, so it can
+ *   never become a message to the model.
+ * - Everything model-written is sanitised before it is drawn (no control sequences from the model).
+ * - Changes are announced through `onChange`; the app repaints at most `maxFps` times a second.
+ */
+import type { LogEvent, UserSource } from "../../log/events.js";
+import { addUsage, emptyUsage, type UsageTotals, usageTotalsOf } from "../../log/usage.js";
+import { costOf, formatCost, formatTokens, type Price } from "../../model/pricing.js";
+import type { ApprovalAnswer } from "../../tools/types.js";
+import { MarkdownStream } from "../render/markdown.js";
+import { formatElapsed } from "../render/status.js";
+import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
+import { toolCard } from "../render/tool-card.js";
+import { type EditorState, EMPTY_EDITOR } from "./editor.js";
+
+export type TranscriptLine = { id: number; text: string };
+
+export type ApprovalModal = {
+  kind: "approval";
+  tool: string;
+  summary: string;
+  reason: string;
+  answer(answer: ApprovalAnswer): void;
+};
+
+export type QuestionModal = {
+  kind: "question";
+  question: string;
+  options: readonly string[];
+  /** The answer typed so far (a question's free-text answer has its own line, never the editor's). */
+  typed: string;
+  answer(answer: string | undefined): void;
+};
+
+export type Modal = ApprovalModal | QuestionModal;
+
+export type ChatStatus = {
+  running: boolean;
+  startedAt: number;
+  activity: string;
+};
+
+/** Messages the harness adds that a person wants to see (the context snapshots and reminders stay out). */
+const SHOWN_SOURCES = new Set<UserSource>([
+  "job-notice",
+  "subagent-settled",
+  "agent-message",
+  "goal-round",
+  "goal-wrapup",
+  "continuation",
+  "schedule",
+]);
+
+/** How many of the reasoning's last lines stay on screen while the model thinks. */
+export const REASONING_TAIL_LINES = 3;
+
+/** What to do next, per error code, for an error shown inline. */
+const ERROR_HINTS: Record<string, string> = {
+  AUTH: "the provider refused the API key: set the key (DEEPSEEK_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY or BDSH_API_KEY, or --api-key-env) and check it with `bdsh doctor --online`",
+  QUOTA: "the account is out of credit or quota: top it up with the provider, or switch model with /model",
+  RATE_LIMIT: "rate limited after the retries: wait a moment, then send again",
+  TRANSPORT: "the provider could not be reached: check the base URL and the network (`bdsh doctor --online`)",
+  TIMEOUT: "the provider stopped answering: send again, or check the network",
+  SERVER: "the provider failed after the retries: send again in a moment",
+  CONTEXT_WINDOW_EXCEEDED: "the conversation no longer fits: /compact, then send again",
+  INVALID_REQUEST: "the provider rejected the request; if it names the model, pick another with /model",
+};
+
+export function errorHint(code: string): string | undefined {
+  return ERROR_HINTS[code] ?? (code.startsWith("HTTP_404") ? ERROR_HINTS.INVALID_REQUEST : undefined);
+}
+
+export class ChatScreen {
+  readonly transcript: TranscriptLine[] = [];
+  editor: EditorState = EMPTY_EDITOR;
+  modal: Modal | undefined;
+  status: ChatStatus = { running: false, startedAt: 0, activity: "" };
+  /** The reply's unfinished last line (raw, sanitised when drawn). */
+  liveLine = "";
+  /** The reasoning's last lines while the model thinks. */
+  reasoningTail: string[] = [];
+  /** A one-line note under the editor (a hint, "press Ctrl-C again to leave"). */
+  footer = "";
+  usage: UsageTotals = emptyUsage();
+  /** The last reasoning block in full (Ctrl-O shows it). */
+  lastReasoning = "";
+  version = 0;
+
+  private nextId = 0;
+  private markdown: MarkdownStream | undefined;
+  private reasoning = "";
+  private reasoningStartedAt = 0;
+  private muted = false;
+  private readonly calls = new Map<string, { name: string; arguments: string }>();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly p: Palette,
+    public width: number,
+    private readonly price: () => Price | undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  changed(): void {
+    this.version++;
+    for (const listener of this.listeners) listener();
+  }
+
+  get cost(): number | undefined {
+    return costOf(this.usage, this.price());
+  }
+
+  /** Lines into the transcript (each may hold newlines; they are split). */
+  commit(text: string): void {
+    for (const line of text.replace(/\n$/, "").split("\n"))
+      this.transcript.push({ id: this.nextId++, text: line });
+    this.changed();
+  }
+
+  note(text: string): void {
+    this.commit(this.p.dim(sanitize(text)));
+  }
+
+  error(code: string, message: string): void {
+    const lines = [this.p.red(`✗ ${code}: ${sanitize(message)}`)];
+    const hint = errorHint(code);
+    if (hint) lines.push(this.p.dim(`  ${hint}`));
+    this.commit(wrapAll(lines.join("\n"), this.width));
+  }
+
+  /** The person sent `text`: shown at once, as they typed it. */
+  userMessage(text: string, steering: boolean): void {
+    const label = steering ? this.p.yellow("↳ steer ") : this.p.cyan("› ");
+    const lines = sanitize(text).split("\n");
+    this.commit(
+      lines
+        .map((line, i) => `${i === 0 ? label : "  "}${line}`)
+        .flatMap((line) => wrapText(line, this.width))
+        .join("\n"),
+    );
+    if (steering) this.note("  (delivered to the running turn at its next step)");
+  }
+
+  turnStarted(): void {
+    this.muted = false;
+    this.status = { running: true, startedAt: this.now(), activity: "thinking" };
+    this.changed();
+  }
+
+  /** Esc / Ctrl-C: stop drawing the stream now; the agent is cancelled by the caller. */
+  interrupt(): void {
+    if (!this.status.running || this.muted) return;
+    this.endReply();
+    this.muted = true;
+    this.status = { ...this.status, activity: "interrupting" };
+    this.commit(this.p.yellow("⏹ interrupted"));
+  }
+
+  delta(kind: string, text: string): void {
+    if (this.muted) return;
+    if (kind === "reasoning") {
+      if (this.reasoning === "") this.reasoningStartedAt = this.now();
+      this.reasoning += text;
+      this.reasoningTail = this.reasoning.split("\n").filter(Boolean).slice(-REASONING_TAIL_LINES);
+      this.status = { ...this.status, activity: "thinking" };
+      this.changed();
+      return;
+    }
+    if (kind !== "text") return;
+    this.endReasoning();
+    if (!this.markdown) this.markdown = new MarkdownStream(this.p, this.width);
+    const rendered = this.markdown.push(text);
+    const end = text.lastIndexOf("\n");
+    this.liveLine = end < 0 ? this.liveLine + text : text.slice(end + 1);
+    this.status = { ...this.status, activity: "writing" };
+    if (rendered) this.commit(rendered);
+    else this.changed();
+  }
+
+  events(events: readonly LogEvent[]): void {
+    for (const event of events) this.event(event);
+    this.changed();
+  }
+
+  openModal(modal: Modal): void {
+    this.modal = modal;
+    this.changed();
+  }
+
+  closeModal(): void {
+    this.modal = undefined;
+    this.changed();
+  }
+
+  setEditor(editor: EditorState): void {
+    this.editor = editor;
+    this.changed();
+  }
+
+  setFooter(text: string): void {
+    this.footer = text;
+    this.changed();
+  }
+
+  usageLine(): string {
+    const u = this.usage;
+    const cost = this.cost;
+    const input = u.input + u.cachedInput;
+    return [
+      `${formatTokens(input)} in${u.cachedInput > 0 ? ` (${formatTokens(u.cachedInput)} cached)` : ""}`,
+      `${formatTokens(u.output)} out`,
+      `${u.requests} request${u.requests === 1 ? "" : "s"}`,
+      cost === undefined ? "cost unknown (no price for this model; set model.price)" : formatCost(cost),
+    ].join(" · ");
+  }
+
+  private event(event: LogEvent): void {
+    switch (event.type) {
+      case "turn/start":
+        if (!this.status.running) this.turnStarted(); // a goal round or a settlement started it
+        break;
+      case "user/message":
+        if (SHOWN_SOURCES.has(event.data.source) && !this.muted)
+          this.note(`[${event.data.source}] ${firstLine(event.data.text)}`);
+        break;
+      case "step/start":
+        if (!this.muted) this.status = { ...this.status, activity: "thinking" };
+        break;
+      case "assistant/message":
+        if (event.data.usage) this.usage = addUsage(this.usage, usageTotalsOf(event.data.usage));
+        if (!this.muted) this.endReply();
+        break;
+      case "tool/call":
+        if (event.data.synthetic) break;
+        this.calls.set(event.data.callId, { name: event.data.name, arguments: event.data.arguments });
+        if (!this.muted) this.status = { ...this.status, activity: `running ${sanitize(event.data.name)}` };
+        break;
+      case "tool/result": {
+        if (event.data.synthetic || event.data.surfaceOp) break;
+        const call = this.calls.get(event.data.callId) ?? { name: event.data.name, arguments: "{}" };
+        this.calls.delete(event.data.callId);
+        if (this.muted) break;
+        const card = toolCard(
+          call,
+          { text: event.data.text, isError: event.data.isError },
+          this.p,
+          this.width,
+        );
+        this.commit(card.join("\n"));
+        this.status = { ...this.status, activity: "thinking" };
+        break;
+      }
+      case "llm/retry":
+        this.commit(
+          this.p.yellow(
+            `retrying after ${event.data.error.code} (attempt ${event.data.attempt}) in ${Math.round(event.data.delayMs / 100) / 10}s`,
+          ),
+        );
+        break;
+      case "compaction/start":
+        this.status = { ...this.status, activity: "compacting" };
+        this.note("compacting the history…");
+        break;
+      case "compaction/end":
+        this.note("history compacted");
+        break;
+      case "turn/end":
+        this.endReply();
+        this.status = { ...this.status, running: false, activity: "" };
+        if (event.data.error) this.error(event.data.error.code, event.data.error.message);
+        else if (event.data.reason !== "completed" && !this.muted)
+          this.note(`the turn ended ${event.data.reason}`);
+        this.note(`${formatElapsed(this.now() - this.status.startedAt)} · ${this.usageLine()}`);
+        this.muted = false;
+        break;
+      default:
+        break;
+    }
+  }
+
+  private endReasoning(): void {
+    if (this.reasoning === "") return;
+    this.lastReasoning = this.reasoning;
+    const lines = this.reasoning.split("\n").filter(Boolean).length;
+    this.commit(
+      this.p.dim(
+        `∴ thought for ${formatElapsed(this.now() - this.reasoningStartedAt)} (${lines} line${lines === 1 ? "" : "s"}, Ctrl-O shows it)`,
+      ),
+    );
+    this.reasoning = "";
+    this.reasoningTail = [];
+  }
+
+  private endReply(): void {
+    this.endReasoning();
+    if (this.markdown) {
+      const rest = this.markdown.flush();
+      this.markdown = undefined;
+      if (rest) this.commit(rest);
+    }
+    this.liveLine = "";
+  }
+
+  /** Ctrl-O: the last reasoning block in full, dimmed. */
+  expandReasoning(): void {
+    const text = this.reasoning || this.lastReasoning;
+    if (!text) {
+      this.note("no reasoning to show yet");
+      return;
+    }
+    this.commit(wrapAll(sanitize(text), this.width, (line) => this.p.dim(line)));
+  }
+}
+
+function wrapAll(text: string, width: number, style: (s: string) => string = (s) => s): string {
+  return text
+    .split("\n")
+    .flatMap((line) => wrapText(line, width))
+    .map(style)
+    .join("\n");
+}
+
+function firstLine(text: string): string {
+  return truncate(text.split("\n")[0] ?? "", 100);
+}

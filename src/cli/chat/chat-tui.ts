@@ -1,0 +1,410 @@
+/**
+ * `bdsh chat` in a terminal (issue 15): the controller between the keyboard, the agent and the screen.
+ *
+ * Invariants:
+ * - stdin is read in raw mode by one reader (this module) with bracketed paste on; nothing else opens a
+ *   reader on it (the old readline approval prompt did, and its answer went to the model). Approvals and
+ *   questions are modals on the screen: while one is open, keys answer it and nothing else.
+ * - Enter sends the editor's text: idle, as a follow-up (a new turn); while a turn runs, as a steer
+ *   (L4: delivered at the next step), acknowledged on screen. A line starting with "/" is a command and is
+ *   never sent (slash-commands.ts).
+ * - Esc or Ctrl-C while a turn runs interrupts it (L7): the screen stops drawing the stream at once, the
+ *   agent is cancelled, the delivered prefix stays in the log. Idle, Ctrl-C clears the editor, and on an
+ *   empty editor asks for a second Ctrl-C; Ctrl-D on an empty editor leaves, as does /exit.
+ * - Errors are shown in the transcript with what to do (chat-screen.ts `errorHint`), never swallowed:
+ *   a failed open, a turn that ended with a provider error, a failed send.
+ * - Leaving restores the terminal (raw mode off, bracketed paste off, Ink unmounted), waits for the agent
+ *   to close, and never leaves a turn running.
+ */
+import { PassThrough } from "node:stream";
+import { render } from "ink";
+import { createElement } from "react";
+import type { Config } from "../../config/schema.js";
+import type { Agent } from "../../loop/agent.js";
+import { priceFromConfig } from "../../model/pricing.js";
+import type { Store } from "../../store/store.js";
+import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
+import type { QuestionAnswerer } from "../../tools/misc/ask-user-tool.js";
+import type { ApprovalAnswer } from "../../tools/types.js";
+import { colorEnabled, palette } from "../render/style.js";
+import { conversationTail, findSession, refuseArchived } from "../session-select.js";
+import { ChatApp } from "./chat-app.js";
+import { ChatScreen } from "./chat-screen.js";
+import * as ed from "./editor.js";
+import { InputHistory } from "./history.js";
+import { type Key, KeyDecoder, PASTE_OFF, PASTE_ON } from "./keys.js";
+import { type ChatControl, runSlashCommand } from "./slash-commands.js";
+
+const HINT = "Enter send · Alt+Enter new line · ↑ history · Esc interrupt · /help · Ctrl-D leave";
+const EXIT_CONFIRM_MS = 2000;
+
+export type OpenChatAgent = (options: {
+  sessionId?: string;
+  config: Config;
+  approvals: Approvals;
+  questions: QuestionAnswerer;
+}) => Promise<Agent>;
+
+export type ChatTuiOptions = {
+  store: Store;
+  config: Config;
+  workspace: string;
+  sessionId?: string;
+  historyFile?: string;
+  env: NodeJS.ProcessEnv;
+  open: OpenChatAgent;
+  stdin?: NodeJS.ReadStream;
+  stdout?: NodeJS.WriteStream;
+};
+
+export async function runChatTui(options: ChatTuiOptions): Promise<void> {
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  const p = palette(colorEnabled(stdout, options.env));
+  let config = options.config;
+  const screen = new ChatScreen(p, stdout.columns || 80, () => priceFromConfig(config.model));
+  const history = new InputHistory(options.historyFile);
+  const decoder = new KeyDecoder();
+  let agent: Agent | undefined;
+  let detach: (() => void) | undefined;
+  let exitAskedAt = 0;
+  let leave: () => void = () => undefined;
+  const left = new Promise<void>((resolve) => {
+    leave = resolve;
+  });
+
+  const approvals: Approvals = {
+    request: (request: ApprovalRequest) =>
+      new Promise<ApprovalAnswer>((resolve) => {
+        const done = (answer: ApprovalAnswer) => {
+          request.signal.removeEventListener("abort", onAbort);
+          if (screen.modal === modal) screen.closeModal();
+          screen.note(`  approval ${answer} for ${request.tool}`);
+          resolve(answer);
+        };
+        const onAbort = () => done("cancel");
+        const modal = {
+          kind: "approval" as const,
+          tool: request.tool,
+          summary: request.summary,
+          reason: request.reason,
+          answer: done,
+        };
+        if (request.signal.aborted) return resolve("cancel");
+        request.signal.addEventListener("abort", onAbort);
+        screen.openModal(modal);
+      }),
+  };
+
+  const questions: QuestionAnswerer = {
+    async ask({ questions: list, signal }) {
+      const answers: string[] = [];
+      for (const { question, options: choices } of list) {
+        const answer = await new Promise<string | undefined>((resolve) => {
+          const done = (value: string | undefined) => {
+            signal.removeEventListener("abort", onAbort);
+            if (screen.modal === modal) screen.closeModal();
+            resolve(value);
+          };
+          const onAbort = () => done(undefined);
+          const modal = {
+            kind: "question" as const,
+            question,
+            options: choices ?? [],
+            typed: "",
+            answer: done,
+          };
+          if (signal.aborted) return resolve(undefined);
+          signal.addEventListener("abort", onAbort);
+          screen.openModal(modal);
+        });
+        if (answer === undefined) return undefined;
+        screen.note(`  ${question} → ${answer}`);
+        answers.push(answer);
+      }
+      return answers;
+    },
+  };
+
+  async function attach(sessionId: string | undefined): Promise<void> {
+    const next = await options.open({
+      ...(sessionId ? { sessionId } : {}),
+      config,
+      approvals,
+      questions,
+    });
+    const offDurable = next.log.onDurable((events) => screen.events(events));
+    const offDelta = next.onDelta((delta) => screen.delta(delta.type, delta.delta));
+    detach = () => {
+      offDurable();
+      offDelta();
+    };
+    agent = next;
+    if (sessionId) {
+      await next.log.load();
+      const tail = conversationTail(next.log.events);
+      if (tail) screen.note(tail);
+    }
+    screen.note(
+      `session ${next.sessionId} · model ${config.model.provider}/${config.model.id} · /help for commands`,
+    );
+    // R1: an interrupted turn is closed honestly on open; a failure is shown, not swallowed.
+    next.open().catch((error: unknown) => showError(error));
+  }
+
+  async function detachAgent(): Promise<void> {
+    const old = agent;
+    if (!old) return;
+    detach?.();
+    agent = undefined;
+    await old.close();
+  }
+
+  function showError(error: unknown): void {
+    const code =
+      error && typeof error === "object" && "code" in error && typeof error.code === "string"
+        ? error.code
+        : "ERROR";
+    screen.error(code, error instanceof Error ? error.message : String(error));
+  }
+
+  const control: ChatControl = {
+    agent: () => agent,
+    store: options.store,
+    workspace: options.workspace,
+    modelName: () => `${config.model.provider}/${config.model.id}`,
+    usageLine: () => screen.usageLine(),
+    async switchSession(ref) {
+      let id: string | undefined;
+      if (ref !== undefined) {
+        const row = await findSession(options.store, ref);
+        refuseArchived(row);
+        id = row.id;
+      }
+      await detachAgent();
+      await attach(id);
+      return id ? `continuing session ${id}` : "new session";
+    },
+    async switchModel(id) {
+      const sessionId = agent?.sessionId;
+      config = { ...config, model: { ...config.model, id } };
+      await detachAgent();
+      await attach(sessionId);
+      return `model ${config.model.provider}/${id} from the next turn`;
+    },
+    exit: () => leave(),
+  };
+
+  async function submit(text: string): Promise<void> {
+    history.add(text);
+    screen.setEditor(ed.EMPTY_EDITOR);
+    const trimmed = text.trim();
+    if (trimmed === "") return;
+    if (trimmed.startsWith("/")) {
+      screen.commit(p.cyan(`› ${trimmed}`));
+      try {
+        const reply = await runSlashCommand(trimmed, control);
+        if (reply) screen.note(reply);
+      } catch (error) {
+        showError(error);
+      }
+      return;
+    }
+    const a = agent;
+    if (!a) return screen.note("No session is open; /new opens one, /resume <id> continues one.");
+    try {
+      if (a.status === "running" || screen.status.running) {
+        screen.userMessage(text, true);
+        await a.steer(text);
+      } else {
+        screen.userMessage(text, false);
+        screen.turnStarted();
+        await a.followup(text);
+      }
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  function interrupt(): void {
+    if (!screen.status.running) return;
+    screen.interrupt();
+    void agent?.cancel().catch(showError);
+  }
+
+  function onKey(key: Key): void {
+    const modal = screen.modal;
+    if (modal?.kind === "approval") {
+      // Keys answer the prompt and go nowhere else.
+      if (key.kind === "text") {
+        const c = key.text.trim().toLowerCase()[0];
+        if (c === "y") modal.answer("allow-once");
+        else if (c === "s") modal.answer("allow-session");
+        else if (c === "a") modal.answer("allow-always");
+        else if (c === "n") modal.answer("deny");
+      } else if (key.kind === "escape") modal.answer("deny");
+      else if (key.kind === "ctrl" && key.key === "c") {
+        modal.answer("deny");
+        interrupt();
+      }
+      return;
+    }
+    if (modal?.kind === "question") {
+      if (key.kind === "text" || key.kind === "paste")
+        modal.typed = ed.cleanInput(modal.typed + key.text).replace(/\n/g, " ");
+      else if (key.kind === "backspace") modal.typed = [...modal.typed].slice(0, -1).join("");
+      else if (key.kind === "enter") {
+        const typed = modal.typed.trim();
+        const picked = /^\d+$/.test(typed) ? modal.options[Number(typed) - 1] : undefined;
+        modal.answer(picked ?? typed);
+        return;
+      } else if (key.kind === "escape") {
+        modal.answer(undefined);
+        return;
+      } else if (key.kind === "ctrl" && key.key === "c") {
+        modal.answer(undefined);
+        interrupt();
+        return;
+      }
+      screen.changed();
+      return;
+    }
+    editorKey(key);
+  }
+
+  function editorKey(key: Key): void {
+    if (!(key.kind === "ctrl" && key.key === "c")) exitAskedAt = 0;
+    if (screen.footer && key.kind !== "ctrl") screen.setFooter("");
+    const next = editedBy(key, screen.editor);
+    if (next) screen.setEditor(next);
+  }
+
+  /** The editor after `key`, or `undefined` when the key acted on something else. */
+  function editedBy(key: Key, state: ed.EditorState): ed.EditorState | undefined {
+    switch (key.kind) {
+      case "text":
+      case "paste":
+        history.reset();
+        return ed.insert(state, key.text);
+      case "newline":
+        return ed.insert(state, "\n");
+      case "enter":
+        if (state.text.endsWith("\\") && state.cursor === state.text.length)
+          return ed.insert(ed.backspace(state), "\n"); // a trailing backslash continues the line
+        void submit(state.text);
+        return undefined;
+      case "backspace":
+        return ed.backspace(state);
+      case "delete":
+        return ed.deleteForward(state);
+      case "left":
+        return ed.moveLeft(state);
+      case "right":
+        return ed.moveRight(state);
+      case "home":
+        return ed.lineStart(state);
+      case "end":
+        return ed.lineEnd(state);
+      case "word-left":
+        return ed.wordLeft(state);
+      case "word-right":
+        return ed.wordRight(state);
+      case "up":
+      case "down": {
+        const moved = ed.moveVertical(state, key.kind === "up" ? -1 : 1);
+        if (moved) return moved;
+        const recalled = key.kind === "up" ? history.previous(state.text) : history.next();
+        return recalled === undefined ? undefined : ed.editorOf(recalled);
+      }
+      case "escape":
+        interrupt();
+        return undefined;
+      case "tab":
+        return undefined;
+      case "ctrl":
+        return ctrlKey(key.key, state);
+    }
+  }
+
+  function ctrlKey(k: string, state: ed.EditorState): ed.EditorState | undefined {
+    switch (k) {
+      case "c":
+        if (screen.status.running) interrupt();
+        else if (state.text !== "") {
+          history.reset();
+          return ed.EMPTY_EDITOR;
+        } else if (Date.now() - exitAskedAt < EXIT_CONFIRM_MS) leave();
+        else {
+          exitAskedAt = Date.now();
+          screen.setFooter("Press Ctrl-C again to leave (or Ctrl-D, or /exit).");
+        }
+        return undefined;
+      case "d":
+        if (state.text === "") {
+          leave();
+          return undefined;
+        }
+        return ed.deleteForward(state);
+      case "a":
+        return ed.lineStart(state);
+      case "e":
+        return ed.lineEnd(state);
+      case "u":
+        return ed.deleteToLineStart(state);
+      case "k":
+        return ed.deleteToLineEnd(state);
+      case "w":
+        return ed.deleteWordBack(state);
+      case "o":
+        screen.expandReasoning();
+        return undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  // Ink draws; it never reads the real stdin (this module does, in raw mode).
+  const ink = render(createElement(ChatApp, { screen, p, hint: HINT }), {
+    stdout,
+    stdin: new PassThrough() as unknown as NodeJS.ReadStream,
+    exitOnCtrlC: false,
+    patchConsole: false,
+    maxFps: 30,
+  });
+  const onData = (chunk: Buffer | string) => {
+    for (const key of decoder.push(chunk.toString())) onKey(key);
+  };
+  const onResize = () => {
+    screen.width = stdout.columns || 80;
+    screen.changed();
+  };
+  stdin.setRawMode?.(true);
+  stdin.setEncoding("utf8");
+  stdout.write(PASTE_ON);
+  stdin.on("data", onData);
+  stdin.resume();
+  stdout.on("resize", onResize);
+  try {
+    try {
+      await attach(options.sessionId);
+    } catch (error) {
+      showError(error);
+      screen.note("The session could not be opened; /new tries again, /exit leaves.");
+    }
+    await left;
+    if (agent?.status === "running" || screen.status.running) {
+      screen.interrupt();
+      await agent?.cancel().catch(() => undefined);
+    }
+    await detachAgent().catch(showError);
+  } finally {
+    stdin.off("data", onData);
+    stdout.off("resize", onResize);
+    stdout.write(PASTE_OFF);
+    stdin.setRawMode?.(false);
+    stdin.pause();
+    ink.rerender(createElement(ChatApp, { screen, p, hint: "" }));
+    ink.unmount();
+    await ink.waitUntilExit().catch(() => undefined);
+  }
+}

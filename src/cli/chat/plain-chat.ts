@@ -1,0 +1,147 @@
+/**
+ * `bdsh chat` without a terminal (issue 15: "without a TTY it falls back to plain lines"): one line of
+ * standard input is one message, the reply and tool cards print as in `bdsh run` (without the status
+ * line), slash commands work, and nobody can be asked: approvals fail closed, as in a headless run.
+ *
+ * A line read while a turn runs steers it (L4). `/exit` or the end of input waits for the running turn,
+ * then leaves. Errors are printed with what to do, never swallowed.
+ */
+import { createInterface } from "node:readline";
+import type { Config } from "../../config/schema.js";
+import { usageOf } from "../../log/usage.js";
+import type { Agent } from "../../loop/agent.js";
+import { costOf, formatUsage, priceFromConfig } from "../../model/pricing.js";
+import type { Store } from "../../store/store.js";
+import type { Output } from "../output.js";
+import { RunView } from "../run-view.js";
+import { findSession, refuseArchived } from "../session-select.js";
+import { errorHint } from "./chat-screen.js";
+import { type ChatControl, runSlashCommand } from "./slash-commands.js";
+
+export type PlainChatOptions = {
+  store: Store;
+  config: Config;
+  workspace: string;
+  sessionId?: string;
+  env: NodeJS.ProcessEnv;
+  output: Output;
+  open: (options: { sessionId?: string; config: Config }) => Promise<Agent>;
+};
+
+export async function runPlainChat(options: PlainChatOptions): Promise<void> {
+  const { output } = options;
+  let config = options.config;
+  let agent: Agent | undefined;
+  let view: RunView | undefined;
+  let detach: (() => void) | undefined;
+  let leaving = false;
+
+  const report = (error: unknown) => {
+    const code =
+      error && typeof error === "object" && "code" in error && typeof error.code === "string"
+        ? error.code
+        : "ERROR";
+    output.err(`bdsh: ${code}: ${error instanceof Error ? error.message : String(error)}`);
+    const hint = errorHint(code);
+    if (hint) output.err(`  ${hint}`);
+  };
+
+  async function attach(sessionId: string | undefined): Promise<void> {
+    const next = await options.open({ ...(sessionId ? { sessionId } : {}), config });
+    const v = new RunView({
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: options.env,
+      statusLine: false,
+    });
+    const offDurable = next.log.onDurable((events) => {
+      v.events(events);
+      for (const event of events) {
+        if (event.type !== "turn/end") continue;
+        v.finish();
+        if (event.data.error) report(event.data.error);
+        else if (event.data.reason !== "completed") output.err(`bdsh: the turn ended ${event.data.reason}`);
+      }
+    });
+    const offDelta = next.onDelta((delta) => v.delta(delta.type, delta.delta));
+    detach = () => {
+      offDurable();
+      offDelta();
+    };
+    agent = next;
+    view = v;
+    output.err(`session ${next.sessionId} — /help for commands`);
+    await next.open().catch(report);
+  }
+
+  async function detachAgent(): Promise<void> {
+    const old = agent;
+    if (!old) return;
+    detach?.();
+    agent = undefined;
+    await old.close();
+  }
+
+  const control: ChatControl = {
+    agent: () => agent,
+    store: options.store,
+    workspace: options.workspace,
+    modelName: () => `${config.model.provider}/${config.model.id}`,
+    usageLine: () => {
+      const usage = usageOf(agent?.log.events ?? []).session;
+      return formatUsage(usage, costOf(usage, priceFromConfig(config.model)));
+    },
+    async switchSession(ref) {
+      let id: string | undefined;
+      if (ref !== undefined) {
+        const row = await findSession(options.store, ref);
+        refuseArchived(row);
+        id = row.id;
+      }
+      await detachAgent();
+      await attach(id);
+      return id ? `continuing session ${id}` : "new session";
+    },
+    async switchModel(id) {
+      const sessionId = agent?.sessionId;
+      config = { ...config, model: { ...config.model, id } };
+      await detachAgent();
+      await attach(sessionId);
+      return `model ${config.model.provider}/${id} from the next turn`;
+    },
+    exit: () => {
+      leaving = true;
+    },
+  };
+
+  try {
+    await attach(options.sessionId);
+  } catch (error) {
+    report(error);
+  }
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  for await (const raw of rl) {
+    const line = raw.trim();
+    if (!line) continue;
+    try {
+      const reply = await runSlashCommand(line, control);
+      if (reply !== undefined) {
+        if (reply) output.err(reply);
+        if (leaving) break;
+        continue;
+      }
+      if (!agent) {
+        output.err("No session is open; /new opens one.");
+        continue;
+      }
+      if (agent.status === "running") await agent.steer(line);
+      else await agent.followup(line);
+    } catch (error) {
+      report(error);
+    }
+  }
+  rl.close();
+  await agent?.whenIdle().catch(report);
+  view?.finish();
+  await detachAgent().catch(report);
+}
