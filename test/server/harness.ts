@@ -60,6 +60,9 @@ export function testConfig(fakeUrl: string, server: Partial<Config["server"]> = 
     goal: { ...DEFAULT_CONFIG.goal, max_rounds: 3 },
     continuation: { ...DEFAULT_CONFIG.continuation, announced_action: false, open_todos: false },
     approval: "ask",
+    // Issue 15: the title side request lands at no fixed point of a session's log and counts in its usage
+    // (M20); these tests count and order events, so it is off here (test/presets/session-title.test.ts).
+    session: { titles: false },
     server: {
       ...DEFAULT_CONFIG.server,
       lease_ttl_ms: 2_000,
