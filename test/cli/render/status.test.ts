@@ -48,7 +48,7 @@ describe("formats", () => {
     expect([950, 12_400, 75_000, 3_725_000].map(formatElapsed)).toEqual(["0s", "12s", "1m 15s", "1h 2m"]);
   });
   it("tokens", () => {
-    expect([950, 3412, 12_900, 1_250_000].map(formatTokens)).toEqual(["950", "3.4k", "13k", "1.3M"]);
+    expect([950, 3412, 12_900, 1_250_000].map(formatTokens)).toEqual(["950", "3.4k", "12.9k", "1.3M"]);
   });
   it("cost keeps a sub-cent run visible", () => {
     expect(formatCost(0.0012)).toBe("$0.0012");
