@@ -23,7 +23,9 @@ describe("bdsh run (L16, INTERFACE exit codes)", () => {
   it("streams the reply to stdout and exits 0 when the turn completes", async () => {
     fake = await startFakeProvider({ script: [{ reasoning: "think", text: "Hello from the fake." }] });
     const result = await runCli(["run", "say", "hello"], environment(fake.url));
-    expect(result.stderr).toMatch(/^\d+s · .* in · .* out( · \$[\d.]+)?\nsession \S+ · continue: bdsh run --session /); // issue 15: the end summary
+    expect(result.stderr).toMatch(
+      /^\d+s · .* in · .* out( · \$[\d.]+)?\nsession \S+ · continue: bdsh run --session /,
+    ); // issue 15: the end summary
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("Hello from the fake.\n");
     expect(fake.requests).toHaveLength(1);
