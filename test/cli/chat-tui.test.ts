@@ -1,0 +1,194 @@
+/**
+ * `bdsh chat` driven in a real pseudo-terminal (tmux), asserting on the captured screen and on what reached
+ * the scripted provider (issue 15 acceptance: each bug found in the old chat).
+ */
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type FakeProvider,
+  type FakeRequest,
+  type FakeScript,
+  startFakeProvider,
+} from "../../testing/fake-provider/index.js";
+import { TSX_LOADER } from "../support/run-cli.js";
+import { TmuxSession, tmuxAvailable } from "../support/tmux.js";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+const HARNESS_TEXT = /^(Runtime context|Time sampled|<)/;
+
+let fake: FakeProvider | undefined;
+const sessions: TmuxSession[] = [];
+afterEach(async () => {
+  for (const s of sessions.splice(0)) s.kill();
+  await fake?.close();
+  fake = undefined;
+});
+
+type Place = { home: string; workspace: string };
+
+function place(): Place {
+  const root = mkdtempSync(join(tmpdir(), "bdsh-chat-tui-"));
+  const home = join(root, "home");
+  const workspace = join(root, "workspace");
+  mkdirSync(home);
+  mkdirSync(workspace);
+  return { home, workspace };
+}
+
+function chat(at: Place, url: string, extraEnv: NodeJS.ProcessEnv = {}): TmuxSession {
+  const session = TmuxSession.start([process.execPath, "--import", TSX_LOADER, MAIN, "chat"], {
+    cwd: at.workspace,
+    env: { BDSH_HOME: at.home, BDSH_BASE_URL: url, DEEPSEEK_API_KEY: "sk-test-chat-tui", ...extraEnv },
+  });
+  sessions.push(session);
+  return session;
+}
+
+/** Every user message's text in every request, the harness's own context messages left out. */
+function userTexts(requests: readonly FakeRequest[]): string[] {
+  return requests.flatMap((r) =>
+    ((r.body?.messages ?? []) as Array<{ role: string; content: unknown }>)
+      .filter((m) => m.role === "user")
+      .map((m) =>
+        typeof m.content === "string"
+          ? m.content
+          : (m.content as Array<{ text?: string }>).map((part) => part.text ?? "").join(""),
+      )
+      .filter((text) => !HARNESS_TEXT.test(text)),
+  );
+}
+
+function toolResultCount(request: FakeRequest): number {
+  return ((request.body?.messages ?? []) as Array<{ role: string }>).filter((m) => m.role === "tool").length;
+}
+
+async function ready(session: TmuxSession): Promise<void> {
+  await session.waitForText("/help for commands", 30_000);
+}
+
+async function startWith(script: FakeScript): Promise<FakeProvider> {
+  fake = await startFakeProvider({ script });
+  return fake;
+}
+
+describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 columns)", () => {
+  it("an approval is answered in a modal: the key never reaches the model or the editor, and chat goes on", async () => {
+    const at = place();
+    mkdirSync(join(at.workspace, "victim"));
+    writeFileSync(join(at.workspace, "victim", "keep.txt"), "precious\n");
+    const provider = await startWith((request) =>
+      userTexts([request]).at(-1) === "thanks"
+        ? { text: "Second answer." }
+        : toolResultCount(request) === 0
+          ? {
+              toolCalls: [
+                { id: "rm1", name: "bash", arguments: { command: "rm -rf victim", description: "clean up" } },
+              ],
+            }
+          : { text: "Understood, I left it alone." },
+    );
+    const tui = chat(at, provider.url);
+    await ready(tui);
+    tui.type("tidy the workspace");
+    tui.keys("Enter");
+    const prompt = await tui.waitForText("Approval needed: bash");
+    expect(prompt).toContain("rm -rf victim");
+    expect(prompt).toContain("[n] deny");
+    tui.type("n");
+    const after = await tui.waitForText("Understood, I left it alone.");
+    expect(after).toContain("approval deny for bash");
+    expect(after).not.toContain("Approval needed");
+    expect(after).toMatch(/│ › {10}/); // the editor is empty: the answer was not typed into it
+    expect(after).not.toContain("[exited");
+    expect(existsSync(join(at.workspace, "victim", "keep.txt"))).toBe(true);
+    expect(userTexts(provider.requests)).toEqual(["tidy the workspace", "tidy the workspace"]);
+    const last = provider.requests.at(-1)?.body?.messages as Array<{ role: string; content: string }>;
+    expect(last.find((m) => m.role === "tool")?.content).toContain("rejected");
+    // Still chatting: another message is a new turn.
+    tui.type("thanks");
+    tui.keys("Enter");
+    await tui.waitForText("Second answer.");
+  }, 90_000);
+
+  it("Esc/Ctrl-C stops a streaming reply at once and keeps what was shown", async () => {
+    const at = place();
+    const words = Array.from({ length: 600 }, (_, i) => `word${i}`).join(" ");
+    const provider = await startWith([
+      { text: words, chunkSize: 6, frameDelayMs: 40 },
+      { text: "next turn ok" },
+    ]);
+    const tui = chat(at, provider.url);
+    await ready(tui);
+    tui.type("write a lot");
+    tui.keys("Enter");
+    await tui.waitForText("word20 ");
+    const sent = Date.now();
+    tui.keys("C-c");
+    const stopped = await tui.waitForText("⏹ interrupted");
+    const latency = Date.now() - sent;
+    console.log(`chat-tui: Ctrl-C to "interrupted" on screen: ${latency} ms`);
+    await tui.waitFor((s) => !s.includes("Esc to interrupt"), "the turn to end");
+    const shownWords = (s: string) => (s.match(/word\d+/g) ?? []).length;
+    const atStop = shownWords(stopped);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const later = tui.screen();
+    expect(shownWords(later)).toBe(atStop); // nothing more of the stream was drawn
+    expect(later).not.toContain("word599");
+    // The chat is usable at once, and the next message is a new turn.
+    tui.type("go on");
+    tui.keys("Enter");
+    await tui.waitForText("next turn ok");
+  }, 90_000);
+
+  it("a pasted three-line message is one message; /exit leaves; history survives a restart", async () => {
+    const at = place();
+    const provider = await startWith([{ text: "Got all three lines." }]);
+    const first = chat(at, provider.url);
+    await ready(first);
+    first.paste("line one\nline two\nline three");
+    await first.waitForText("line three");
+    first.keys("Enter");
+    await first.waitForText("Got all three lines.");
+    expect(provider.requests).toHaveLength(1);
+    expect(userTexts(provider.requests)).toEqual(["line one\nline two\nline three"]);
+    first.type("/exit");
+    first.keys("Enter");
+    await first.waitForText("[exited 0]");
+
+    const second = chat(at, provider.url);
+    await ready(second);
+    second.keys("Up"); // the latest entry is the /exit command
+    await second.waitForText("› /exit");
+    second.keys("Up");
+    const recalled = await second.waitForText("› line one");
+    expect(recalled).toContain("line three");
+    second.keys("C-d"); // not empty: deletes forward, does not leave
+    second.keys("C-u");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(second.screen()).not.toContain("[exited");
+  }, 90_000);
+
+  it("a provider 401 is shown inline with what to do, and chat stays open", async () => {
+    const at = place();
+    const provider = await startWith([
+      {
+        status: 401,
+        body: { error: { message: "Incorrect API key provided", type: "authentication_error" } },
+      },
+    ]);
+    const tui = chat(at, provider.url);
+    await ready(tui);
+    tui.type("hello");
+    tui.keys("Enter");
+    const shown = await tui.waitForText("AUTH");
+    await tui.waitForText("doctor --online");
+    expect(shown).not.toContain("[exited");
+    tui.keys("C-c");
+    await tui.waitForText("Press Ctrl-C again to leave");
+    tui.keys("C-c");
+    await tui.waitForText("[exited 0]");
+  }, 90_000);
+});
