@@ -98,7 +98,7 @@ export function addRunOptions(command: Command): Command {
     .option("--api-key-env <var>", "read the API key from VAR")
     .option(
       "--attach <file>",
-      "attach a file (repeatable): the model gets a read-only copy's path (M10)",
+      "attach a file (repeatable): saved as a read-only copy; an image is shown to models that take images, other files by path (M10)",
       collect,
       [],
     )
