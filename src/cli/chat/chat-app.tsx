@@ -8,8 +8,8 @@
  * the modal prompt if one is open, else the editor, then a one-line footer.
  *
  * Repaints: the screen announces every change; this view repaints at most `MAX_REPAINTS_PER_SECOND`
- * times a second (a throttle, so a burst of deltas is one repaint) and animates the spinner at 10 frames
- * a second only while a turn runs.
+ * times a second when idle and `STREAMING_REPAINTS_PER_SECOND` while a turn runs (a throttle, so a burst
+ * of deltas is one repaint), the spinner on the same clock.
  */
 import { Box, Static, Text } from "ink";
 import { useEffect, useState } from "react";
@@ -19,50 +19,63 @@ import type { ChatScreen, Modal } from "./chat-screen.js";
 import { cursorPosition } from "./editor.js";
 
 export const MAX_REPAINTS_PER_SECOND = 30;
+/** While a reply streams, its changes (and the spinner) are drawn at this rate: each Ink frame costs a few
+ * milliseconds of layout, and a 200 tokens/s stream at 30 frames a second took ~15 % of a core (bench/ui). */
+export const STREAMING_REPAINTS_PER_SECOND = 10;
 const SPINNER_INTERVAL_MS = 100;
 const MAX_EDITOR_LINES = 12;
 
-/** Re-renders on screen changes, at most MAX_REPAINTS_PER_SECOND times a second. */
+/**
+ * Re-renders on screen changes: at most MAX_REPAINTS_PER_SECOND times a second when idle (typing echoes at
+ * once), STREAMING_REPAINTS_PER_SECOND while a turn runs. The spinner ticks on the same clock, so a
+ * running turn is one repaint per tick however many deltas arrive.
+ */
 function useScreen(screen: ChatScreen): number {
   const [version, setVersion] = useState(screen.version);
   useEffect(() => {
     let timer: NodeJS.Timeout | undefined;
+    let spinner: NodeJS.Timeout | undefined;
     let last = 0;
+    let tick = 0;
     const flush = () => {
       timer = undefined;
       last = Date.now();
-      setVersion(screen.version);
+      setVersion(screen.version * 1000 + (tick % 1000));
     };
     const schedule = () => {
       if (timer) return;
-      const wait = Math.max(0, last + 1000 / MAX_REPAINTS_PER_SECOND - Date.now());
+      const rate = screen.status.running ? STREAMING_REPAINTS_PER_SECOND : MAX_REPAINTS_PER_SECOND;
+      const wait = Math.max(0, last + 1000 / rate - Date.now());
       timer = setTimeout(flush, wait);
     };
-    const off = screen.onChange(schedule);
-    schedule(); // changes made before this effect ran
+    const onChange = () => {
+      if (screen.status.running && !spinner) {
+        spinner = setInterval(() => {
+          tick++;
+          schedule();
+        }, SPINNER_INTERVAL_MS);
+      } else if (!screen.status.running && spinner) {
+        clearInterval(spinner);
+        spinner = undefined;
+      }
+      schedule();
+    };
+    const off = screen.onChange(onChange);
+    onChange(); // changes made before this effect ran
 
     return () => {
       off();
       if (timer) clearTimeout(timer);
+      if (spinner) clearInterval(spinner);
     };
   }, [screen]);
   return version;
 }
 
-function useSpinner(running: boolean): number {
-  const [frame, setFrame] = useState(0);
-  useEffect(() => {
-    if (!running) return;
-    const timer = setInterval(() => setFrame((f) => f + 1), SPINNER_INTERVAL_MS);
-    return () => clearInterval(timer);
-  }, [running]);
-  return frame;
-}
-
 export function ChatApp({ screen, p, hint }: { screen: ChatScreen; p: Palette; hint: string }) {
   useScreen(screen);
   const running = screen.status.running;
-  const frame = useSpinner(running);
+  const frame = Math.floor(Date.now() / SPINNER_INTERVAL_MS);
   const width = Math.max(20, screen.width);
   return (
     <>
