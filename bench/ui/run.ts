@@ -16,10 +16,8 @@
  */
 import { EventEmitter } from "node:events";
 import { cpus } from "node:os";
-import { render } from "ink";
-import { createElement } from "react";
-import { ChatApp } from "../../src/cli/chat/chat-app.js";
 import { ChatScreen } from "../../src/cli/chat/chat-screen.js";
+import { withProductionReact } from "../../src/cli/chat/load-tui.js";
 import { palette } from "../../src/cli/render/style.js";
 import { RunView, type TermStream } from "../../src/cli/run-view.js";
 
@@ -35,6 +33,13 @@ export class FakeTerm implements TermStream {
     return true;
   }
 }
+
+// As `bdsh chat` loads them: React's production build (src/cli/chat/load-tui.ts).
+const { render, createElement, ChatApp } = await withProductionReact(async () => ({
+  ...(await import("ink")),
+  ...(await import("react")),
+  ...(await import("../../src/cli/chat/chat-app.js")),
+}));
 
 /** The same fake terminal with what Ink asks of a stdout stream (rows, resize listeners). */
 class FakeInkTerm extends EventEmitter {

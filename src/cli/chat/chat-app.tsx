@@ -9,7 +9,8 @@
  *
  * Repaints: the screen announces every change; this view repaints at most `MAX_REPAINTS_PER_SECOND`
  * times a second when idle and `STREAMING_REPAINTS_PER_SECOND` while a turn runs (a throttle, so a burst
- * of deltas is one repaint), the spinner on the same clock.
+ * of deltas is one repaint), the spinner on the same clock; a change the person caused (a key, Esc, a
+ * prompt opening) is drawn at the idle rate even while a turn runs.
  */
 import { Box, Static, Text } from "ink";
 import { useEffect, useState } from "react";
@@ -20,14 +21,15 @@ import { cursorPosition } from "./editor.js";
 
 export const MAX_REPAINTS_PER_SECOND = 30;
 /** While a reply streams, its changes (and the spinner) are drawn at this rate: each Ink frame costs a few
- * milliseconds of layout, and a 200 tokens/s stream at 30 frames a second took ~15 % of a core (bench/ui). */
-export const STREAMING_REPAINTS_PER_SECOND = 10;
-const SPINNER_INTERVAL_MS = 100;
+ * milliseconds of layout, and a 200 tokens/s stream at 38 frames a second took ~30 % of a core (bench/ui); RunView's status line
+ * also paints 8 times a second. */
+export const STREAMING_REPAINTS_PER_SECOND = 8;
+const SPINNER_INTERVAL_MS = 125;
 const MAX_EDITOR_LINES = 12;
 
 /**
  * Re-renders on screen changes: at most MAX_REPAINTS_PER_SECOND times a second when idle (typing echoes at
- * once), STREAMING_REPAINTS_PER_SECOND while a turn runs. The spinner ticks on the same clock, so a
+ * once), STREAMING_REPAINTS_PER_SECOND while a turn runs, except for urgent changes (screen.urgent). The spinner ticks on the same clock, so a
  * running turn is one repaint per tick however many deltas arrive.
  */
 function useScreen(screen: ChatScreen): number {
@@ -35,6 +37,7 @@ function useScreen(screen: ChatScreen): number {
   useEffect(() => {
     let timer: NodeJS.Timeout | undefined;
     let spinner: NodeJS.Timeout | undefined;
+    let due = 0;
     let last = 0;
     let tick = 0;
     const flush = () => {
@@ -43,10 +46,14 @@ function useScreen(screen: ChatScreen): number {
       setVersion(screen.version * 1000 + (tick % 1000));
     };
     const schedule = () => {
-      if (timer) return;
-      const rate = screen.status.running ? STREAMING_REPAINTS_PER_SECOND : MAX_REPAINTS_PER_SECOND;
-      const wait = Math.max(0, last + 1000 / rate - Date.now());
-      timer = setTimeout(flush, wait);
+      const urgent = screen.urgent;
+      screen.urgent = false;
+      const rate = screen.status.running && !urgent ? STREAMING_REPAINTS_PER_SECOND : MAX_REPAINTS_PER_SECOND;
+      const at = Math.max(Date.now(), last + 1000 / rate);
+      if (timer && due <= at) return;
+      if (timer) clearTimeout(timer);
+      due = at;
+      timer = setTimeout(flush, at - Date.now());
     };
     const onChange = () => {
       if (screen.status.running && !spinner) {

@@ -118,7 +118,12 @@ export class ChatScreen {
     return () => this.listeners.delete(listener);
   }
 
-  changed(): void {
+  /** Set by a change the person caused (a key, an interrupt, a prompt): the view draws it at once,
+   * not at the streaming frame rate. The view reads and clears it. */
+  urgent = false;
+
+  changed(urgent = false): void {
+    if (urgent) this.urgent = true;
     this.version++;
     for (const listener of this.listeners) listener();
   }
@@ -170,6 +175,7 @@ export class ChatScreen {
     this.endReply();
     this.muted = true;
     this.status = { ...this.status, activity: "interrupting" };
+    this.urgent = true;
     this.commit(this.p.yellow("⏹ interrupted"));
   }
 
@@ -201,17 +207,17 @@ export class ChatScreen {
 
   openModal(modal: Modal): void {
     this.modal = modal;
-    this.changed();
+    this.changed(true);
   }
 
   closeModal(): void {
     this.modal = undefined;
-    this.changed();
+    this.changed(true);
   }
 
   setEditor(editor: EditorState): void {
     this.editor = editor;
-    this.changed();
+    this.changed(true);
   }
 
   setFooter(text: string): void {

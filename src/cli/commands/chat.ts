@@ -88,7 +88,7 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
         };
         if (interactive) {
           // Ink and React load only for the terminal UI, not with every command.
-          const { runChatTui } = await import("../chat/chat-tui.js");
+          const { runChatTui } = await (await import("../chat/load-tui.js")).loadChatTui();
           await runChatTui({ ...common, open, historyFile: historyFile(environment.home, chosen.workspace) });
         } else await runPlainChat({ ...common, open, output });
         setExitCode(EXIT_OK);
