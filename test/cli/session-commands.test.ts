@@ -105,7 +105,9 @@ for (const [name, storeEnv] of stores) {
       const second = await newSession(env, workA, "second");
       const shared = commonPrefix(first, second);
       expect(shared.length).toBeGreaterThan(0); // UUIDv7: created moments apart, same time prefix
-      const unique = first.slice(0, shared.length + 1);
+      // One character past the shared part tells these two apart; on a PostgreSQL other test files share,
+      // a session made in the same millisecond could share it too, so the prefix reaches into the random bits.
+      const unique = first.slice(0, Math.max(shared.length + 1, 24));
 
       const shown = await runCli(["sessions", "show", unique, "--json"], env, workA);
       expect(shown.code).toBe(0);
