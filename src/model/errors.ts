@@ -8,17 +8,10 @@
  * - The provider's message is kept (trimmed to a bounded length) but never the request's credentials:
  *   nothing here sees them.
  */
+import { OVERFLOW_RULES } from "./overflow.js";
 import { LlmError, type LlmErrorCode } from "./types.js";
 
 const MAX_MESSAGE_CHARS = 500;
-
-/** M17 overflow wording (`isContextWindowExceededError`). */
-const OVERFLOW_PATTERNS: readonly RegExp[] = [
-  /context[_ -](length|window)[_ -](exceeded|overflow|limit exceeded)/i,
-  /maximum context length/i,
-  /(request|prompt|input) (is )?too (large|long) for (the )?(model'?s? )?context( window)?/i,
-  /input .*exceeds? .*model.? context/i,
-];
 
 const QUOTA_PATTERN = /quota|insufficient[_ ]balance|insufficient[_ ]credits|billing|payment required/i;
 const AUTH_PATTERN = /authentication|unauthori[sz]ed|invalid[_ ]api[_ ]key|permission[_ ]denied/i;
@@ -26,8 +19,14 @@ const RATE_PATTERN = /rate[_ ]limit|too many requests/i;
 const INVALID_PATTERN = /invalid[_ ]request/i;
 const SERVER_PATTERN = /api_error|overloaded|internal server error|server_error/i;
 
-export function isContextOverflow(text: string): boolean {
-  return OVERFLOW_PATTERNS.some((re) => re.test(text));
+/**
+ * M17 `isContextWindowExceededError` over the one table of real provider messages (./overflow.ts). A rule
+ * bound to a status (Anthropic's 413) holds only when that status is given.
+ */
+export function isContextOverflow(text: string, status?: number): boolean {
+  return OVERFLOW_RULES.some(
+    (rule) => (rule.status === undefined || rule.status === status) && rule.pattern.test(text),
+  );
 }
 
 /** Seconds or an HTTP date, to milliseconds from `now`; undefined when absent or unreadable. */
@@ -48,6 +47,8 @@ export function parseRetryAfter(
 function describeBody(body: string): { message: string; kind: string } {
   try {
     const parsed: unknown = JSON.parse(body);
+    // Ollama sends `{"error": "<message>"}`.
+    if (isRecord(parsed) && typeof parsed.error === "string") return { message: parsed.error, kind: "" };
     const error = isRecord(parsed) && isRecord(parsed.error) ? parsed.error : parsed;
     if (isRecord(error)) {
       const message = typeof error.message === "string" ? error.message : body;
@@ -74,7 +75,7 @@ export function classify(status: number, text: string): LlmErrorCode {
   if (status === 401 || status === 403 || (status < 500 && AUTH_PATTERN.test(text))) return "AUTH";
   if (status === 402 || QUOTA_PATTERN.test(text)) return "QUOTA";
   if (status === 429 || RATE_PATTERN.test(text)) return "RATE_LIMIT";
-  if (isContextOverflow(text)) return "CONTEXT_WINDOW_EXCEEDED";
+  if (isContextOverflow(text, status)) return "CONTEXT_WINDOW_EXCEEDED";
   if (status === 400 || status === 413 || status === 422 || INVALID_PATTERN.test(text)) {
     return "INVALID_REQUEST";
   }
