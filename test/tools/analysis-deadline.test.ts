@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AnalysisDeadline } from "../../src/tools/guards/analysis-deadline.js";
+import { AnalysisDeadline, cpuMs } from "../../src/tools/guards/analysis-deadline.js";
 
 function spin(ms: number): void {
   const end = performance.now() + ms;
@@ -36,5 +36,17 @@ describe("analysis deadline (CPU time, not wall-clock time)", () => {
     const deadline = new AnalysisDeadline(Number.POSITIVE_INFINITY);
     spin(5);
     expect(deadline.passed()).toBe(false);
+  });
+});
+
+describe("the CPU clock", () => {
+  it("counts this thread's time: a busy wait shows, a sleep does not", async () => {
+    const a = cpuMs();
+    spin(30);
+    const b = cpuMs();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const c = cpuMs();
+    expect(b - a).toBeGreaterThan(5); // a loaded machine may deschedule the spin for part of its 30 ms
+    expect(c - b).toBeLessThan(20);
   });
 });

@@ -3,34 +3,43 @@
  * The Ink view of `bdsh chat` (issue 15): draws a ChatScreen. No logic lives here: keys are decoded and
  * handled by chat-tui.ts, state is in chat-screen.ts.
  *
- * Layout, top to bottom: the transcript (Ink <Static>: each line printed once, scrolling with the terminal),
- * the reasoning's last lines (dim), the reply's unfinished line, the status line while a turn runs, then
- * the modal prompt if one is open, else the editor, then a one-line footer.
+ * Layout, top to bottom: the transcript (each line printed once, above the live region, and left to scroll
+ * with the terminal), the reasoning's last lines (dim), the reply's unfinished line (its last rows when it
+ * is long), the status line while a turn runs, then the modal prompt if one is open, else the editor, then
+ * a one-line footer. The live region is kept shorter than the terminal: Ink redraws a frame taller than
+ * the screen by clearing the terminal.
+ *
+ * The transcript is written with Ink's `write` (above the frame) rather than <Static>: <Static> lays out
+ * and renders its new lines, then commits again to drop them, so each streaming frame cost two full
+ * renders (bench/ui: ~2x the CPU).
  *
  * Repaints: the screen announces every change; this view repaints at most `MAX_REPAINTS_PER_SECOND`
  * times a second when idle and `STREAMING_REPAINTS_PER_SECOND` while a turn runs (a throttle, so a burst
  * of deltas is one repaint), the spinner on the same clock; a change the person caused (a key, Esc, a
  * prompt opening) is drawn at the idle rate even while a turn runs.
  */
-import { Box, Static, Text } from "ink";
-import { useEffect, useState } from "react";
+import { Box, Text, useStdout } from "ink";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { statusLine } from "../render/status.js";
-import { type Palette, sanitize, truncate } from "../render/style.js";
+import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
 import type { ChatScreen, Modal } from "./chat-screen.js";
 import { cursorPosition } from "./editor.js";
 
 export const MAX_REPAINTS_PER_SECOND = 30;
-/** While a reply streams, its changes (and the spinner) are drawn at this rate: each Ink frame costs a few
- * milliseconds of layout, and a 200 tokens/s stream at 38 frames a second took ~30 % of a core (bench/ui); RunView's status line
- * also paints 8 times a second. */
-export const STREAMING_REPAINTS_PER_SECOND = 8;
-const SPINNER_INTERVAL_MS = 125;
+/** While a reply streams, its changes (and the spinner) are drawn at this rate. Ink lays out and restyles
+ * the whole live region on every frame, whatever changed, and the process pays about as much again in the
+ * garbage collector's threads: at 38 frames a second a 200 tokens/s stream took ~30 % of a core, at 8 about
+ * 6 %, at 6 under 5 % (bench/ui, RESULTS.md). Keys and prompts are still drawn at once (`screen.urgent`). */
+export const STREAMING_REPAINTS_PER_SECOND = 6;
+const SPINNER_INTERVAL_MS = Math.round(1000 / STREAMING_REPAINTS_PER_SECOND);
 const MAX_EDITOR_LINES = 12;
+/** Rows the live region keeps besides the reply's unfinished line (reasoning, status, editor, footer). */
+const LIVE_CHROME_ROWS = 4 + MAX_EDITOR_LINES + 3;
 
 /**
  * Re-renders on screen changes: at most MAX_REPAINTS_PER_SECOND times a second when idle (typing echoes at
- * once), STREAMING_REPAINTS_PER_SECOND while a turn runs, except for urgent changes (screen.urgent). The spinner ticks on the same clock, so a
- * running turn is one repaint per tick however many deltas arrive.
+ * once), STREAMING_REPAINTS_PER_SECOND while a turn runs, except for urgent changes (screen.urgent). The
+ * spinner ticks on the same clock, so a running turn is one repaint per tick however many deltas arrive.
  */
 function useScreen(screen: ChatScreen): number {
   const [version, setVersion] = useState(screen.version);
@@ -79,56 +88,91 @@ function useScreen(screen: ChatScreen): number {
   return version;
 }
 
+/** Prints transcript lines not printed yet, above the live region, after each commit (so the frame it
+ * restores under them is the one just drawn). */
+function useTranscript(screen: ChatScreen): void {
+  const { write } = useStdout();
+  const printed = useRef(0);
+  useLayoutEffect(() => {
+    const { transcript } = screen;
+    if (printed.current >= transcript.length) return;
+    let text = "";
+    for (let i = printed.current; i < transcript.length; i++) text += `${transcript[i]!.text}\n`;
+    printed.current = transcript.length;
+    write(text);
+  });
+}
+
 export function ChatApp({ screen, p, hint }: { screen: ChatScreen; p: Palette; hint: string }) {
   useScreen(screen);
+  useTranscript(screen);
+  const { stdout } = useStdout();
   const running = screen.status.running;
   const frame = Math.floor(Date.now() / SPINNER_INTERVAL_MS);
   const width = Math.max(20, screen.width);
+  const liveRows = Math.max(2, (stdout.rows || 24) - LIVE_CHROME_ROWS);
   return (
-    <>
-      {/* A fresh array each time: <Static> memoises on the array's identity, and the transcript only grows. */}
-      <Static items={screen.transcript.slice()}>
-        {(line) => <Text key={line.id}>{line.text === "" ? " " : line.text}</Text>}
-      </Static>
-      <Box flexDirection="column">
-        {screen.reasoningTail.map((line, i) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the tail is redrawn whole each time
-          <Text key={`r${i}`} dimColor wrap="truncate-end">
-            {sanitize(line)}
-          </Text>
-        ))}
-        {screen.liveLine !== "" ? <Text>{sanitize(screen.liveLine)}</Text> : null}
-        {running ? (
-          <Text>
-            {statusLine(
-              {
-                frame,
-                elapsedMs: Date.now() - screen.status.startedAt,
-                activity: screen.status.activity || "working",
-                tokens: screen.usage.input + screen.usage.cachedInput + screen.usage.output,
-                ...(screen.cost !== undefined ? { cost: screen.cost } : {}),
-                hint: "Esc to interrupt",
-              },
-              p,
-              width,
-            )}
-          </Text>
-        ) : null}
-        {screen.modal ? (
-          <ModalView modal={screen.modal} width={width} />
-        ) : (
-          <EditorView screen={screen} width={width} />
-        )}
+    <Box flexDirection="column">
+      {screen.reasoningTail.map((line, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the tail is redrawn whole each time
+        <Text key={`r${i}`} dimColor wrap="truncate-end">
+          {sanitize(line)}
+        </Text>
+      ))}
+      {screen.liveLine !== "" ? <Text>{lastRows(sanitize(screen.liveLine), width, liveRows)}</Text> : null}
+      {running ? (
+        <Text>
+          {statusLine(
+            {
+              frame,
+              elapsedMs: Date.now() - screen.status.startedAt,
+              activity: screen.status.activity || "working",
+              tokens: screen.usage.input + screen.usage.cachedInput + screen.usage.output,
+              ...(screen.cost !== undefined ? { cost: screen.cost } : {}),
+              hint: "Esc to interrupt",
+            },
+            p,
+            width,
+          )}
+        </Text>
+      ) : null}
+      {screen.modal ? (
+        <ModalView modal={screen.modal} width={width} />
+      ) : (
+        <EditorView screen={screen} width={width} />
+      )}
+      {/* While a turn runs the status line carries the hint; a message (Ctrl-C again to leave) still shows. */}
+      {screen.footer || !running ? (
         <Text dimColor wrap="truncate-end">
           {screen.footer || hint}
         </Text>
-      </Box>
-    </>
+      ) : null}
+    </Box>
   );
 }
 
+/** The last `rows` rows of `text` wrapped at `width` (a long unfinished line shows its end). */
+function lastRows(text: string, width: number, rows: number): string {
+  if (text.length <= width * rows) return text;
+  return wrapText(text, width).slice(-rows).join("\n");
+}
+
+/**
+ * The editor in a rounded frame. While a turn runs and the editor is empty it is one line instead: Ink
+ * restyles every character it draws on every frame, and the frame's two rules of `width` characters doubled
+ * the cost of each streaming frame (bench/ui: ~2.5 ms against ~1.3 ms on a 120-column terminal). The frame
+ * comes back with the first key typed.
+ */
 function EditorView({ screen, width }: { screen: ChatScreen; width: number }) {
   const { text } = screen.editor;
+  if (screen.status.running && text === "")
+    return (
+      <Text>
+        {"› "}
+        <Text inverse> </Text>
+        <Text dimColor> type to steer the running turn</Text>
+      </Text>
+    );
   const lines = text.split("\n");
   const { line: cursorLine, column } = cursorPosition(screen.editor);
   const first = Math.max(0, Math.min(cursorLine - MAX_EDITOR_LINES + 1, lines.length - MAX_EDITOR_LINES));
