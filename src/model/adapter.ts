@@ -7,6 +7,7 @@
  * - The key is read from the environment on every request (M25) and placed only in the auth header;
  *   caller headers cannot set or override credentials.
  * - The adapter never retries (M18: single attempt); `RetryPolicy` in ./retry.ts wraps it.
+ * - Issue 16 item 4: a reply's tool-call ids are made unique against the request's history (./assembler.ts).
  * - Issue 15 item 6: a transport error (refused, DNS, TLS) or a not-found (404, a 400 "model not found")
  *   names the preset, the base URL (credentials redacted) and the model id sent, and what to check.
  * - Issue 14 finding 4: an `LlmError` leaves with its message redacted (the key used and every value the
@@ -17,6 +18,7 @@ import { PairingChecker } from "../log/pairing.js";
 import { Redactor } from "../log/redact.js";
 import { anthropicParts } from "./anthropic/parse.js";
 import { anthropicBody } from "./anthropic/serialize.js";
+import { callIdsOf } from "./assembler.js";
 import { type BodyParts, bodyJson } from "./body-json.js";
 import { endpointUrl, type Route, resolveApiKey, type WireFormat } from "./catalog.js";
 import { assertEffort } from "./effort.js";
@@ -29,7 +31,10 @@ import { LlmError, type ModelAdapter, type ModelPart, type ModelRequest } from "
 type Codec = {
   body(route: Route, request: ModelRequest): BodyParts;
   auth(key: string | undefined): Record<string, string>;
-  parse(frames: AsyncIterable<EventSourceMessage[]>): AsyncGenerator<ModelPart>;
+  parse(
+    frames: AsyncIterable<EventSourceMessage[]>,
+    usedCallIds: () => ReadonlySet<string>,
+  ): AsyncGenerator<ModelPart>;
 };
 
 export const CODECS: Readonly<Record<WireFormat, Codec>> = {
@@ -149,5 +154,6 @@ async function* streamReply(
     ...(request.signal ? { signal: request.signal } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  yield* codec.parse(frames);
+  // Issue 16 item 4: read only when the reply has tool calls, from this request's own history.
+  yield* codec.parse(frames, () => callIdsOf(request.messages));
 }

@@ -6,6 +6,15 @@
  * - Blocks keep the order in which the provider opened them; reasoning, text and tool calls interleave
  *   as they came.
  * - A tool call without an id gets `call-<index>` (M11).
+ * - Issue 16 item 4: tool-call ids leave unique, within the reply and against every id in the request's
+ *   history (M8 rejects a repeat before sending, so a server that numbers calls `call_0` in every reply
+ *   would end the turn). A repeated id becomes `<id>-<n>`, the smallest n ≥ 2 not yet used: a function of
+ *   the history and the reply alone, so a replayed or resumed session assigns the same ids. The provider's
+ *   id is kept as `providerCallId`. The unique id is what the log, the tools and every later request carry,
+ *   in the assistant message and in the tool result alike: the server keeps no state between requests and
+ *   only needs each result to name a call of the message before it, and ids unique within one request
+ *   (Anthropic rejects repeated `tool_use` ids; OpenAI-compatible chat templates pair results by id). The
+ *   suffix keeps to `[A-Za-z0-9_-]`, which Anthropic requires of ids.
  * - At max_tokens every tool call is dropped, text and reasoning are kept (M14).
  * - Otherwise malformed argument JSON is repaired with `jsonrepair`; what cannot be repaired stays as the
  *   model wrote it, so the tool pipeline answers `Error: invalid arguments: …` (M15). Never a failed turn.
@@ -14,21 +23,28 @@
  */
 import { jsonrepair } from "jsonrepair";
 import type { Usage } from "../log/events.js";
-import type {
-  AssistantBlock,
-  ReasoningBlock,
-  ReasoningField,
-  TextBlock,
-  ToolCallBlock,
+import {
+  type AssistantBlock,
+  type ReasoningBlock,
+  type ReasoningField,
+  type SurfaceMessage,
+  type TextBlock,
+  type ToolCallBlock,
+  toolCallsOf,
 } from "../log/messages.js";
-import { type FinishPart, LlmError, type ToolCallPart } from "./types.js";
+import { type AssembledToolCallBlock, type FinishPart, LlmError, type ToolCallPart } from "./types.js";
 
 export type ReplyFinish = FinishPart["finish"];
 
 export class ReplyAssembler {
   private readonly blocks: AssistantBlock[] = [];
   private readonly keyed = new Map<string, AssistantBlock>();
+  /** Calls that came without an id: their `call-<index>` is ours, not the provider's. */
+  private readonly unnamed = new WeakSet<ToolCallBlock>();
   private toolCount = 0;
+
+  /** `usedCallIds`: the tool-call ids already in the request's history, read once the reply is complete. */
+  constructor(private readonly usedCallIds: () => ReadonlySet<string> = () => NO_IDS) {}
 
   /** Appends to the latest block when it is text, else opens a text block (OpenAI wire). */
   appendText(delta: string): void {
@@ -59,7 +75,9 @@ export class ReplyAssembler {
 
   openToolCall(key: string, id: string | undefined, name: string): ToolCallBlock {
     const index = this.toolCount++;
-    return this.open(key, { type: "tool-call", id: id || `call-${index}`, name, arguments: "" });
+    const block = this.open(key, { type: "tool-call", id: id || `call-${index}`, name, arguments: "" });
+    if (!id) this.unnamed.add(block);
+    return block;
   }
 
   /** The block opened under `key`, if any. */
@@ -87,6 +105,8 @@ export class ReplyAssembler {
     const toolCalls: ToolCallPart[] = [];
     let dropped = 0;
     let visibleText = false;
+    let used: ReadonlySet<string> | undefined;
+    const given = new Set<string>();
     for (const block of this.blocks) {
       if (!hasContent(block)) continue;
       if (block.type === "tool-call") {
@@ -94,9 +114,21 @@ export class ReplyAssembler {
           dropped++;
           continue;
         }
-        const part = repairedCall(block);
+        used ??= this.usedCallIds();
+        const id = uniqueCallId(block.id, used, given);
+        given.add(id);
+        const renamed = id !== block.id;
+        const original = renamed && !this.unnamed.has(block) ? { providerCallId: block.id } : {};
+        const part: ToolCallPart = { ...repairedCall(block), id, ...original };
         toolCalls.push(part);
-        kept.push({ type: "tool-call", id: part.id, name: part.name, arguments: part.arguments });
+        const assembled: AssembledToolCallBlock = {
+          type: "tool-call",
+          id,
+          name: part.name,
+          arguments: part.arguments,
+          ...original,
+        };
+        kept.push(assembled);
         continue;
       }
       if (block.type === "text" && block.text.trim() !== "") visibleText = true;
@@ -112,6 +144,24 @@ export class ReplyAssembler {
       finish: { type: "finish", finish: kind, blocks: kept, usage, droppedToolCalls: dropped },
     };
   }
+}
+
+const NO_IDS: ReadonlySet<string> = new Set();
+
+/** Issue 16 item 4: `id`, or `<id>-<n>` with the smallest n ≥ 2 that neither the history nor the reply has. */
+export function uniqueCallId(id: string, used: ReadonlySet<string>, given: ReadonlySet<string>): string {
+  if (!used.has(id) && !given.has(id)) return id;
+  for (let n = 2; ; n++) {
+    const candidate = `${id}-${n}`;
+    if (!used.has(candidate) && !given.has(candidate)) return candidate;
+  }
+}
+
+/** Every tool-call id in a request's history (the set M8 requires a new reply's ids to stay out of). */
+export function callIdsOf(messages: readonly SurfaceMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const message of messages) for (const call of toolCallsOf(message)) ids.add(call.id);
+  return ids;
 }
 
 function hasContent(block: AssistantBlock): boolean {

@@ -12,7 +12,7 @@
  * - Error messages never contain an API key (INTERFACE "Secrets never appear").
  */
 import type { FinishKind, Usage } from "../log/events.js";
-import type { AssistantBlock, ReasoningField, SurfaceMessage } from "../log/messages.js";
+import type { AssistantBlock, ReasoningField, SurfaceMessage, ToolCallBlock } from "../log/messages.js";
 
 /** M4: the four effort levels. */
 export type Effort = "off" | "low" | "high" | "max";
@@ -55,11 +55,24 @@ export type ToolCallPart = {
   arguments: string;
   /** The model's original text when `arguments` is a repair of it. */
   repairedFrom?: string;
+  /**
+   * Issue 16 item 4: the id the provider sent, when `id` had to be made unique (a server that numbers calls
+   * `call_0` in every reply). `id` is what the log, the tools and every later request use.
+   */
+  providerCallId?: string;
 };
+/**
+ * A tool-call block as the assembler finishes it: `providerCallId` is present only when the provider's id
+ * was replaced to keep ids unique. It rides in `assistant/message` blocks as an extra field (the log keeps
+ * `data` as given); the wire serialisers read only `id`.
+ */
+export type AssembledToolCallBlock = ToolCallBlock & { providerCallId?: string };
+
 export type UsagePart = { type: "usage"; usage: Usage };
 export type FinishPart = {
   type: "finish";
   finish: Exclude<FinishKind, "aborted" | "error">;
+  /** A tool call whose id was made unique also carries `providerCallId` (see `AssembledToolCallBlock`). */
   blocks: AssistantBlock[];
   usage: Usage;
   /** M14: tool calls dropped because the reply was cut at max_tokens. */

@@ -23,8 +23,10 @@ type Frame = Record<string, unknown> & { type: string };
 
 export async function* anthropicParts(
   frames: AsyncIterable<EventSourceMessage[]>,
+  /** The tool-call ids of the request's history: a reply's ids are kept out of them (issue 16 item 4). */
+  usedCallIds?: () => ReadonlySet<string>,
 ): AsyncGenerator<ModelPart> {
-  const assembler = new ReplyAssembler();
+  const assembler = new ReplyAssembler(usedCallIds);
   const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   /** `input` of a tool_use start, used when no `input_json_delta` follows. */
   const initialInput = new Map<string, string>();

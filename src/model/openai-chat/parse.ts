@@ -34,8 +34,10 @@ type Chunk = {
 
 export async function* openAiChatParts(
   frames: AsyncIterable<EventSourceMessage[]>,
+  /** The tool-call ids of the request's history: a reply's ids are kept out of them (issue 16 item 4). */
+  usedCallIds?: () => ReadonlySet<string>,
 ): AsyncGenerator<ModelPart> {
-  const assembler = new ReplyAssembler();
+  const assembler = new ReplyAssembler(usedCallIds);
   let finishReason: string | undefined;
   let usage: Usage | undefined;
   try {
