@@ -103,6 +103,45 @@ export function inBandError(payload: unknown): LlmError {
   return new LlmError(classify(0, `${kind} ${message}`), `in-stream error: ${clip(message)}`);
 }
 
+/**
+ * Issue 16 item 5: a 2xx reply whose body is not an event stream. `MALFORMED_RESPONSE` (not retried: the
+ * same request gets the same page), naming the content type and the start of the body; a JSON error object
+ * in it is classified like an in-stream error (M17), so an overflow sent this way still reaches C10.
+ */
+export function notAStreamError(
+  status: number,
+  contentType: string,
+  head: string,
+  truncated: boolean,
+): LlmError {
+  const type = contentType.trim() === "" ? "no content type" : contentType.trim();
+  const what = `the provider answered ${status} with ${type}, not an event stream (text/event-stream)`;
+  const text = head.trim();
+  if (text === "") {
+    return new LlmError("MALFORMED_RESPONSE", `${what}: the body was empty`, { status });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (isRecord(parsed) && parsed.error !== undefined && parsed.error !== null) {
+    const { message, kind } = describeBody(text);
+    return new LlmError(classify(0, `${kind} ${message}`), `${what}, carrying an error: ${clip(message)}`, {
+      status,
+    });
+  }
+  const hint =
+    isRecord(parsed) || /^[{[]/.test(text)
+      ? "a server or proxy that ignores stream: true"
+      : /^<(!doctype|html|head|body)/i.test(text)
+        ? "an HTML page: check that the base URL points at the API, not a web page or login portal"
+        : "check the base URL and any proxy in between";
+  const body = truncated ? `${clip(text)}…` : clip(text);
+  return new LlmError("MALFORMED_RESPONSE", `${what} (${hint}): ${body}`, { status });
+}
+
 /** A failure of fetch or of reading the body, after the watchdog and abort were ruled out. */
 export function transportError(cause: unknown): LlmError {
   const reason = cause instanceof Error ? describeCause(cause) : String(cause);

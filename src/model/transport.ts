@@ -13,9 +13,14 @@
  *   that is already flowing when its signal aborts (issue 15: Ctrl-C printed "cancelling" and the text
  *   streamed to the end), so every read is raced against the abort here, not left to fetch.
  * - Redirects are errors (M1): a key is never re-sent to a host it was not meant for.
+ * - Issue 16 item 5: a 2xx reply that is not an event stream (an HTML page, a non-streaming JSON reply, an
+ *   empty body) is `MALFORMED_RESPONSE` naming the content type received, not retried (the same request
+ *   gets the same page). A body of another declared type that still parses as SSE is read as a stream; one
+ *   that yields no event by its end (or within `NOT_A_STREAM_BYTES`) is the error. A JSON error object in
+ *   such a body is classified like an in-stream error (M17), so an overflow sent that way still reaches C10.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { httpError, transportError } from "./errors.js";
+import { httpError, notAStreamError, transportError } from "./errors.js";
 import { LlmError } from "./types.js";
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -88,9 +93,23 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
     }
     if (!response.body) throw new LlmError("EMPTY_RESPONSE", "the provider sent no response body");
 
+    const contentType = response.headers.get("content-type") ?? "";
+    const declaredStream = mediaType(contentType) === "text/event-stream";
+    let events = 0;
+    let head = "";
+    let bytes = 0;
     let batch: EventSourceMessage[] = [];
-    const parser = createParser({ onEvent: (message) => batch.push(message) });
+    const parser = createParser({
+      onEvent: (message) => {
+        events++;
+        batch.push(message);
+      },
+    });
     const decoder = new TextDecoder();
+    const feed = (text: string): void => {
+      if (!declaredStream && events === 0 && head.length < HEAD_CHARS) head += text.slice(0, HEAD_CHARS);
+      parser.feed(text);
+    };
     reader = response.body.getReader();
     for (;;) {
       let chunk: Awaited<ReturnType<typeof reader.read>>;
@@ -101,7 +120,11 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
       }
       if (chunk.done) break;
       arm();
-      parser.feed(decoder.decode(chunk.value, { stream: true }));
+      bytes += chunk.value.byteLength;
+      feed(decoder.decode(chunk.value, { stream: true }));
+      if (!declaredStream && events === 0 && bytes > NOT_A_STREAM_BYTES) {
+        throw notAStreamError(response.status, contentType, head, true);
+      }
       if (batch.length > 0) {
         const ready = batch;
         batch = [];
@@ -109,13 +132,24 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
       }
     }
     finished = true;
-    parser.feed(decoder.decode());
+    feed(decoder.decode());
+    if (!declaredStream && events === 0) throw notAStreamError(response.status, contentType, head, false);
     if (batch.length > 0) yield batch;
   } finally {
     if (timer) clearTimeout(timer);
     request.signal?.removeEventListener("abort", onCallerAbort);
     if (reader && !finished) reader.cancel().catch(() => {});
   }
+}
+
+/** Issue 16 item 5: what of a non-stream body is kept for the error message. */
+const HEAD_CHARS = 2_000;
+/** A body of another content type that has not produced one SSE event by this many bytes is not a stream. */
+const NOT_A_STREAM_BYTES = 64 * 1024;
+
+/** `text/event-stream; charset=utf-8` → `text/event-stream`. */
+function mediaType(contentType: string): string {
+  return (contentType.split(";")[0] ?? "").trim().toLowerCase();
 }
 
 /** The next chunk, or a rejection as soon as `signal` aborts (checked after too: a queued chunk loses). */
