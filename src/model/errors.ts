@@ -4,6 +4,8 @@
  * Invariants:
  * - HTTP and in-band errors are classified in the seed's order: auth, quota, rate limit, context
  *   overflow, invalid request, server, then `HTTP_<status>`.
+ * - Overflow is read from one table of real provider replies, each with its source (./overflow.ts); a
+ *   body-size 413 counts only with Anthropic's `request_too_large` (issue 16 item 3).
  * - `Retry-After` (seconds or an HTTP date) becomes `retryAfterMs`; a value that cannot be read is ignored.
  * - The provider's message is kept (trimmed to a bounded length) but never the request's credentials:
  *   nothing here sees them.

@@ -91,9 +91,10 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
       }
       throw httpError(response.status, text, response.headers);
     }
-    if (!response.body) throw new LlmError("EMPTY_RESPONSE", "the provider sent no response body");
-
     const contentType = response.headers.get("content-type") ?? "";
+    // A 2xx without a body (204) can no more be a stream than an empty one.
+    if (!response.body) throw notAStreamError(response.status, contentType, "", false);
+
     const declaredStream = mediaType(contentType) === "text/event-stream";
     let events = 0;
     let head = "";

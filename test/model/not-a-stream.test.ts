@@ -101,6 +101,13 @@ describe("issue 16 item 5: a 200 that is not an event stream", () => {
     });
   }
 
+  it("a 204 (no body at all) is one attempt, MALFORMED_RESPONSE", async () => {
+    const { error, requests } = await once("deepseek", { status: 204, raw: "" });
+    expect(requests).toBe(1);
+    expect(error.code).toBe("MALFORMED_RESPONSE");
+    expect(error.message).toContain("the provider answered 204 with");
+  });
+
   it("an event stream sent under another content type is still read as one", async () => {
     const frames = [
       { choices: [{ index: 0, delta: { content: "Hi" }, finish_reason: null }] },
