@@ -4,6 +4,7 @@
  */
 import { ConfigError } from "../config/load.js";
 import { Redactor } from "../log/redact.js";
+import { SetupError } from "../presets/setup-error.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -41,6 +42,10 @@ function failureLine(error: unknown): { line: string; exitCode: number } {
   if (error instanceof ConfigError) return { line: `bdsh: CONFIG: ${error.message}`, exitCode: EXIT_USAGE };
   if (error instanceof CliError)
     return { line: `bdsh: ${error.code}: ${error.message}`, exitCode: error.exitCode };
+  // Opening an agent failed before anything was sent (no key, unknown provider or session): exit 2, from
+  // every command that opens one (`run`, `chat`, `schedules run`, …).
+  if (error instanceof SetupError)
+    return { line: `bdsh: ${error.code}: ${oneLine(error.message)}`, exitCode: EXIT_USAGE };
   const code =
     error && typeof error === "object" && "code" in error && typeof error.code === "string"
       ? error.code

@@ -23,18 +23,11 @@ import type { Effort, ModelAdapter } from "../model/types.js";
 import type { SessionRow, Store } from "../store/store.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import type { ApprovalPolicy } from "../tools/types.js";
+import { SetupError } from "./setup-error.js";
 import { standardPlugins } from "./standard.js";
 import { type ToolsPluginOptions, toolsPlugin } from "./standard-tools.js";
 
-export class SetupError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "SetupError";
-  }
-}
+export { SetupError };
 
 export type OpenAgentOptions = {
   store: Store;

@@ -77,6 +77,23 @@ describe.concurrent("bdsh CLI skeleton", () => {
     expect(result.stdout).toBe("");
   });
 
+  it("schedules run exits 2 on a setup error (no API key), with one error line and nothing sent", async () => {
+    const { home, work } = dirs();
+    const store = await openStore({ home });
+    const session = await store.createSession({ metadata: { workspace: work } });
+    await store.createSchedule(session.id, {
+      title: "check",
+      prompt: "check the build",
+      timing: { kind: "after_seconds", seconds: 1, from: Date.now() - 2000 },
+      nextAt: Date.now() - 1000,
+    });
+    await store.close();
+    const result = await runCli(["schedules", "run", "--once"], { BDSH_HOME: home }, work);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^bdsh: AUTH: no API key for deepseek/m);
+    expect(result.stderr).not.toContain("    at "); // no stack trace
+  });
+
   it("a bad flag value exits 2 naming the flag", async () => {
     const { home, work } = dirs();
     const result = await runCli(["--sandbox", "yolo", "doctor"], { BDSH_HOME: home }, work);

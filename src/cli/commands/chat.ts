@@ -11,7 +11,7 @@ import { createInterface as createPromptInterface } from "node:readline/promises
 import type { Command } from "commander";
 import { addToCommandAllowlist } from "../../config/allowlist.js";
 import { projectFiles, trustDirectory } from "../../config/trust.js";
-import { openAgent, SetupError } from "../../presets/open-agent.js";
+import { openAgent } from "../../presets/open-agent.js";
 import type { Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/misc/ask-user-tool.js";
 import { historyFile } from "../chat/history.js";
@@ -23,7 +23,7 @@ import {
   printStartupWarnings,
   withStore,
 } from "../environment.js";
-import { CliError, EXIT_OK, EXIT_USAGE } from "../errors.js";
+import { EXIT_OK } from "../errors.js";
 import type { Output } from "../output.js";
 import { chooseSession } from "../session-select.js";
 import { addSharedOptions } from "../shared-options.js";
@@ -62,22 +62,18 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
           approvals?: Approvals;
           questions?: QuestionAnswerer;
         }) => {
-          try {
-            const { agent } = await openAgent({
-              ...base,
-              config: o.config,
-              ...(o.sessionId ? { sessionId: o.sessionId } : {}),
-              toolOptions: {
-                ...toolOptions,
-                ...(o.approvals ? { approvals: o.approvals } : {}),
-                ...(o.questions ? { questionAnswerer: o.questions } : {}),
-              },
-            });
-            return agent;
-          } catch (error) {
-            if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
-            throw error;
-          }
+          // A SetupError (no key, unknown provider) exits 2 (cli/errors.ts).
+          const { agent } = await openAgent({
+            ...base,
+            config: o.config,
+            ...(o.sessionId ? { sessionId: o.sessionId } : {}),
+            toolOptions: {
+              ...toolOptions,
+              ...(o.approvals ? { approvals: o.approvals } : {}),
+              ...(o.questions ? { questionAnswerer: o.questions } : {}),
+            },
+          });
+          return agent;
         };
         const common = {
           store,

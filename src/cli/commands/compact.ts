@@ -5,9 +5,9 @@
  * or on stderr the busy text (exit 1) when another process is compacting or the agent is running.
  */
 import type { Command } from "commander";
-import { openAgent, SetupError } from "../../presets/open-agent.js";
+import { openAgent } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
-import { CliError, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "../errors.js";
+import { EXIT_FAILED, EXIT_OK } from "../errors.js";
 import type { Output } from "../output.js";
 import { findSession, sessionWorkspace } from "../session-select.js";
 
@@ -22,21 +22,16 @@ export function registerCompact(program: Command, output: Output, setExitCode: (
         // Issue 15: ID may be a unique prefix; the session keeps its own workspace.
         const row = await findSession(store, id);
         const workspace = sessionWorkspace(row, globals.cwd !== undefined, environment.cwd, output);
-        let opened: Awaited<ReturnType<typeof openAgent>>;
-        try {
-          opened = await openAgent({
-            store,
-            config: environment.loaded.config,
-            workspace,
-            env: environment.env,
-            sessionId: row.id,
-            home: environment.home,
-            approval: "never",
-          });
-        } catch (error) {
-          if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
-          throw error;
-        }
+        // A SetupError (no key, unknown provider) exits 2 (cli/errors.ts).
+        const opened = await openAgent({
+          store,
+          config: environment.loaded.config,
+          workspace,
+          env: environment.env,
+          sessionId: row.id,
+          home: environment.home,
+          approval: "never",
+        });
         const outcome = await opened.agent.services.require("compaction").compactNow();
         if (outcome.kind === "compacted" || outcome.kind === "nothing") {
           output.out(outcome.message);

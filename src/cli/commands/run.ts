@@ -19,7 +19,7 @@ import { runHeadless } from "../../loop/headless.js";
 import { MAX_IMAGE_BYTES, sniffImageType } from "../../model/images.js";
 import { costOf, priceFromConfig } from "../../model/pricing.js";
 import { armGoal, goalOutcome } from "../../planning/goal-run.js";
-import { openAgent, SetupError } from "../../presets/open-agent.js";
+import { openAgent } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
 import type { Output } from "../output.js";
@@ -164,20 +164,14 @@ export async function runCommand(
       },
       leaseWaitMs: 30_000,
     } satisfies Omit<Parameters<typeof openAgent>[0], "store" | "config">;
-    let opened: Awaited<ReturnType<typeof openAgent>>;
-    try {
-      if (options.ralph && prompt) return await runRalphCommand(prompt, base, store, config, output);
-      opened = await openAgent({
-        ...base,
-        store,
-        config,
-        ...(chosen.row ? { sessionId: chosen.row.id } : {}),
-      });
-    } catch (error) {
-      if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
-      throw error;
-    }
-    const { agent } = opened;
+    // A SetupError (no key, unknown provider) exits 2 (cli/errors.ts).
+    if (options.ralph && prompt) return await runRalphCommand(prompt, base, store, config, output);
+    const { agent } = await openAgent({
+      ...base,
+      store,
+      config,
+      ...(chosen.row ? { sessionId: chosen.row.id } : {}),
+    });
     if (chosen.row && !options.json) await showConversationTail(agent, output); // issue 15: not replayed
     const human = options.json
       ? undefined

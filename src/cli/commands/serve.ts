@@ -18,7 +18,7 @@
  */
 import type { Command } from "commander";
 import Fastify from "fastify";
-import { adapterFor, defaultOwner, SetupError } from "../../presets/open-agent.js";
+import { adapterFor, defaultOwner } from "../../presets/open-agent.js";
 import { generateServerToken } from "../../server/auth.js";
 import { bdshPlugin, bdshServerOptions } from "../../server/plugin.js";
 import {
@@ -27,7 +27,7 @@ import {
   openEnvironmentStore,
   printStartupWarnings,
 } from "../environment.js";
-import { CliError, EXIT_OK, EXIT_USAGE, usageError } from "../errors.js";
+import { EXIT_OK, usageError } from "../errors.js";
 import type { Output } from "../output.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -52,8 +52,7 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
         adapterFor({ store, config, workspace: environment.cwd, env: environment.env });
       } catch (error) {
         await store.close();
-        if (error instanceof SetupError) throw new CliError(error.code, error.message, EXIT_USAGE);
-        throw error;
+        throw error; // a SetupError exits 2 (cli/errors.ts)
       }
       const owner = defaultOwner();
       const token = configured ?? generateServerToken();
