@@ -12,6 +12,7 @@
  * String literals and JSX text are read too and reported apart: an id there reaches a user or the model.
  * Markdown files under src/ count as a whole.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -198,18 +199,29 @@ export function check() {
   };
 }
 
-/** The "where" cell of one row: the files (relative to src/) citing it, those with a visible string marked. */
+/**
+ * The "where" cell of one row: the files citing it, relative to src/ and grouped by folder
+ * (`loop/ agent, recovery` is src/loop/agent.ts and src/loop/recovery.ts; `.ts` is left out). A file whose
+ * string literals (text a user or the model sees) carry the id is marked "(in a string)".
+ */
 export function whereCell(key, result) {
   const map = typeof key === "number" ? result.where.issues : result.where.ids;
   const comments = [...(map.get(key) ?? [])];
   const strings = typeof key === "number" ? [] : [...(result.where.visible.get(key) ?? [])];
   const all = [...new Set([...comments, ...strings])].sort();
   if (all.length === 0) return "not cited yet";
-  const shown = all.map((file) => {
-    const name = `\`${file.replace(/^src\//, "")}\``;
-    return strings.includes(file) ? `${name} (in a string)` : name;
-  });
-  return shown.join(", ");
+  const byFolder = new Map();
+  for (const file of all) {
+    const path = file.replace(/^src\//, "");
+    const slash = path.lastIndexOf("/");
+    const folder = slash === -1 ? "" : path.slice(0, slash + 1);
+    const name = path.slice(slash + 1).replace(/\.ts$/, "");
+    if (!byFolder.has(folder)) byFolder.set(folder, []);
+    byFolder.get(folder).push(strings.includes(file) ? `${name} (in a string)` : name);
+  }
+  return [...byFolder]
+    .map(([folder, names]) => (folder ? `\`${folder}\` ${names.join(", ")}` : names.join(", ")))
+    .join("; ");
 }
 
 /** docs/seed-ids.md with the last cell of every id and issue row recomputed; the other cells are kept. */
@@ -243,7 +255,14 @@ function main(argv) {
   if (argv.includes("--write")) {
     const docPath = join(repoRoot, "docs", "seed-ids.md");
     writeFileSync(docPath, refreshedDoc(readFileSync(docPath, "utf8"), result));
-    process.stdout.write(`refreshed ${relative(repoRoot, docPath)}\n`);
+    // The repository's formatter aligns markdown tables; `npm run lint` checks docs/ too.
+    const biome = join(repoRoot, "node_modules", ".bin", "biome");
+    const formatted = spawnSync(biome, ["format", "--write", docPath], { cwd: repoRoot, stdio: "ignore" });
+    process.stdout.write(
+      formatted.status === 0
+        ? `refreshed ${relative(repoRoot, docPath)}\n`
+        : `refreshed ${relative(repoRoot, docPath)}; now run: npx biome format --write docs/seed-ids.md\n`,
+    );
     return 0;
   }
   if (argv.includes("--where")) {
