@@ -131,6 +131,7 @@ export class Agent {
     this.setupDone ??= (async () => {
       const ctx: PluginContext = {
         sessionId: this.sessionId,
+        session: this.sessionInfo(),
         store: this.store,
         hooks: this.hooks,
         prompt: this.prompt,
@@ -680,15 +681,20 @@ export class Agent {
     return concluded;
   }
 
+  /** Which session this agent drives: its kind and delegation depth (S1), as plugins and tools see it. */
+  private sessionInfo(): ToolSessionInfo {
+    return {
+      sessionId: this.sessionId,
+      kind: this.options.session?.kind ?? "main",
+      depth: this.options.session?.depth ?? 0,
+    };
+  }
+
   private execFor(call: ToolCallBlock, signal: AbortSignal, conclude: () => void): ToolExec {
     return {
       callId: call.id,
       toolName: call.name,
-      session: {
-        sessionId: this.sessionId,
-        kind: this.options.session?.kind ?? "main",
-        depth: this.options.session?.depth ?? 0,
-      },
+      session: this.sessionInfo(),
       workspace: this.options.workspace,
       cwd: this.facts.cwd,
       sandbox: this.facts.sandbox,

@@ -8,7 +8,7 @@ import type { EventType, LogEvent, NewEvent, UserSource } from "../log/events.js
 import type { SurfaceProjector } from "../log/surface.js";
 import type { ModelAdapter, ModelRequest, ToolSpec } from "../model/types.js";
 import type { Store } from "../store/store.js";
-import type { ApprovalPolicy, ToolServiceMap } from "../tools/types.js";
+import type { ApprovalPolicy, ToolServiceMap, ToolSessionInfo } from "../tools/types.js";
 import type { ModelSettings } from "./model-settings.js";
 import type { PromptRegistry } from "./prompt.js";
 
@@ -59,6 +59,8 @@ export type RuntimeFacts = {
 
 export type PluginContext = {
   sessionId: string;
+  /** The session's kind (main, fork, subagent, ralph) and delegation depth: what tool availability checks. */
+  session: ToolSessionInfo;
   store: Store;
   hooks: HookBus;
   prompt: PromptRegistry;

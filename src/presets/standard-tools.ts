@@ -157,7 +157,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         const names = await registry.available(registry.names(), {
           env,
           services,
-          session: { sessionId: ctx.sessionId, kind: "main", depth: 0 },
+          session: ctx.session, // issue 16: a fork, subagent or Ralph session is not offered create_goal
         });
         for (const name of names) {
           const section = registry.get(name)?.promptSection;

@@ -75,4 +75,39 @@ describe("standard preset", () => {
     expect(messages.filter((m) => m.role === "system")).toHaveLength(1);
     expect(messages[0]!.role).toBe("system");
   });
+
+  it("does not offer create_goal to a fork, a subagent or a Ralph session (their availability sees their kind)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "bdsh-preset-"));
+    const workspace = mkdtempSync(join(tmpdir(), "bdsh-ws-"));
+    fake = await startFakeProvider({ script: [{ text: "a" }, { text: "b" }, { text: "c" }, { text: "d" }] });
+    const store = await openStore({ home });
+    const config = { ...DEFAULT_CONFIG, model: { ...DEFAULT_CONFIG.model, base_url: fake.url } };
+    const main = await store.createSession({ metadata: { workspace } });
+    const offered: Record<string, string[]> = {};
+    for (const kind of ["main", "fork", "subagent", "ralph"] as const) {
+      const row =
+        kind === "main" ? main : await store.createSession({ kind, parentId: main.id, metadata: { workspace } });
+      const { agent } = await openAgent({
+        store,
+        config,
+        workspace,
+        home,
+        sessionId: row.id,
+        env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
+        toolOptions: { home, env: { PATH: process.env.PATH } },
+      });
+      const before = fake.requests.length;
+      await agent.followup("go");
+      await agent.whenIdle();
+      await agent.close();
+      const body = fake.requests[before]!.body as { tools: Array<{ function: { name: string } }> };
+      offered[kind] = body.tools.map((t) => t.function.name);
+    }
+    await store.close();
+    expect(offered.main).toContain("create_goal");
+    for (const kind of ["fork", "subagent", "ralph"]) {
+      expect(offered[kind]).not.toContain("create_goal");
+      expect(offered[kind]).toContain("get_goal");
+    }
+  });
 });
