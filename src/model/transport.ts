@@ -108,7 +108,8 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
     });
     const decoder = new TextDecoder();
     const feed = (text: string): void => {
-      if (!declaredStream && events === 0 && head.length < HEAD_CHARS) head += text.slice(0, HEAD_CHARS);
+      if (!declaredStream && events === 0 && head.length < HEAD_CHARS)
+        head = (head + text).slice(0, HEAD_CHARS);
       parser.feed(text);
     };
     reader = response.body.getReader();
