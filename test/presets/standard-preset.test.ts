@@ -86,7 +86,9 @@ describe("standard preset", () => {
     const offered: Record<string, string[]> = {};
     for (const kind of ["main", "fork", "subagent", "ralph"] as const) {
       const row =
-        kind === "main" ? main : await store.createSession({ kind, parentId: main.id, metadata: { workspace } });
+        kind === "main"
+          ? main
+          : await store.createSession({ kind, parentId: main.id, metadata: { workspace } });
       const { agent } = await openAgent({
         store,
         config,
