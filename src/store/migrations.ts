@@ -9,6 +9,13 @@
  * - Ids are UUIDv7 text: ordering by id is ordering by creation time, which keeps listings cheap.
  * - Jobs arrive as a later migration. Version 2: goals (P3, one per session) and schedules (S8), with
  *   schedule times as epoch milliseconds so a claim compares them exactly.
+ * - Issue 16 (SQLite 3, PostgreSQL 4): the claim reads two small indexed sets instead of grouping the inbox.
+ *   `ready_sessions` is the ready queue: one row per session with pending turn input (a follow-up or a
+ *   steer; injects never open a turn), `waiting` of them, the oldest at `position`. Triggers on `inbox`
+ *   keep it, so every writer of inbox rows (enqueue, goal rounds, schedules, claims in an append, discards)
+ *   keeps it without knowing. `sessions.turn_open` says the log's last turn has no `turn/end` (the append
+ *   sets it from the events it writes); a session with an open turn and no live lease is orphaned (R1).
+ *   Both are backfilled from the rows when the migration runs.
  */
 
 export type Migration = { version: number; name: string; sql: string };
@@ -114,6 +121,48 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX schedules_session ON schedules (session_id, id);
       CREATE INDEX schedules_due ON schedules (next_at) WHERE next_at IS NOT NULL;
+    `,
+  },
+  {
+    version: 3,
+    name: "ready queue, open turns",
+    sql: `
+      CREATE TABLE ready_sessions (
+        session_id TEXT PRIMARY KEY,
+        position INTEGER NOT NULL,
+        waiting INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX ready_sessions_order ON ready_sessions (position);
+      INSERT INTO ready_sessions (session_id, position, waiting)
+        SELECT session_id, min(position), count(*) FROM inbox
+        WHERE claimed_at IS NULL AND discarded_at IS NULL AND mode <> 'inject' GROUP BY session_id;
+
+      CREATE TRIGGER inbox_ready_added AFTER INSERT ON inbox
+        WHEN NEW.mode <> 'inject' AND NEW.claimed_at IS NULL AND NEW.discarded_at IS NULL
+      BEGIN
+        INSERT INTO ready_sessions (session_id, position, waiting) VALUES (NEW.session_id, NEW.position, 1)
+          ON CONFLICT (session_id) DO UPDATE SET
+            waiting = waiting + 1, position = min(position, excluded.position);
+      END;
+
+      CREATE TRIGGER inbox_ready_taken AFTER UPDATE OF claimed_at, discarded_at ON inbox
+        WHEN NEW.mode <> 'inject' AND OLD.claimed_at IS NULL AND OLD.discarded_at IS NULL
+          AND (NEW.claimed_at IS NOT NULL OR NEW.discarded_at IS NOT NULL)
+      BEGIN
+        UPDATE ready_sessions SET
+          waiting = waiting - 1,
+          position = coalesce((SELECT min(i.position) FROM inbox i WHERE i.session_id = NEW.session_id
+            AND i.claimed_at IS NULL AND i.discarded_at IS NULL AND i.mode <> 'inject'), position)
+          WHERE session_id = NEW.session_id;
+        DELETE FROM ready_sessions WHERE session_id = NEW.session_id AND waiting <= 0;
+      END;
+
+      ALTER TABLE sessions ADD COLUMN turn_open INTEGER NOT NULL DEFAULT 0;
+      UPDATE sessions SET turn_open = 1 WHERE (
+        SELECT e.type FROM events e WHERE e.session_id = sessions.id AND e.type IN ('turn/start', 'turn/end')
+        ORDER BY e.seq DESC LIMIT 1
+      ) = 'turn/start';
+      CREATE INDEX sessions_turn_open ON sessions (id) WHERE turn_open = 1;
     `,
   },
 ];
@@ -228,6 +277,63 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       BEGIN
         RAISE EXCEPTION 'inbox claim refused: % item(s) no longer pending', missing USING ERRCODE = 'BD001';
       END $$;
+    `,
+  },
+  {
+    version: 4,
+    name: "ready queue, open turns",
+    // Concurrency: the triggers touch a session's ready row only through row-locking upserts and updates
+    // that count (`waiting`), so an enqueue racing a claim in another transaction waits for it and adds to
+    // what it left; the row goes only when the count it reads under the lock reaches zero. `position` may
+    // stay a little older than the truth after such a race (it orders claims; it decides nothing).
+    sql: `
+      CREATE TABLE ready_sessions (
+        session_id text COLLATE "C" PRIMARY KEY,
+        position bigint NOT NULL,
+        waiting integer NOT NULL
+      );
+      CREATE INDEX ready_sessions_order ON ready_sessions (position);
+      INSERT INTO ready_sessions (session_id, position, waiting)
+        SELECT session_id, min(position), count(*) FROM inbox
+        WHERE claimed_at IS NULL AND discarded_at IS NULL AND mode <> 'inject' GROUP BY session_id;
+
+      CREATE FUNCTION bdsh_ready_added() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO ready_sessions AS r (session_id, position, waiting) VALUES (NEW.session_id, NEW.position, 1)
+          ON CONFLICT (session_id) DO UPDATE SET
+            waiting = r.waiting + 1, position = least(r.position, EXCLUDED.position);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER inbox_ready_added AFTER INSERT ON inbox FOR EACH ROW
+        WHEN (NEW.mode <> 'inject' AND NEW.claimed_at IS NULL AND NEW.discarded_at IS NULL)
+        EXECUTE FUNCTION bdsh_ready_added();
+
+      CREATE FUNCTION bdsh_ready_taken() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        remaining integer;
+      BEGIN
+        UPDATE ready_sessions AS r SET
+          waiting = r.waiting - 1,
+          position = coalesce((SELECT min(i.position) FROM inbox i WHERE i.session_id = NEW.session_id
+            AND i.claimed_at IS NULL AND i.discarded_at IS NULL AND i.mode <> 'inject'), r.position)
+          WHERE r.session_id = NEW.session_id
+          RETURNING r.waiting INTO remaining;
+        IF remaining <= 0 THEN
+          DELETE FROM ready_sessions WHERE session_id = NEW.session_id AND waiting <= 0;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER inbox_ready_taken AFTER UPDATE OF claimed_at, discarded_at ON inbox FOR EACH ROW
+        WHEN (NEW.mode <> 'inject' AND OLD.claimed_at IS NULL AND OLD.discarded_at IS NULL
+          AND (NEW.claimed_at IS NOT NULL OR NEW.discarded_at IS NOT NULL))
+        EXECUTE FUNCTION bdsh_ready_taken();
+
+      ALTER TABLE sessions ADD COLUMN turn_open boolean NOT NULL DEFAULT false;
+      UPDATE sessions s SET turn_open = true WHERE (
+        SELECT e.type FROM events e WHERE e.session_id = s.id AND e.type IN ('turn/start', 'turn/end')
+        ORDER BY e.seq DESC LIMIT 1
+      ) = 'turn/start';
+      CREATE INDEX sessions_turn_open ON sessions (id) WHERE turn_open;
     `,
   },
 ];

@@ -24,10 +24,41 @@ const LEASE_COLUMNS =
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
 const LIVE_LEASE = "SELECT 1 FROM leases WHERE name = $3 AND owner = $4 AND expires_at > now()";
 
+/** A live holder of the session lease of the session id expression `id`. */
+const LIVE_HOLDER = (id: string) =>
+  `SELECT 1 FROM leases h WHERE h.name = 'session:' || ${id} AND h.owner IS NOT NULL AND h.expires_at > now()`;
+
+/**
+ * A claim of session leases: `candidates` (columns `name`, `first`: the lease name and the order) are taken
+ * with the next fence unless someone else holds them live. Returns `ids`, `seen` and any `extra` columns.
+ */
+function claimStatement(candidates: string, extra?: string): string {
+  return `
+      WITH candidates AS (${candidates}
+      ), claimed AS (
+        INSERT INTO leases AS l (name, owner, expires_at, fence)
+        SELECT name, $1, now() + $2::float8 * interval '1 millisecond', 1 FROM candidates ORDER BY first
+        ON CONFLICT (name) DO UPDATE SET
+          owner = EXCLUDED.owner,
+          expires_at = EXCLUDED.expires_at,
+          fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
+        WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
+        RETURNING substr(l.name, ${"session:".length + 1}) AS session_id
+      )
+      SELECT coalesce((SELECT array_agg(session_id) FROM claimed), '{}') AS ids,
+        (SELECT count(*) FROM candidates)::int AS seen${
+          extra
+            ? `,
+        ${extra}`
+            : ""
+        }`;
+}
+
 /** The append's first two steps (see the header), shared by every `appendStatement`. */
 const APPEND_CTES = `
       WITH upd AS (
-        UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now()
+        UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now(),
+          turn_open = coalesce($10::boolean, turn_open)
         WHERE id = $1 AND last_seq = $2::int AND ($4::text IS NULL OR EXISTS (${LIVE_LEASE}))
         RETURNING id, last_seq
       ), ins AS (
@@ -38,10 +69,10 @@ const APPEND_CTES = `
       )`;
 
 /**
- * The append, with or without an inbox claim ($10: the row ids; the claim runs only if the append matched,
+ * The append, with or without an inbox claim ($11: the row ids; the claim runs only if the append matched,
  * and if any row is no longer pending `bdsh_refuse_claim` raises, SQLSTATE BD001, and nothing of the
- * statement is kept). $1 session, $2 expected seq, $3 lease name, $4 lease owner or null, $5… parallel event
- * arrays. Without `flushWal` the statement turns `synchronous_commit` off for its own transaction: the
+ * statement is kept). $1 session, $2 expected seq, $3 lease name, $4 lease owner or null, $5…$9 parallel
+ * event arrays, $10 whether the last turn is open after them (null: unchanged; issue 16 item 1). Without `flushWal` the statement turns `synchronous_commit` off for its own transaction: the
  * commit returns before its WAL reaches disk (`AppendDurability` "commit").
  */
 type NamedStatement = { name: string; text: string };
@@ -61,12 +92,12 @@ function buildAppend(claiming: boolean, flushWal: boolean): NamedStatement {
     text: `
       ${APPEND_CTES}, claimed AS (
         UPDATE inbox SET claimed_at = now(), claimed_seq = $2::int + 1
-        WHERE session_id = $1 AND id = ANY($10::text[]) AND ${PENDING} AND EXISTS (SELECT 1 FROM upd)
+        WHERE session_id = $1 AND id = ANY($11::text[]) AND ${PENDING} AND EXISTS (SELECT 1 FROM upd)
         RETURNING id
       )
       SELECT ${notify}${lazy},
-        CASE WHEN (SELECT count(*) FROM claimed) <> cardinality($10::text[])
-          THEN bdsh_refuse_claim(cardinality($10::text[]) - (SELECT count(*) FROM claimed)) END
+        CASE WHEN (SELECT count(*) FROM claimed) <> cardinality($11::text[])
+          THEN bdsh_refuse_claim(cardinality($11::text[]) - (SELECT count(*) FROM claimed)) END
       FROM upd`,
   };
 }
@@ -146,32 +177,37 @@ export const SQL = {
     SELECT session_id FROM inbox WHERE ${PENDING}
     GROUP BY session_id ORDER BY min(position) LIMIT $1`,
   /**
-   * $1 owner, $2 ttl ms, $3 limit. The ON CONFLICT re-check makes a concurrent claimer skip, not steal;
-   * `seen` > claimed ids means another claimer took some of the same candidates at the same moment (the
-   * store then claims again: those sessions are now leased and drop out of the candidates).
+   * $1 owner, $2 ttl ms, $3 limit. Issue 16 item 12: the candidates come from the ready queue
+   * (`ready_sessions`, one row per session with pending turn input, walked in `position` order by its
+   * index), so a pass reads about `limit` rows however many sessions wait, plus those at the head whose
+   * lease is live (sessions driving now with more input queued). The ON CONFLICT re-check makes a concurrent
+   * claimer skip, not steal; `seen` > claimed ids means another claimer took some of the same candidates at
+   * the same moment (the store then claims again: those sessions are now leased and drop out).
    */
   claimPendingSessions: {
     name: "bdsh_claim_pending_sessions",
-    text: `
-      WITH candidates AS (
-        SELECT 'session:' || i.session_id AS name, min(i.position) AS first FROM inbox i
-        WHERE i.claimed_at IS NULL AND i.discarded_at IS NULL AND i.mode <> 'inject' AND NOT EXISTS (
-          SELECT 1 FROM leases h
-          WHERE h.name = 'session:' || i.session_id AND h.owner IS NOT NULL AND h.expires_at > now()
-        )
-        GROUP BY i.session_id ORDER BY first LIMIT $3
-      ), claimed AS (
-        INSERT INTO leases AS l (name, owner, expires_at, fence)
-        SELECT name, $1, now() + $2::float8 * interval '1 millisecond', 1 FROM candidates ORDER BY first
-        ON CONFLICT (name) DO UPDATE SET
-          owner = EXCLUDED.owner,
-          expires_at = EXCLUDED.expires_at,
-          fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
-        WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
-        RETURNING substr(l.name, ${"session:".length + 1}) AS session_id
-      )
-      SELECT coalesce((SELECT array_agg(session_id) FROM claimed), '{}') AS ids,
-        (SELECT count(*) FROM candidates)::int AS seen`,
+    text: claimStatement(`
+        SELECT 'session:' || r.session_id AS name, r.position AS first FROM ready_sessions r
+        WHERE NOT EXISTS (${LIVE_HOLDER("r.session_id")})
+        ORDER BY r.position LIMIT $3`),
+  },
+  /**
+   * Issue 16 item 1 (R1): the same claim over sessions whose last turn is open and whose lease is not live
+   * (the partial index `sessions_turn_open` holds only open turns: the sessions driving now, and orphans).
+   * `next_lapse_ms`: how long until the soonest live lease of an open turn lapses (null: none), so the
+   * runner can look again the moment a driver that died stops renewing.
+   */
+  claimOrphanedSessions: {
+    name: "bdsh_claim_orphaned_sessions",
+    text: claimStatement(
+      `
+        SELECT 'session:' || s.id AS name, s.id AS first FROM sessions s
+        WHERE s.turn_open AND NOT EXISTS (${LIVE_HOLDER("s.id")})
+        ORDER BY s.id LIMIT $3`,
+      `(SELECT (extract(epoch FROM min(h.expires_at) - now()) * 1000)::float8 FROM sessions s
+          JOIN leases h ON h.name = 'session:' || s.id
+          WHERE s.turn_open AND h.owner IS NOT NULL AND h.expires_at > now()) AS next_lapse_ms`,
+    ),
   },
   /** Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only. */
   acquireLease: `

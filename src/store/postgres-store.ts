@@ -57,6 +57,7 @@ import {
   toEvent,
   toInboxItem,
   toSession,
+  turnOpenAfter,
   uniqueIds,
 } from "./rows.js";
 import { MAX_CANDIDATES, pickSessionId, prefixRange, uniquePrefix } from "./session-ids.js";
@@ -73,6 +74,7 @@ import {
   LeaseLostError,
   type ListSessionsOptions,
   type NewInboxItem,
+  type OrphanClaim,
   type ReadOptions,
   SessionNotFoundError,
   type SessionPatch,
@@ -250,7 +252,14 @@ export class PostgresStore implements Store {
     const encoded = encodeEvents(events, expectedSeq);
     const claims = uniqueIds(options.claimInbox ?? []);
     const owner = options.leaseOwner ?? null;
-    const values = [sessionId, expectedSeq, sessionLeaseName(sessionId), owner, ...columnsOf(encoded)];
+    const values = [
+      sessionId,
+      expectedSeq,
+      sessionLeaseName(sessionId),
+      owner,
+      ...columnsOf(encoded),
+      turnOpenAfter(encoded) ?? null,
+    ];
     // Claims do not NOTIFY: inbox notifications announce added input; a claim is seen as its events.
     const statement = appendStatement({
       claiming: claims.length > 0,
@@ -330,20 +339,37 @@ export class PostgresStore implements Store {
   }
 
   async claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]> {
+    return (await this.claimLeases(SQL.claimPendingSessions, owner, ttlMs, limit)).ids;
+  }
+
+  async claimOrphanedSessions(owner: string, ttlMs: number, limit: number): Promise<OrphanClaim> {
+    const { ids, nextLapseMs } = await this.claimLeases(SQL.claimOrphanedSessions, owner, ttlMs, limit);
+    return { ids, nextLapseMs };
+  }
+
+  /** Runs a claim statement (postgres-statements.ts `claimStatement`) until it loses no race, 3 rounds at most. */
+  private async claimLeases(
+    statement: { name: string; text: string },
+    owner: string,
+    ttlMs: number,
+    limit: number,
+  ): Promise<{ ids: string[]; nextLapseMs: number | undefined }> {
     checkTtl(ttlMs);
-    if (limit <= 0) return [];
     checkLimit(limit);
     const claimed: string[] = [];
+    let nextLapseMs: number | undefined;
     // A few rounds at most: each lost race removes the contested sessions from the next round's candidates.
-    for (let round = 0; round < 3 && claimed.length < limit; round++) {
-      let got: { ids: string[]; seen: number };
+    for (let round = 0; round < 3 && (claimed.length < limit || round === 0); round++) {
+      let got: { ids: string[]; seen: number; next_lapse_ms?: number | null };
       try {
-        const { rows } = await this.pool.query<{ ids: string[]; seen: number }>({
-          ...SQL.claimPendingSessions,
-          values: [owner, ttlMs, limit - claimed.length],
-        });
+        const { rows } = await this.pool.query<{
+          ids: string[];
+          seen: number;
+          next_lapse_ms?: number | null;
+        }>({ ...statement, values: [owner, ttlMs, limit - claimed.length] });
         got = rows[0]!;
         claimed.push(...got.ids);
+        nextLapseMs = got.next_lapse_ms == null ? undefined : Math.max(0, got.next_lapse_ms);
       } catch (error) {
         // Two claimers locking the same leases in different orders: one is chosen to fail; it claims
         // nothing this time and its next sweep tries again.
@@ -352,7 +378,7 @@ export class PostgresStore implements Store {
       }
       if (got.ids.length >= got.seen) break; // it got everything it saw: no race lost
     }
-    return claimed;
+    return { ids: claimed, nextLapseMs };
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {

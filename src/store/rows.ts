@@ -88,6 +88,19 @@ export function encodeEvents(events: readonly NewEvent[], expectedSeq: number): 
   }));
 }
 
+/**
+ * Issue 16 item 1: whether the session's last turn is open after these events (a `turn/start` with no later
+ * `turn/end`), or undefined when they open or close no turn (the stored flag stays as it is).
+ */
+export function turnOpenAfter(events: readonly { type: EventType }[]): boolean | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const type = events[i]!.type;
+    if (type === "turn/start") return true;
+    if (type === "turn/end") return false;
+  }
+  return undefined;
+}
+
 export function decodeEvent(sessionId: string, seq: number, e: EncodedEvent): LogEvent {
   return toEvent({
     session_id: sessionId,

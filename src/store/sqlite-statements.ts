@@ -40,7 +40,8 @@ const SQL = {
          WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING} RETURNING id`,
   insertEvent:
     "INSERT INTO events (session_id, seq, type, at, turn, step, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  advanceSession: "UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?",
+  advanceSession:
+    "UPDATE sessions SET last_seq = ?, updated_at = ?, turn_open = coalesce(?, turn_open) WHERE id = ?",
   read: `SELECT session_id, seq, type, at, turn, step, data FROM events
        WHERE session_id = @id AND seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
   readTypes: `SELECT session_id, seq, type, at, turn, step, data FROM events
@@ -54,10 +55,18 @@ const SQL = {
        WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING}`,
   sessionsWithPending: `SELECT session_id FROM inbox WHERE ${PENDING}
          GROUP BY session_id ORDER BY min(position) LIMIT ?`,
-  claimCandidates: `SELECT i.session_id FROM inbox i
-         WHERE i.claimed_at IS NULL AND i.discarded_at IS NULL AND i.mode <> 'inject' AND NOT EXISTS (
-           SELECT 1 FROM leases h WHERE h.name = 'session:' || i.session_id AND h.owner IS NOT NULL AND h.expires_at > ?)
-         GROUP BY i.session_id ORDER BY min(i.position) LIMIT ?`,
+  // Issue 16 item 12: from the ready queue in `position` order (its index), skipping sessions held live.
+  claimCandidates: `SELECT r.session_id FROM ready_sessions r
+         WHERE NOT EXISTS (
+           SELECT 1 FROM leases h WHERE h.name = 'session:' || r.session_id AND h.owner IS NOT NULL AND h.expires_at > ?)
+         ORDER BY r.position LIMIT ?`,
+  // Issue 16 item 1: sessions whose last turn is open (partial index) and whose lease is not live.
+  orphanCandidates: `SELECT s.id FROM sessions s
+         WHERE s.turn_open = 1 AND NOT EXISTS (
+           SELECT 1 FROM leases h WHERE h.name = 'session:' || s.id AND h.owner IS NOT NULL AND h.expires_at > ?)
+         ORDER BY s.id LIMIT ?`,
+  nextOrphanLapse: `SELECT min(h.expires_at) FROM sessions s JOIN leases h ON h.name = 'session:' || s.id
+         WHERE s.turn_open = 1 AND h.owner IS NOT NULL AND h.expires_at > ?`,
   // Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only.
   acquireLease: `INSERT INTO leases (name, owner, expires_at, fence) VALUES (@name, @owner, @expires, 1)
        ON CONFLICT (name) DO UPDATE SET
@@ -81,6 +90,8 @@ const PLUCKED: ReadonlySet<keyof typeof SQL> = new Set([
   "claimInbox",
   "sessionsWithPending",
   "claimCandidates",
+  "orphanCandidates",
+  "nextOrphanLapse",
   "sessionIdsInRange",
   "previousSessionId",
   "nextSessionId",

@@ -52,6 +52,7 @@ import {
   toEvent,
   toInboxItem,
   toSession,
+  turnOpenAfter,
   uniqueIds,
 } from "./rows.js";
 import { MAX_CANDIDATES, pickSessionId, prefixRange, uniquePrefix } from "./session-ids.js";
@@ -70,6 +71,7 @@ import {
   LeaseLostError,
   type ListSessionsOptions,
   type NewInboxItem,
+  type OrphanClaim,
   type ReadOptions,
   SessionNotFoundError,
   type SessionPatch,
@@ -251,7 +253,13 @@ export class SqliteStore implements Store {
       encoded.forEach((e, i) => {
         s.insertEvent.run(sessionId, expectedSeq + 1 + i, e.type, e.at, e.turn, e.step, e.data);
       });
-      s.advanceSession.run(expectedSeq + encoded.length, now, sessionId);
+      const open = turnOpenAfter(encoded);
+      s.advanceSession.run(
+        expectedSeq + encoded.length,
+        now,
+        open === undefined ? null : open ? 1 : 0,
+        sessionId,
+      );
     });
     if (this.honourDurability && options.durability !== "commit") {
       this.db.pragma("synchronous = FULL");
@@ -320,6 +328,21 @@ export class SqliteStore implements Store {
       return ids.filter((id) =>
         this.s.acquireLease.get({ name: sessionLeaseName(id), owner, now, expires: now + ttlMs }),
       );
+    });
+    return claim.immediate();
+  }
+
+  async claimOrphanedSessions(owner: string, ttlMs: number, limit: number): Promise<OrphanClaim> {
+    checkTtl(ttlMs);
+    checkLimit(limit);
+    const claim = this.db.transaction(() => {
+      const now = Date.now();
+      const candidates = limit > 0 ? (this.s.orphanCandidates.all(now, limit) as string[]) : [];
+      const ids = candidates.filter((id) =>
+        this.s.acquireLease.get({ name: sessionLeaseName(id), owner, now, expires: now + ttlMs }),
+      );
+      const lapse = this.s.nextOrphanLapse.get(now) as number | null;
+      return { ids, nextLapseMs: lapse == null ? undefined : Math.max(0, lapse - now) };
     });
     return claim.immediate();
   }

@@ -148,6 +148,8 @@ export type BlobRef = {
   metadata: Record<string, unknown>;
 };
 
+export type OrphanClaim = { ids: string[]; nextLapseMs: number | undefined };
+
 export type SubscribeOptions = { events?: boolean };
 
 export type StoreNotification =
@@ -209,6 +211,15 @@ export interface Store {
    * holder's session is taken over with the next fence.
    */
   claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]>;
+  /**
+   * Issue 16 item 1 (R1, L9): takes the session lease of up to `limit` sessions whose log has an open turn
+   * (a `turn/start` with no `turn/end` after it) and no live holder: whoever drove that turn died, or gave
+   * the lease up, without closing it. The claimer's Agent closes the turn honestly on taking the lease and
+   * starts nothing (no new input, no auto-continue). Same one-statement guarantees as
+   * `claimPendingSessions`. `nextLapseMs`: how long until the soonest live lease of another open turn lapses
+   * (undefined: none), so a claimer can look again the moment a dead driver's lease runs out.
+   */
+  claimOrphanedSessions(owner: string, ttlMs: number, limit: number): Promise<OrphanClaim>;
 
   /**
    * Takes the lease if it is free, released, lapsed, or already this owner's (then it is extended).

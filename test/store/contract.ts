@@ -563,6 +563,92 @@ export function storeContract(harness: StoreHarness): void {
     it("refuses an item for an unknown session", async () => {
       await expect(store.enqueueInbox("nope", followup("x"))).rejects.toBeInstanceOf(SessionNotFoundError);
     });
+
+    // Issue 16 item 12: the claim reads a ready queue the inbox keeps; every way input arrives or leaves counts.
+    it("keeps a session claimable while any turn input is pending, whoever wrote or took it", async () => {
+      const [s1, s2, s3] = await Promise.all([1, 2, 3].map(() => store.createSession()));
+      const a = await store.enqueueInbox(s1!.id, followup("a"));
+      const b = await store.enqueueInbox(s1!.id, { ...followup("b"), queue: "next-step", mode: "steer" });
+      await store.enqueueInbox(s1!.id, { ...followup("c"), queue: "next-step", mode: "inject" });
+      const goal = await store.createGoal(s2!.id, { objective: "o", maxRounds: 3 });
+      await store.claimGoalRound(
+        s2!.id,
+        { id: goal.id, round: 1 },
+        { ...followup("round"), source: "goal-round" },
+      );
+      const d = await store.enqueueInbox(s3!.id, followup("d"));
+      await store.discardInbox(s3!.id, [d.id]);
+      // One of s1's two turn inputs taken: still waiting. The goal round queued for s2 counts like any input.
+      await store.append(s1!.id, step(1), 0, { claimInbox: [a.id] });
+      expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual([s1!.id, s2!.id]);
+      await store.releaseLease(sessionLeaseName(s1!.id), "me");
+      // The last turn input taken (the inject left): s1 is no longer claimable.
+      await store.append(s1!.id, step(2), 2, { claimInbox: [b.id] });
+      expect(await store.claimPendingSessions("other", 60_000, 10)).toEqual([]);
+      const e = await store.enqueueInbox(s1!.id, followup("e"));
+      expect(await store.claimPendingSessions("other", 60_000, 10)).toEqual([s1!.id]);
+      expect(e.sessionId).toBe(s1!.id);
+    });
+
+    it("orders sessions by their oldest pending turn input after a partial claim", async () => {
+      const [s1, s2] = await Promise.all([1, 2].map(() => store.createSession()));
+      const first = await store.enqueueInbox(s1!.id, followup("1"));
+      await store.enqueueInbox(s2!.id, followup("2"));
+      await store.enqueueInbox(s1!.id, followup("3"));
+      await store.append(s1!.id, step(1), 0, { claimInbox: [first.id] });
+      expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual([s2!.id, s1!.id]);
+    });
+  });
+
+  describe("orphaned turns (issue 16 item 1)", () => {
+    const turnStart = (turn: number) => newEvent("turn/start", { trigger: "followup" }, { turn });
+    const turnEnd = (turn: number) => newEvent("turn/end", { reason: "completed" }, { turn });
+
+    it("claims a session whose last turn is open and whose lease is not live, once", async () => {
+      const [open, closed, held, idle] = await Promise.all([1, 2, 3, 4].map(() => store.createSession()));
+      await store.append(open!.id, [turnStart(1), ...step(1)], 0);
+      await store.append(closed!.id, [turnStart(1), ...step(1), turnEnd(1)], 0);
+      await store.append(held!.id, [turnStart(1)], 0);
+      await store.acquireLease(sessionLeaseName(held!.id), "driver", 60_000);
+      await store.append(idle!.id, step(1), 0);
+      const claim = await store.claimOrphanedSessions("me", 60_000, 10);
+      expect(claim.ids).toEqual([open!.id]);
+      expect(await store.getLease(sessionLeaseName(open!.id))).toMatchObject({ owner: "me" });
+      // The driver's live lease lapses in under a minute (and ours, just taken, later).
+      expect(claim.nextLapseMs).toBeGreaterThan(0);
+      expect(claim.nextLapseMs).toBeLessThanOrEqual(60_000);
+      expect((await store.claimOrphanedSessions("third", 60_000, 10)).ids).toEqual([]);
+      // Closing the turn (in a later append, as a repair does) makes the session no orphan.
+      await store.append(open!.id, [turnEnd(1)], 3);
+      await store.releaseLease(sessionLeaseName(open!.id), "me");
+      expect((await store.claimOrphanedSessions("third", 60_000, 10)).ids).toEqual([]);
+    });
+
+    it("takes an open turn over once its holder lapses, with the next fence, and tells when that will be", async () => {
+      const s = await store.createSession();
+      await store.acquireLease(sessionLeaseName(s.id), "dead", 150);
+      await store.append(s.id, [turnStart(1), ...step(1)], 0, { leaseOwner: "dead" });
+      const early = await store.claimOrphanedSessions("live", 60_000, 5);
+      expect(early.ids).toEqual([]);
+      expect(early.nextLapseMs).toBeLessThanOrEqual(150);
+      await sleep((early.nextLapseMs ?? 0) + 30);
+      const late = await store.claimOrphanedSessions("live", 60_000, 5);
+      expect(late.ids).toEqual([s.id]);
+      expect(await store.getLease(sessionLeaseName(s.id))).toMatchObject({ owner: "live", fence: 2 });
+    });
+
+    it("never gives one orphan to two concurrent claimers", async () => {
+      const sessions = await Promise.all(Array.from({ length: 20 }, () => store.createSession()));
+      for (const s of sessions) await store.append(s.id, [turnStart(1)], 0);
+      const others = await Promise.all([db.open(), db.open()]);
+      const claims = await Promise.all(
+        [store, ...others].map((claimer, i) => claimer.claimOrphanedSessions(`owner${i}`, 60_000, 10)),
+      );
+      const all = claims.flatMap((c) => c.ids);
+      expect(new Set(all).size).toBe(all.length);
+      const rest = await store.claimOrphanedSessions("late", 60_000, 100);
+      expect(new Set([...all, ...rest.ids]).size).toBe(sessions.length);
+    });
   });
 
   describe("leases", () => {
