@@ -198,7 +198,8 @@ describe("P6 /goal", () => {
   it("creating a goal arms it and starts round 1 when idle; the user can pause and resume", async () => {
     fixture = await planningFixture({
       plugins: planningPlugins({ checks: false, maxRounds: 3 }),
-      script: () => call("update_goal", { action: "pause" }),
+      script: (_request, index) =>
+        index === 0 ? call("update_goal", { action: "pause" }) : { text: "Paused." },
     });
     const host = {
       goals: goalsOf(fixture),
