@@ -13,7 +13,10 @@ export function addSharedOptions(command: Command): Command {
     .option("--model <id>", "model id sent on the wire")
     .option("--effort <level>", "reasoning effort: off, low, high, max")
     .option("--sandbox <mode>", "read-only, workspace-write or danger-full-access")
-    .option("--approval <policy>", "ask, never or auto (S7: the model reviews each approval)")
+    .option(
+      "--approval <policy>",
+      "ask, never or auto (auto: the session's model reviews each approval first)",
+    )
     .option("--continue", "continue the newest session of this workspace")
     .option("--last", "the same as --continue");
 }

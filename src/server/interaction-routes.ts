@@ -103,7 +103,7 @@ export function registerInteractionRoutes(
   routes.add(
     "GET",
     "/v1/sessions/:id/goal",
-    { summary: "The session's goal (P3)", params: SessionId, response: { 200: Goal, ...errorResponses } },
+    { summary: "The session's goal", params: SessionId, response: { 200: Goal, ...errorResponses } },
     async (request) => {
       const { id } = request.params as Static<typeof SessionId>;
       await requireSession(store, id);
@@ -115,7 +115,7 @@ export function registerInteractionRoutes(
     "POST",
     "/v1/sessions/:id/goal",
     {
-      summary: "Create, edit, pause, resume or clear the goal (P6); create and resume queue a round",
+      summary: "Create, edit, pause, resume or clear the goal; create and resume queue a round",
       params: SessionId,
       body: GoalBody,
       response: { 200: GoalResult, ...errorResponses },

@@ -141,7 +141,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
     "POST",
     "/v1/sessions/:id/archive",
     {
-      summary: "Archive (or unarchive) a session: later turns end blocked (L18)",
+      summary: "Archive (or unarchive) a session: later turns end blocked",
       params: SessionId,
       body: ArchiveBody,
       response: { 200: Session, ...errorResponses },
@@ -158,7 +158,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
     "POST",
     "/v1/sessions/:id/fork",
     {
-      summary: "Fork a session at its last finished turn (S1)",
+      summary: "Fork a session at its last finished turn",
       params: SessionId,
       response: { 201: Session, ...errorResponses },
     },
@@ -203,7 +203,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
     "POST",
     "/v1/sessions/:id/cancel",
     {
-      summary: "Cancel the running turn and clear the pending inbox (L7)",
+      summary: "Cancel the running turn and clear the pending inbox",
       params: SessionId,
       response: { 200: CancelResult, ...errorResponses },
     },

@@ -17,9 +17,9 @@ export const SLASH_HELP = [
   "/resume [<id>]                                  continue another session (a unique id prefix is enough)",
   "/sessions                                       this workspace's sessions",
   "/cost                                           tokens and cost of this session",
-  "/compact                                        condense the history now (C11)",
-  "/goal [<objective>|clear|edit <objective>|pause|resume]   goal rounds (P6)",
-  "/plan, /default                                 plan mode on or off (P2)",
+  "/compact                                        condense the history now",
+  "/goal [<objective>|clear|edit <objective>|pause|resume]   goal rounds",
+  "/plan, /default                                 plan mode on or off",
   "/help                                           this list",
   "/exit                                           leave (Ctrl-D on an empty line too)",
 ].join("\n");

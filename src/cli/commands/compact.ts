@@ -14,7 +14,7 @@ import { findSession, sessionWorkspace } from "../session-select.js";
 export function registerCompact(program: Command, output: Output, setExitCode: (code: number) => void): void {
   program
     .command("compact <id>")
-    .description("condense an idle session's history into a checkpoint (C11)")
+    .description("condense an idle session's history into a checkpoint now")
     .action(async (id: string, _options: unknown, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const environment = cliEnvironment(globals);

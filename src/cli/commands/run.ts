@@ -98,17 +98,14 @@ export function addRunOptions(command: Command): Command {
     .option("--api-key-env <var>", "read the API key from VAR")
     .option(
       "--attach <file>",
-      "attach a file (repeatable): saved as a read-only copy; an image is shown to models that take images, other files by path (M10)",
+      "attach a file (repeatable): saved as a read-only copy; an image is shown to models that take images, other files by path",
       collect,
       [],
     )
     .option("-q, --quiet", "print only the final answer on stdout, nothing else")
     .option("--output-last-message <file>", "also write the final answer to FILE")
     .option("--goal", "treat the prompt as a goal's objective and keep working in goal rounds")
-    .option(
-      "--ralph",
-      "run the prompt as a Ralph loop: a fresh worker per round, the workspace as memory (P7)",
-    );
+    .option("--ralph", "run the prompt as a Ralph loop: a fresh worker per round, the workspace as memory");
 }
 
 export function registerRun(program: Command, output: Output, setExitCode: (code: number) => void): void {

@@ -17,7 +17,7 @@ export function registerSchedules(
   output: Output,
   setExitCode: (code: number) => void,
 ): void {
-  const schedules = program.command("schedules").description("scheduled reminders (S8)");
+  const schedules = program.command("schedules").description("scheduled reminders");
   schedules
     .command("run")
     .description("deliver due reminders and run the sessions that get them")

@@ -113,7 +113,7 @@ export function registerSessions(
     sessions
       .command("resume <id>")
       .description(
-        "continue a session in its own workspace; without a prompt, repair an interrupted turn (R1)",
+        "continue a session in its own workspace; without a prompt, only close a turn a crash left open",
       ),
   )
     .argument("[prompt...]", "a new task for the session")
@@ -142,7 +142,7 @@ export function registerSessions(
 
   sessions
     .command("fork <id>")
-    .description("a new session seeded with the completed turns of ID (S1)")
+    .description("a new session seeded with the completed turns of ID")
     .action(async (id: string, _options: unknown, command: Command) => {
       const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
       await withStore(environment, async (store) => {
@@ -154,7 +154,7 @@ export function registerSessions(
 
   sessions
     .command("archive <id>")
-    .description("freeze a session: it cannot be resumed or sent to until restored (L18)")
+    .description("freeze a session: it cannot be resumed or sent to until restored")
     .option("--undo", "restore an archived session")
     .action(async (id: string, options: { undo?: boolean }, command: Command) => {
       const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
