@@ -15,7 +15,8 @@
  *   keep it, so every writer of inbox rows (enqueue, goal rounds, schedules, claims in an append, discards)
  *   keeps it without knowing. `sessions.turn_open` says the log's last turn has no `turn/end` (the append
  *   sets it from the events it writes); a session with an open turn and no live lease is orphaned (R1).
- *   Both are backfilled from the rows when the migration runs.
+ *   Both are backfilled from the rows when the migration runs. `leases_expiry` finds the soonest live
+ *   lease without reading released ones (the moment to look for orphans again).
  */
 
 export type Migration = { version: number; name: string; sql: string };
@@ -163,6 +164,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
         ORDER BY e.seq DESC LIMIT 1
       ) = 'turn/start';
       CREATE INDEX sessions_turn_open ON sessions (id) WHERE turn_open = 1;
+      CREATE INDEX leases_expiry ON leases (expires_at);
     `,
   },
 ];
@@ -334,6 +336,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         ORDER BY e.seq DESC LIMIT 1
       ) = 'turn/start';
       CREATE INDEX sessions_turn_open ON sessions (id) WHERE turn_open;
+      CREATE INDEX leases_expiry ON leases (expires_at);
     `,
   },
 ];

@@ -194,8 +194,9 @@ export const SQL = {
   /**
    * Issue 16 item 1 (R1): the same claim over sessions whose last turn is open and whose lease is not live
    * (the partial index `sessions_turn_open` holds only open turns: the sessions driving now, and orphans).
-   * `next_lapse_ms`: how long until the soonest live lease of an open turn lapses (null: none), so the
-   * runner can look again the moment a driver that died stops renewing.
+   * `next_lapse_ms`: how long until the soonest live session lease lapses (null: none; `leases_expiry`
+   * walks from now), so the runner can look again the moment a driver that died stops renewing. Any live
+   * session lease counts, not only those of open turns: a claimed session's turn may open just after this.
    */
   claimOrphanedSessions: {
     name: "bdsh_claim_orphaned_sessions",
@@ -204,9 +205,9 @@ export const SQL = {
         SELECT 'session:' || s.id AS name, s.id AS first FROM sessions s
         WHERE s.turn_open AND NOT EXISTS (${LIVE_HOLDER("s.id")})
         ORDER BY s.id LIMIT $3`,
-      `(SELECT (extract(epoch FROM min(h.expires_at) - now()) * 1000)::float8 FROM sessions s
-          JOIN leases h ON h.name = 'session:' || s.id
-          WHERE s.turn_open AND h.owner IS NOT NULL AND h.expires_at > now()) AS next_lapse_ms`,
+      `(SELECT (extract(epoch FROM h.expires_at - now()) * 1000)::float8 FROM leases h
+          WHERE h.expires_at > now() AND h.owner IS NOT NULL AND substr(h.name, 1, 8) = 'session:'
+          ORDER BY h.expires_at LIMIT 1) AS next_lapse_ms`,
     ),
   },
   /** Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only. */

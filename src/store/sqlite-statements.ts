@@ -65,8 +65,9 @@ const SQL = {
          WHERE s.turn_open = 1 AND NOT EXISTS (
            SELECT 1 FROM leases h WHERE h.name = 'session:' || s.id AND h.owner IS NOT NULL AND h.expires_at > ?)
          ORDER BY s.id LIMIT ?`,
-  nextOrphanLapse: `SELECT min(h.expires_at) FROM sessions s JOIN leases h ON h.name = 'session:' || s.id
-         WHERE s.turn_open = 1 AND h.owner IS NOT NULL AND h.expires_at > ?`,
+  nextOrphanLapse: `SELECT expires_at FROM leases
+         WHERE expires_at > ? AND owner IS NOT NULL AND substr(name, 1, 8) = 'session:'
+         ORDER BY expires_at LIMIT 1`,
   // Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only.
   acquireLease: `INSERT INTO leases (name, owner, expires_at, fence) VALUES (@name, @owner, @expires, 1)
        ON CONFLICT (name) DO UPDATE SET

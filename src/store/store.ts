@@ -216,8 +216,8 @@ export interface Store {
    * (a `turn/start` with no `turn/end` after it) and no live holder: whoever drove that turn died, or gave
    * the lease up, without closing it. The claimer's Agent closes the turn honestly on taking the lease and
    * starts nothing (no new input, no auto-continue). Same one-statement guarantees as
-   * `claimPendingSessions`. `nextLapseMs`: how long until the soonest live lease of another open turn lapses
-   * (undefined: none), so a claimer can look again the moment a dead driver's lease runs out.
+   * `claimPendingSessions`. `nextLapseMs`: how long until the soonest live session lease lapses (undefined:
+   * none), so a claimer can look again the moment a dead driver's lease runs out.
    */
   claimOrphanedSessions(owner: string, ttlMs: number, limit: number): Promise<OrphanClaim>;
 
