@@ -15,12 +15,23 @@
  *   Notifications only accelerate; the sweep alone would be enough (lost notifications, lapsed owners).
  * - A session whose lease another live owner holds is never claimed (that owner sees the input; if it dies
  *   its lease lapses and a later claim takes the session, whose Agent repairs the interrupted turn, R1).
+ * - Issue 16 item 1, orphaned turns (R1, L9): each pass first claims sessions whose last turn is open and
+ *   whose lease is not live (`claimOrphanedSessions`), with no input needed. Their Agent closes the turn
+ *   honestly on taking the lease (synthetic results for unanswered calls, `turn/end` `interrupted`) and,
+ *   with nothing pending, starts nothing: no auto-continue, and a goal is not re-armed (P3; a fresh agent
+ *   starts disarmed). A lease lapse makes no notification, so the pass also learns when the soonest live
+ *   session lease lapses and looks again right then: a dead driver's turn is closed within about the
+ *   lease's time to live, however long the sweep interval.
+ * - Issue 16 item 2, stale cached agents: an idle agent cached here may predate turns another server drove
+ *   (its plugins' memory: todos, goal activation, file observations). When a claim hands it a session whose
+ *   log moved past what it has seen, it is dropped and a fresh agent opened, rebuilt from the log (R2).
  * - Idle sessions hold nothing: no lease. Idle agents stay cached (LRU) up to `maxSessions`; an agent whose
  *   drive failed (a lost lease, a failed flush) is dropped, since its memory may hold unflushed events.
  * - `stop()` (SIGTERM): stop claiming, let in-flight turns finish within a grace period, then cancel the
  *   rest (turn ends `aborted`, honestly closed, L7/L8), keeping their pending inbox for another server;
  *   each Agent releases its lease when its drive ends.
  */
+import { EVENT_TYPES } from "../log/events.js";
 import type { Agent } from "../loop/agent.js";
 import { type Store, type StoreNotification, sessionLeaseName } from "../store/store.js";
 import { isCancelMarker } from "./cancel-marker.js";
@@ -45,6 +56,13 @@ export type SessionRunnerOptions = {
   evictable?: (agent: Agent) => boolean;
 };
 
+/**
+ * Events whose appearance after an agent's last seen seq means someone else drove the session. A title is
+ * appended beside the agent by its own plugin while it is idle (presets/session-title.ts) and changes no
+ * plugin state.
+ */
+const MOVED_BY = EVENT_TYPES.filter((type) => type !== "session/title");
+
 type Entry = {
   agent: Promise<Agent>;
   /** The agent once opened. */
@@ -60,6 +78,8 @@ export class SessionRunner {
   private running = 0;
   private unsubscribe: (() => void) | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** A claim pass at the moment the soonest live session lease lapses (issue 16 item 1). */
+  private lapseTimer: NodeJS.Timeout | undefined;
   private claiming: Promise<void> | undefined;
   private claimAgain = false;
   /** A claim pass filled every free slot (or was skipped for want of one): more work may be waiting. */
@@ -137,6 +157,7 @@ export class SessionRunner {
     this.stopping = true;
     this.unsubscribe?.();
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.lapseTimer) clearTimeout(this.lapseTimer);
     await this.claiming;
     const running = [...this.entries.values()].flatMap((e) => (e.running ? [e.running] : []));
     let timer: NodeJS.Timeout | undefined;
@@ -176,15 +197,34 @@ export class SessionRunner {
     const room = this.room();
     this.full = room === 0;
     if (this.stopping || room === 0) return;
-    const ids = await store.claimPendingSessions(owner, leaseTtlMs, room);
-    this.full = ids.length === room;
-    for (const id of ids) {
+    // Issue 16 item 1: orphaned turns first (closing one is short), then sessions with input.
+    const orphans = await store.claimOrphanedSessions(owner, leaseTtlMs, room);
+    // No live lease seen may only mean another server's claim of new input commits just after this read.
+    this.watchLapse(orphans.nextLapseMs ?? leaseTtlMs);
+    const left = room - orphans.ids.length;
+    const pending = left > 0 ? await store.claimPendingSessions(owner, leaseTtlMs, left) : [];
+    this.full = orphans.ids.length + pending.length === room;
+    for (const id of [...orphans.ids, ...pending]) {
       if (this.stopping || this.entries.get(id)?.running || !this.makeRoom(id)) {
         await this.release(id);
         continue;
       }
       this.drive(id);
     }
+  }
+
+  /** Issue 16 item 1: a claim pass right after the soonest live session lease lapses. */
+  private watchLapse(nextLapseMs: number | undefined): void {
+    if (this.lapseTimer) clearTimeout(this.lapseTimer);
+    this.lapseTimer = undefined;
+    if (this.stopping || nextLapseMs === undefined) return;
+    const delay = Math.ceil(nextLapseMs) + 25; // past the expiry, by the store's clock
+    if (delay >= this.options.sweepIntervalMs) return; // the sweep comes first anyway
+    this.lapseTimer = setTimeout(() => {
+      this.lapseTimer = undefined;
+      void this.sweep();
+    }, delay);
+    this.lapseTimer.unref();
   }
 
   /** Free driving slots (cached idle agents are evicted as needed, see makeRoom). */
@@ -220,10 +260,14 @@ export class SessionRunner {
 
   /** Drives a session whose lease this server has just claimed. */
   private drive(sessionId: string): void {
-    const entry = this.entry(sessionId);
+    const claimed = this.entry(sessionId);
+    let entry = claimed;
     this.running++;
-    entry.notifiedWhileRunning = false;
-    const run = (async () => {
+    claimed.notifiedWhileRunning = false;
+    let run!: Promise<void>;
+    run = (async () => {
+      entry = await this.current(sessionId, claimed);
+      if (entry !== claimed) entry.running = run;
       // Claimed with no one driving: a cancel marker left in the inbox came too late to matter.
       const pending = await this.options.store.pendingInbox(sessionId);
       const markers = pending.filter(isCancelMarker);
@@ -254,7 +298,7 @@ export class SessionRunner {
         await this.release(sessionId);
       }
     })();
-    entry.running = run;
+    claimed.running = run;
     run
       .catch(async (error: unknown) => {
         this.options.onError?.(error, sessionId);
@@ -262,10 +306,30 @@ export class SessionRunner {
         await this.release(sessionId);
       })
       .finally(() => {
-        if (entry.running === run) entry.running = undefined;
+        for (const e of new Set([claimed, entry])) if (e.running === run) e.running = undefined;
         this.running--;
         if (this.full) void this.sweep(); // a slot opened and work may be waiting
       });
+  }
+
+  /**
+   * Issue 16 item 2 (R2): the entry to drive. An agent cached idle here has seen the log up to its last seq;
+   * if someone else wrote since (another server drove a turn, or closed one), its plugins' memory is from
+   * before that: drop it and open a fresh agent, which rebuilds from the log. The lease is held, so the
+   * log cannot move while this looks.
+   */
+  private async current(sessionId: string, entry: Entry): Promise<Entry> {
+    const agent = entry.opened;
+    // Never driven (opened by a route, say): it has read no log, so none of its memory predates a move.
+    if (agent?.status !== "idle" || agent.log.seq === 0) return entry;
+    const moved = await this.options.store.read(sessionId, {
+      after: agent.log.seq,
+      types: MOVED_BY,
+      limit: 1,
+    });
+    if (moved.length === 0) return entry;
+    this.drop(sessionId, entry);
+    return this.entry(sessionId);
   }
 
   /** The Agent releases the lease when its drive ends; this covers a drive that failed or never began. */
