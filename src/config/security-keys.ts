@@ -47,9 +47,6 @@ const RULES: readonly Rule[] = [
   { key: "mcp_servers", mayApply: unchanged },
 ];
 
-/** The dotted keys the project layer cannot loosen (SECURITY.md, doctor). */
-export const SECURITY_KEYS: readonly string[] = RULES.map((rule) => rule.key);
-
 export type Restricted = { layer: Record<string, unknown>; dropped: string[] };
 
 /** The project layer without the keys it may not set over `current`; `dropped` names them. */

@@ -79,7 +79,8 @@ export interface EventDataMap {
   "session/start": { kind: SessionKind; cwd?: string; parentId?: string; title?: string };
   /** S1 fork: the parent's events up to `parentSeq` were copied above this marker (C9 stale-lock boundary). */
   "session/end-seed": { parentId: string; parentSeq: number };
-  /** L18: an archived session's pre-step rejects with a `blocked` turn end. */
+  /** L18: an archived session's pre-step rejects with a `blocked` turn end. Reserved: archiving is a flag on
+   * the session row today (`sessions archive`, the HTTP archive route); nothing writes this event yet. */
   "session/archived": { archived: boolean };
   /** `usage`: the title side request's tokens, when a model wrote the title (M20). */
   "session/title": { title: string; usage?: Usage };
@@ -101,6 +102,8 @@ export interface EventDataMap {
 
   // --- model-visible messages (C1) ---
   "system/message": { text: string; surfaceOp?: SurfaceOp };
+  /** Reserved for SP8: a tool list that changes mid-session (MCP `tools/list_changed`, issue 18) is
+   * announced to the model by this message, never by rewriting earlier requests. Nothing writes it yet. */
   "developer/message": { text: string; toolAdditions?: string[]; toolRemovals?: string[] };
   "user/message": {
     text: string;
@@ -146,6 +149,8 @@ export interface EventDataMap {
   "llm/retry-started": { attempt: number };
 
   // --- tools (L8, L9, L19, T2, T15) ---
+  /** Reserved for T2's pre-execute policy outcome as its own event; today approvals are recorded as
+   * `approval/*` events and a denial as the call's error result, so nothing writes this yet. */
   "tool/decision": {
     callId: string;
     name: string;
@@ -191,7 +196,7 @@ export interface EventDataMap {
   "goal/updated": { goal: GoalSnapshot; action: string };
   "goal/round": { round: number; maxRounds: number };
 
-  // --- subagents (S1, S3) ---
+  // --- subagents (S1, S3): reserved for the subagent service (issue 17); nothing writes them yet ---
   "subagent/started": { childId: string; mode: "spawn" | "fork"; task: string };
   "subagent/settled": { childId: string; reason: string; closingMessage?: string };
 
@@ -290,17 +295,6 @@ export function newEvent<K extends EventType>(
   where: { turn?: number; step?: number } = {},
 ): NewEvent<K> {
   return { type, data, ...where } as NewEvent<K>;
-}
-
-export function isEventType(value: string): value is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(value);
-}
-
-export function isEvent<K extends EventType>(
-  event: LogEvent,
-  type: K,
-): event is Extract<LogEvent, { type: K }> {
-  return event.type === type;
 }
 
 export function assertNever(value: never, what = "value"): never {

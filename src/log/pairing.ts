@@ -130,8 +130,3 @@ class PairingScan {
     return this.pending.length > 0 ? new UnresolvedToolCallsError(length - 1, this.pending) : undefined;
   }
 }
-
-export function assertPairing(messages: readonly SurfaceMessage[]): void {
-  const error = findPairingError(messages);
-  if (error) throw error;
-}

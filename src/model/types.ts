@@ -117,15 +117,6 @@ export class LlmError extends Error {
   }
 }
 
-export function isLlmError(value: unknown): value is LlmError {
-  return value instanceof LlmError;
-}
-
-/** The `ErrorInfo` shape the log stores for an LlmError. */
-export function errorInfoOf(error: LlmError): { code: string; message: string } {
-  return { code: error.code, message: error.message };
-}
-
 export interface ModelAdapter {
   /** Preset name, recorded on assistant messages so signatures go back only to the same route (M6). */
   readonly provider: string;

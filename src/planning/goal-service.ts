@@ -24,6 +24,7 @@ import {
   goalCompleteText,
   NO_GOAL,
   RESUME_BY_USER_ONLY,
+  ROUND_LIMIT_REASON,
 } from "./goal-texts.js";
 
 export type GoalAction = "edit" | "pause" | "resume" | "complete" | "blocked";
@@ -136,7 +137,7 @@ export class GoalService implements GoalsService {
       blockedReason: reason,
     });
     this.isArmed = false;
-    if (updated) this.record(updated, "round-limit");
+    if (updated) this.record(updated, ROUND_LIMIT_REASON);
     return updated;
   }
 

@@ -58,9 +58,6 @@ export const GET_GOAL_DESCRIPTION =
 export const UPDATE_GOAL_DESCRIPTION =
   "Change this session's goal. `edit` replaces the objective; `pause` stops automatic rounds; `complete` marks the objective achieved (only with evidence); `blocked` reports that no progress is possible without the user (give `reason`). Only the user can resume a paused goal.";
 
-export const GOAL_SECTION =
-  "When a goal is active, each automatic round continues the same objective. Mark the goal complete with update_goal only after verifying the whole objective; report it blocked only when you truly cannot continue without the user.";
-
 export const CREATE_NEEDS_HUMAN =
   "create_goal can only be used in a turn that contains a direct request from the user";
 export const CREATE_TOP_LEVEL_ONLY = "create_goal is not available to a delegated agent";

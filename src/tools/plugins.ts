@@ -17,7 +17,8 @@ import type { ToolRegistry } from "./registry.js";
 import type { TerminalBackend, TerminalBackendRegistry } from "./terminal/environment.js";
 import type { AnyToolDefinition } from "./types.js";
 
-export type PluginContext = {
+/** What a Hermes-style plugin module's `register(ctx)` gets (not the loop's `PluginContext`, which plugins on hooks get). */
+export type ToolPluginContext = {
   name: string;
   hooks: HookBus;
   registerTool(tool: AnyToolDefinition, options?: { toolset?: string; allowShadow?: boolean }): void;
@@ -89,7 +90,7 @@ async function loadOne(name: string, path: string, options: LoadPluginsOptions):
   const register = (module as { register?: unknown }).register;
   if (typeof register !== "function") throw new Error("the module does not export register(ctx)");
   const staged: Staged = { tools: [], toolsets: [], backends: [] };
-  const context: PluginContext = {
+  const context: ToolPluginContext = {
     name,
     hooks: options.hooks,
     registerTool: (tool, toolOptions = {}) =>

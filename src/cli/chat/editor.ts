@@ -99,10 +99,6 @@ export function cursorPosition(state: EditorState): { line: number; column: numb
   return { line, column: state.cursor - (before.lastIndexOf("\n") + 1) };
 }
 
-export function lineCount(state: EditorState): number {
-  return state.text.split("\n").length;
-}
-
 /** Up/down within the text; `undefined` when the cursor is already on the first/last line. */
 export function moveVertical(state: EditorState, direction: -1 | 1): EditorState | undefined {
   const lines = state.text.split("\n");

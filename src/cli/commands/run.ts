@@ -243,11 +243,6 @@ function finalAnswer(
   return last.data.blocks.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
 }
 
-/** The plain line view `bdsh chat` used before its terminal UI: the run view without a status line. */
-export function humanView(_output: Output): View {
-  return new RunView({ stdout: process.stdout, stderr: process.stderr, env: process.env, statusLine: false });
-}
-
 function preview(text: string, max = 120): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
