@@ -10,7 +10,7 @@ const INBOX_COLUMNS = "id, session_id, queue, mode, source, text, metadata, crea
 const LEASE_COLUMNS = "name, owner, expires_at, fence";
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
 
-const SQL = {
+export const SQLITE_SQL = {
   insertSession: `INSERT INTO sessions (id, parent_id, kind, title, status, archived, created_at, updated_at, last_seq, metadata)
        VALUES (@id, @parentId, @kind, @title, @status, 0, @now, @now, 0, @metadata) RETURNING ${SESSION_COLUMNS}`,
   getSession: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`,
@@ -85,7 +85,7 @@ const SQL = {
 } as const;
 
 /** Statements that return the first column of each row instead of an object. */
-const PLUCKED: ReadonlySet<keyof typeof SQL> = new Set([
+const PLUCKED: ReadonlySet<keyof typeof SQLITE_SQL> = new Set([
   "lastSeq",
   "leaseHeld",
   "claimInbox",
@@ -98,12 +98,12 @@ const PLUCKED: ReadonlySet<keyof typeof SQL> = new Set([
   "nextSessionId",
 ]);
 
-export type SqliteStatements = { readonly [K in keyof typeof SQL]: Database.Statement };
+export type SqliteStatements = { readonly [K in keyof typeof SQLITE_SQL]: Database.Statement };
 
 export function sqliteStatements(db: Database.Database): SqliteStatements {
-  const prepared: Partial<Record<keyof typeof SQL, Database.Statement>> = {};
-  for (const key of Object.keys(SQL) as (keyof typeof SQL)[]) {
-    const statement = db.prepare(SQL[key]);
+  const prepared: Partial<Record<keyof typeof SQLITE_SQL, Database.Statement>> = {};
+  for (const key of Object.keys(SQLITE_SQL) as (keyof typeof SQLITE_SQL)[]) {
+    const statement = db.prepare(SQLITE_SQL[key]);
     prepared[key] = PLUCKED.has(key) ? statement.pluck() : statement;
   }
   return prepared as SqliteStatements;
