@@ -6,7 +6,7 @@
  */
 import { createInterface } from "node:readline/promises";
 import type { ApprovalRequest, Approvals } from "../tools/approvals.js";
-import type { QuestionAnswerer } from "../tools/misc/ask-user-tool.js";
+import type { QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../tools/types.js";
 
 async function ask(prompt: string, signal: AbortSignal): Promise<string> {

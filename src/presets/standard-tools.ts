@@ -20,9 +20,8 @@ import { imagesFor } from "../model/catalog.js";
 import type { Approvals } from "../tools/approvals.js";
 import { FileObservations } from "../tools/files/file-observations.js";
 import { readImageTool } from "../tools/files/read-image.js";
+import type { QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
 import { InMemoryJobStore } from "../tools/jobs/job-store.js";
-import type { QuestionAnswerer } from "../tools/misc/ask-user-tool.js";
-import { MemoryTodoList } from "../tools/misc/todo-tool.js";
 import { ToolPipeline } from "../tools/pipeline.js";
 import { loadPlugins, type PluginReport } from "../tools/plugins.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -30,6 +29,7 @@ import { redactingBlobStore } from "../tools/spill/blob-store.js";
 import { createStandardRegistry, installToolPolicies } from "../tools/standard.js";
 import { TerminalBackendRegistry } from "../tools/terminal/environment.js";
 import { localBackend } from "../tools/terminal/local.js";
+import { MemoryTodoList } from "../tools/todo/todo-tool.js";
 
 declare module "../tools/types.js" {
   interface ToolServiceMap {

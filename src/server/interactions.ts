@@ -19,7 +19,7 @@ import type { ApprovalDecision, LogEvent } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import type { InboxItem, Store } from "../store/store.js";
 import type { ApprovalRequest, Approvals } from "../tools/approvals.js";
-import type { Question, QuestionAnswerer } from "../tools/misc/ask-user-tool.js";
+import type { Question, QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../tools/types.js";
 
 type Answer =

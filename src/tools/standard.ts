@@ -15,13 +15,13 @@ import { readTool } from "./files/read-tool.js";
 import { writeTool } from "./files/write-tool.js";
 import { CommandGuard, type CommandGuardOptions } from "./guards/command-guard.js";
 import { type RepeatReminderOptions, RepeatToolReminder } from "./guards/repeat-reminder.js";
+import { askUserQuestionTool } from "./interaction/ask-user-tool.js";
 import { jobKillTool, jobListTool, jobOutputTool } from "./jobs/job-tools.js";
-import { askUserQuestionTool } from "./misc/ask-user-tool.js";
-import { todoWriteTool } from "./misc/todo-tool.js";
-import { createWebFetchTool, webSearchTool } from "./misc/web-tools.js";
 import { ToolRegistry } from "./registry.js";
 import { installSpillPolicy } from "./spill/spill-policy.js";
+import { todoWriteTool } from "./todo/todo-tool.js";
 import type { AnyToolDefinition } from "./types.js";
+import { createWebFetchTool, webSearchTool } from "./web/web-tools.js";
 
 export type StandardToolsOptions = {
   bash?: BashToolOptions;

@@ -6,7 +6,7 @@
  */
 import { compactionPlugin } from "../../src/context/compaction/plugin.js";
 import type { Plugin } from "../../src/loop/plugin.js";
-import { type TodoItem, todoWriteTool } from "../../src/tools/misc/todo-tool.js";
+import { type TodoItem, todoWriteTool } from "../../src/tools/todo/todo-tool.js";
 import type { FakeReply, FakeRequest } from "../../testing/fake-provider/index.js";
 import { type LoopFixture, loopFixture, personaPlugin } from "../loop/harness.js";
 

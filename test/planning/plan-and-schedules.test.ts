@@ -15,7 +15,7 @@ import {
 } from "../../src/planning/plan-mode.js";
 import { claimAt, nextOccurrence, reminderText, timingFrom } from "../../src/planning/schedule-timing.js";
 import { deliverDueSchedules, schedulesPlugin } from "../../src/planning/schedules.js";
-import type { QuestionAnswerer } from "../../src/tools/misc/ask-user-tool.js";
+import type { QuestionAnswerer } from "../../src/tools/interaction/ask-user-tool.js";
 import { type PlanningFixture, planningFixture, userMessages } from "./fixture.js";
 
 let fixture: PlanningFixture;

@@ -24,7 +24,7 @@ import type { Agent } from "../../loop/agent.js";
 import { priceFromConfig } from "../../model/pricing.js";
 import type { Store } from "../../store/store.js";
 import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
-import type { QuestionAnswerer } from "../../tools/misc/ask-user-tool.js";
+import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../../tools/types.js";
 import { colorEnabled, palette } from "../render/style.js";
 import { conversationTail, findSession, refuseArchived } from "../session-select.js";

@@ -13,7 +13,7 @@ import { addToCommandAllowlist } from "../../config/allowlist.js";
 import { projectFiles, trustDirectory } from "../../config/trust.js";
 import { openAgent } from "../../presets/open-agent.js";
 import type { Approvals } from "../../tools/approvals.js";
-import type { QuestionAnswerer } from "../../tools/misc/ask-user-tool.js";
+import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
 import { historyFile } from "../chat/history.js";
 import { runPlainChat } from "../chat/plain-chat.js";
 import {

@@ -2,10 +2,10 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HookBus } from "../../src/hooks/hook-bus.js";
-import { MemoryTodoList } from "../../src/tools/misc/todo-tool.js";
-import { createWebFetchTool, FETCH_MAX_CHARS, isPrivateAddress } from "../../src/tools/misc/web-tools.js";
 import { ToolPipeline } from "../../src/tools/pipeline.js";
 import { createStandardRegistry } from "../../src/tools/standard.js";
+import { MemoryTodoList } from "../../src/tools/todo/todo-tool.js";
+import { createWebFetchTool, FETCH_MAX_CHARS, isPrivateAddress } from "../../src/tools/web/web-tools.js";
 import { call, makeExec, tempDir } from "./support.js";
 
 function setup(allowPrivate = false) {
