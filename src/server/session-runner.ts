@@ -107,8 +107,14 @@ export class SessionRunner {
     this.sweepTimer.unref();
   }
 
-  /** The session's agent on this server (opened on first use); for routes that act on it (cancel, goals). */
-  agent(sessionId: string): Promise<Agent> {
+  /**
+   * The session's agent on this server (opened on first use); for routes that act on it (cancel, goals).
+   * An idle cached agent from before another server's turn is replaced first (issue 16 item 2), so what a
+   * route sets in it (a goal armed, P3) lands in the agent that drives next.
+   */
+  async agent(sessionId: string): Promise<Agent> {
+    const existing = this.entries.get(sessionId);
+    if (existing && !existing.running) return (await this.current(sessionId, existing, false)).agent;
     return this.entry(sessionId).agent;
   }
 
@@ -318,7 +324,7 @@ export class SessionRunner {
    * before that: drop it and open a fresh agent, which rebuilds from the log. The lease is held, so the
    * log cannot move while this looks.
    */
-  private async current(sessionId: string, entry: Entry): Promise<Entry> {
+  private async current(sessionId: string, entry: Entry, driving = true): Promise<Entry> {
     const agent = entry.opened;
     // Never driven (opened by a route, say): it has read no log, so none of its memory predates a move.
     if (agent?.status !== "idle" || agent.log.seq === 0) return entry;
@@ -328,6 +334,9 @@ export class SessionRunner {
       limit: 1,
     });
     if (moved.length === 0) return entry;
+    // Outside a drive (a route asking), a drive may have begun meanwhile, or replaced it: that one decides.
+    if (!driving && (entry.running || this.entries.get(sessionId) !== entry))
+      return this.entries.get(sessionId) ?? entry;
     this.drop(sessionId, entry);
     return this.entry(sessionId);
   }

@@ -161,6 +161,35 @@ describe.each(targets)("a cached agent after another server drove its session ($
     expect(ends.map((e) => e.data.reason)).toEqual(["completed", "completed", "completed"]);
   });
 
+  it("gives a route a fresh agent, not the stale one (what the route sets there, a goal armed, must last)", async () => {
+    const a = await runner(`route-a-${target.name}`);
+    const b = await runner(`route-b-${target.name}`);
+    const marker = scenario(`route-${target.name}`, () => ({ text: "fine" }));
+    const session = await a.store.createSession({ metadata: { workspace } });
+    for (const side of [a, b]) {
+      await leaseFree(side.store, session.id);
+      const seq = (await side.store.getSession(session.id))!.lastSeq;
+      await side.store.enqueueInbox(session.id, {
+        queue: "next-turn",
+        mode: "followup",
+        source: "human",
+        text: `${marker} TURN`,
+      });
+      await side.runner.sweep();
+      await waitForEvent(
+        side.store,
+        session.id,
+        (e) => e.type === "agent/status" && e.data.status === "idle",
+        seq,
+      );
+    }
+    const stale = await a.runner.cachedAgent(session.id);
+    const given = await a.runner.agent(session.id);
+    expect(given).not.toBe(stale);
+    expect(await a.runner.agent(session.id)).toBe(given);
+    expect(given.log.seq).toBe(0); // opened, not yet driven: it reads the whole log when it drives
+  });
+
   it("keeps a cached agent whose log nobody else moved", async () => {
     const a = await runner(`keep-a-${target.name}`);
     const marker = scenario(`keep-${target.name}`, () => ({ text: "fine" }));
