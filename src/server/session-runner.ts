@@ -224,8 +224,9 @@ export class SessionRunner {
     if (this.lapseTimer) clearTimeout(this.lapseTimer);
     this.lapseTimer = undefined;
     if (this.stopping || nextLapseMs === undefined) return;
-    const delay = Math.ceil(nextLapseMs) + 25; // past the expiry, by the store's clock
-    if (delay >= this.options.sweepIntervalMs) return; // the sweep comes first anyway
+    // Past the expiry, by the store's clock. Set even when a sweep comes first: that sweep sets it again,
+    // and a sweep just after the lapse would add up to its whole interval to the repair.
+    const delay = Math.ceil(nextLapseMs) + 25;
     this.lapseTimer = setTimeout(() => {
       this.lapseTimer = undefined;
       void this.sweep();
