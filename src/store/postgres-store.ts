@@ -339,6 +339,8 @@ export class PostgresStore implements Store {
   }
 
   async claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]> {
+    checkTtl(ttlMs);
+    if (limit <= 0) return [];
     return (await this.claimLeases(SQL.claimPendingSessions, owner, ttlMs, limit)).ids;
   }
 

@@ -590,6 +590,26 @@ export function storeContract(harness: StoreHarness): void {
       expect(e.sessionId).toBe(s1!.id);
     });
 
+    it("keeps the ready queue true while other connections enqueue and claim the same session at once", async () => {
+      const s = await store.createSession();
+      const other = await db.open();
+      let seq = 0;
+      for (let round = 0; round < 25; round++) {
+        const item = await store.enqueueInbox(s.id, followup(`a${round}`));
+        // One connection takes the item while another adds the next one.
+        const [, added] = await Promise.all([
+          store.append(s.id, step(round + 1), seq, { claimInbox: [item.id] }),
+          other.enqueueInbox(s.id, followup(`b${round}`)),
+        ]);
+        seq += 2;
+        expect(await other.claimPendingSessions("probe", 60_000, 5)).toEqual([s.id]);
+        await other.releaseLease(sessionLeaseName(s.id), "probe");
+        await other.append(s.id, step(100 + round), seq, { claimInbox: [added.id] });
+        seq += 2;
+        expect(await store.claimPendingSessions("probe", 60_000, 5)).toEqual([]);
+      }
+    });
+
     it("orders sessions by their oldest pending turn input after a partial claim", async () => {
       const [s1, s2] = await Promise.all([1, 2].map(() => store.createSession()));
       const first = await store.enqueueInbox(s1!.id, followup("1"));
