@@ -22,6 +22,7 @@ import type { AssistantBlock, ToolCallBlock } from "../log/messages.js";
 import type { Redactor } from "../log/redact.js";
 import { abortableSleep } from "../model/retry.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../model/types.js";
+import { holdLease } from "../store/hold-lease.js";
 import type { InboxItem, NewInboxItem, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
 import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
@@ -239,23 +240,15 @@ export class Agent {
 
   private async drive(): Promise<void> {
     await this.setup();
-    const leaseName = sessionLeaseName(this.sessionId);
-    const ttl = this.options.leaseTtlMs ?? 10_000;
-    const lease = await this.acquireLease(leaseName, ttl);
-    if (!lease) return; // another process drives this session; it will see the input.
-    const lost = new AbortController();
-    const heartbeat = setInterval(
-      () => {
-        this.store.renewLease(leaseName, this.options.owner, ttl).then(
-          (renewed) => {
-            if (!renewed) lost.abort();
-          },
-          () => lost.abort(),
-        );
-      },
-      Math.max(50, Math.floor(ttl / 3)),
+    // L1: one driver per session; a lost lease stops the turn at its next check (appends are fenced anyway).
+    const held = await holdLease(
+      this.store,
+      sessionLeaseName(this.sessionId),
+      this.options.owner,
+      this.options.leaseTtlMs ?? 10_000,
+      { waitMs: this.options.leaseWaitMs ?? 0 },
     );
-    heartbeat.unref();
+    if (!held) return; // another process drives this session; it will see the input.
     this.inboxDirty = true;
     const unsubscribe = this.store.subscribe((notification) => {
       if (
@@ -268,8 +261,8 @@ export class Agent {
     try {
       await this.log.load();
       await this.repair();
-      while (!lost.signal.aborted) {
-        while (!lost.signal.aborted && (await this.hasTurnInput())) await this.runTurn(lost.signal);
+      while (!held.signal.aborted) {
+        while (!held.signal.aborted && (await this.hasTurnInput())) await this.runTurn(held.signal);
         if (this.status === "running") await this.becomeIdle();
         if (!(await this.hasTurnInput())) break;
       }
@@ -277,19 +270,7 @@ export class Agent {
       this.lastError = error;
     } finally {
       unsubscribe();
-      clearInterval(heartbeat);
-      await this.store.releaseLease(leaseName, this.options.owner).catch(() => undefined);
-    }
-  }
-
-  private async acquireLease(name: string, ttl: number) {
-    const deadline = Date.now() + (this.options.leaseWaitMs ?? 0);
-    for (;;) {
-      const lease = await this.store.acquireLease(name, this.options.owner, ttl);
-      if (lease || Date.now() >= deadline) return lease;
-      const holder = await this.store.getLease(name);
-      const wait = holder ? Math.min(Math.max(holder.expiresAt - Date.now(), 20), 250) : 20;
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      await held.release();
     }
   }
 

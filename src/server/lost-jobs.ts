@@ -13,6 +13,7 @@
  * Model-visible text: LOST_JOB_TEXT.
  */
 import type { Plugin } from "../loop/plugin.js";
+import { holdLease } from "../store/hold-lease.js";
 import type { Store } from "../store/store.js";
 import type { JobStore } from "../tools/jobs/job-store.js";
 
@@ -36,22 +37,18 @@ export function lostJobsPlugin(options: { owner: string; leaseTtlMs: number }): 
         adopt(input) {
           const info = inner.adopt(input);
           ctx.log.add({ type: "job/started", data: { jobId: info.id, kind: info.kind, label: info.label } });
-          const name = jobLease(sessionId, info.id);
-          void store.acquireLease(name, owner, leaseTtlMs).catch(() => undefined);
-          const renew = setInterval(
-            () => void store.renewLease(name, owner, leaseTtlMs).catch(() => undefined),
-            Math.max(50, Math.floor(leaseTtlMs / 3)),
+          // T9: the job's lease says "alive on this server" to the others while the job runs.
+          const held = holdLease(store, jobLease(sessionId, info.id), owner, leaseTtlMs).catch(
+            () => undefined,
           );
-          renew.unref();
           void input.command.exited.then(async () => {
-            clearInterval(renew);
             const state = inner.get(info.id)?.state;
             // Killed by shutdown (killAll) is not "done": the next owner tells the model it was lost.
             if (state !== "killed" || explicitlyKilled.has(info.id))
               await store
                 .acquireLease(doneLease(sessionId, info.id), owner, DONE_TTL_MS)
                 .catch(() => undefined);
-            await store.releaseLease(name, owner).catch(() => undefined);
+            await (await held)?.release();
           });
           return info;
         },

@@ -21,6 +21,7 @@ import type { NewEvent, Usage } from "../../log/events.js";
 import type { SurfaceMessage, SurfaceNode } from "../../log/messages.js";
 import { messageTokens, type TokenMeter } from "../../log/token-meter.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelRequest } from "../../model/types.js";
+import { withLease } from "../../store/hold-lease.js";
 import type { Store } from "../../store/store.js";
 import type { CompactionLog } from "./pruner.js";
 import { type CompactionRange, selectRange } from "./range.js";
@@ -62,28 +63,17 @@ export function compactionLeaseName(sessionId: string): string {
   return `compaction:${sessionId}`;
 }
 
-/** C9: runs `body` holding the `compaction:<id>` lease, renewed while it runs; undefined when busy. */
-export async function withCompactionLock<T>(
+/**
+ * C9: runs `body` holding the `compaction:<id>` lease, renewed while it runs; undefined when busy. `signal`
+ * aborts when the lock is lost (the body must stop: another compaction may start).
+ */
+export function withCompactionLock<T>(
   store: Store,
   sessionId: string,
-  body: () => Promise<T>,
+  body: (signal: AbortSignal) => Promise<T>,
   ttlMs = 30_000,
 ): Promise<T | undefined> {
-  const name = compactionLeaseName(sessionId);
-  const owner = `compaction-${randomUUID()}`;
-  const lease = await store.acquireLease(name, owner, ttlMs);
-  if (!lease) return undefined;
-  const heartbeat = setInterval(
-    () => void store.renewLease(name, owner, ttlMs).catch(() => undefined),
-    Math.max(50, Math.floor(ttlMs / 3)),
-  );
-  heartbeat.unref();
-  try {
-    return await body();
-  } finally {
-    clearInterval(heartbeat);
-    await store.releaseLease(name, owner).catch(() => undefined);
-  }
+  return withLease(store, compactionLeaseName(sessionId), `compaction-${randomUUID()}`, ttlMs, body);
 }
 
 /** C9: a start with no end after it, found while we hold the lock, belongs to a dead process. */

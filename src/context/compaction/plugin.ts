@@ -20,6 +20,7 @@ import type { Plugin, PluginContext } from "../../loop/plugin.js";
 import { SessionLog } from "../../loop/session-log.js";
 import { isContextOverflow } from "../../model/errors.js";
 import type { LlmError, ModelRequest } from "../../model/types.js";
+import { holdLease } from "../../store/hold-lease.js";
 import { sessionLeaseName } from "../../store/store.js";
 import { type CompactionSettings, compactionBudget, DEFAULT_COMPACTION } from "./budget.js";
 import {
@@ -132,6 +133,8 @@ class Compactor {
     if (before < threshold) return;
     try {
       // Busy (undefined): another process holds the lock and is compacting this session right now.
+      // The agent drives (it holds the session lease and its appends are fenced); the lock only keeps a
+      // second compaction of this session from running beside this one.
       await withCompactionLock(ctx.store, ctx.sessionId, async () => {
         if (closeStaleStart(ctx.log, where)) await ctx.log.flush();
         if (pruneToolResults(ctx.log, where) > 0) {
@@ -212,12 +215,13 @@ class Compactor {
   private async compactNow(signal?: AbortSignal): Promise<ManualCompaction> {
     const { ctx } = this;
     const busy: ManualCompaction = { kind: "busy", message: COMPACTION_BUSY };
-    const result = await withCompactionLock(ctx.store, ctx.sessionId, async () => {
+    const result = await withCompactionLock(ctx.store, ctx.sessionId, async (lockLost) => {
       const owner = `manual-compaction-${randomUUID()}`;
-      const leaseName = sessionLeaseName(ctx.sessionId);
-      if (!(await ctx.store.acquireLease(leaseName, owner, 60_000))) return busy;
-      const heartbeat = setInterval(() => void ctx.store.renewLease(leaseName, owner, 60_000), 20_000);
-      heartbeat.unref();
+      // C11: the session lease for the duration, so no agent starts a turn meanwhile; losing either lease
+      // (or the caller's signal) stops the summary request.
+      const held = await holdLease(ctx.store, sessionLeaseName(ctx.sessionId), owner, 60_000);
+      if (!held) return busy;
+      const stop = AbortSignal.any([lockLost, held.signal, ...(signal ? [signal] : [])]);
       try {
         const log = new SessionLog(ctx.store, ctx.sessionId, owner);
         await log.load();
@@ -232,7 +236,7 @@ class Compactor {
           retain: 0,
           reason: "manual",
           summaryMaxTokens: this.settings.summaryMaxTokens,
-          ...(signal ? { signal } : {}),
+          signal: stop,
           taskState: () => this.taskState(log),
         });
         switch (outcome.kind) {
@@ -246,8 +250,7 @@ class Compactor {
           }
         }
       } finally {
-        clearInterval(heartbeat);
-        await ctx.store.releaseLease(leaseName, owner).catch(() => undefined);
+        await held.release();
       }
     });
     return result ?? busy;

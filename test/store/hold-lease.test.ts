@@ -1,0 +1,86 @@
+/**
+ * Issue 16 item 7: the one lease helper, on both stores. Held: renewed past its TTL; lost (lapsed and
+ * taken by another owner): the signal aborts and renewals stop; busy: undefined, or the lease once the
+ * holder lets go within `waitMs`; released once.
+ */
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { holdLease, withLease } from "../../src/store/hold-lease.js";
+import type { Store } from "../../src/store/store.js";
+import { type FreshDatabase, postgresHarness, sqliteHarness } from "./harness.js";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let fresh: FreshDatabase | undefined;
+afterEach(async () => {
+  await fresh?.dispose(); // closes the stores it opened
+  fresh = undefined;
+});
+
+for (const harness of [() => sqliteHarness(), () => postgresHarness(inject("databaseUrl"))]) {
+  describe(`holdLease on ${harness().name}`, () => {
+    async function open(): Promise<Store> {
+      fresh ??= await harness().fresh();
+      return fresh.open();
+    }
+
+    it("keeps the lease past its TTL while held, and frees it on release", async () => {
+      const a = await open();
+      const b = await open();
+      const held = await holdLease(a, "job:x", "A", 300);
+      expect(held?.lease.owner).toBe("A");
+      await sleep(900); // three TTLs: only the heartbeat keeps it
+      expect(await b.acquireLease("job:x", "B", 300)).toBeUndefined();
+      expect(held!.signal.aborted).toBe(false);
+      await held!.release();
+      await held!.release(); // once
+      expect((await b.acquireLease("job:x", "B", 300))?.owner).toBe("B");
+    });
+
+    it("aborts the signal when another owner took the lease, and stops renewing", async () => {
+      const a = await open();
+      const b = await open();
+      const held = await holdLease(a, "session:y", "A", 300);
+      expect(held).toBeDefined();
+      // Another owner takes it as if A had lapsed (its process stalled): the next renewal finds it gone.
+      await fresh!.exec(
+        fresh!.target.kind === "sqlite"
+          ? "UPDATE leases SET owner = 'B', fence = fence + 1, expires_at = expires_at + 600000 WHERE name = 'session:y'"
+          : "UPDATE leases SET owner = 'B', fence = fence + 1, expires_at = now() + interval '10 minutes' WHERE name = 'session:y'",
+      );
+      await sleep(400);
+      expect(held!.signal.aborted).toBe(true);
+      expect((await b.getLease("session:y"))?.owner).toBe("B");
+      await held!.release(); // releasing a lease it no longer holds leaves B's alone
+      expect((await b.getLease("session:y"))?.owner).toBe("B");
+    });
+
+    it("is busy while another owner holds it, and waits for it with waitMs", async () => {
+      const a = await open();
+      const b = await open();
+      const first = await holdLease(a, "compaction:z", "A", 5_000);
+      expect(await holdLease(b, "compaction:z", "B", 5_000)).toBeUndefined();
+      setTimeout(() => void first!.release(), 200);
+      const second = await holdLease(b, "compaction:z", "B", 5_000, { waitMs: 3_000 });
+      expect(second?.lease.owner).toBe("B");
+      await second!.release();
+    });
+
+    it("withLease runs the body holding the lease and releases it after, even when the body throws", async () => {
+      const a = await open();
+      expect(
+        await withLease(a, "l", "A", 5_000, async (signal) => {
+          expect(signal.aborted).toBe(false);
+          expect((await a.getLease("l"))?.owner).toBe("A");
+          return 7;
+        }),
+      ).toBe(7);
+      await expect(
+        withLease(a, "l", "A", 5_000, async () => {
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      expect((await a.acquireLease("l", "B", 5_000))?.owner).toBe("B");
+      expect(await withLease(a, "l", "A", 5_000, async () => 1)).toBeUndefined();
+    });
+  });
+}
