@@ -24,12 +24,13 @@ import { endpointUrl, type Route, resolveApiKey, type WireFormat } from "./catal
 import { assertEffort } from "./effort.js";
 import { withEndpointContext } from "./errors.js";
 import { openAiChatParts } from "./openai-chat/parse.js";
-import { openAiChatBody } from "./openai-chat/serialize.js";
+import { openAiChatBody, openAiHistory } from "./openai-chat/serialize.js";
 import { type FetchLike, postSse } from "./transport.js";
 import { LlmError, type ModelAdapter, type ModelPart, type ModelRequest } from "./types.js";
 
 type Codec = {
-  body(route: Route, request: ModelRequest): BodyParts;
+  /** A body maker for one adapter (it may keep per-session caches, as the OpenAI history's JSON). */
+  bodyMaker(): (route: Route, request: ModelRequest) => BodyParts;
   auth(key: string | undefined): Record<string, string>;
   parse(
     frames: AsyncIterable<EventSourceMessage[]>,
@@ -39,12 +40,15 @@ type Codec = {
 
 export const CODECS: Readonly<Record<WireFormat, Codec>> = {
   "openai-chat": {
-    body: openAiChatBody,
+    bodyMaker: () => {
+      const history = openAiHistory();
+      return (route, request) => openAiChatBody(route, request, history);
+    },
     auth: (key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
     parse: openAiChatParts,
   },
   "anthropic-messages": {
-    body: anthropicBody,
+    bodyMaker: () => anthropicBody,
     // M1: protocol version header; the key goes in x-api-key.
     auth: (key) => ({
       "anthropic-version": "2023-06-01",
@@ -68,6 +72,7 @@ export type AdapterOptions = {
 export function createAdapter(route: Route, options: AdapterOptions = {}): ModelAdapter {
   // M8 on every request; a session's history only grows between requests, so each check scans the news.
   const pairing = new PairingChecker();
+  const body = CODECS[route.preset.wire].bodyMaker();
   const base = options.redactor ?? Redactor.none;
   let scrub: { key: string | undefined; redactor: Redactor } = { key: undefined, redactor: base };
   const redactorFor = (key: string | undefined): Redactor => {
@@ -77,7 +82,7 @@ export function createAdapter(route: Route, options: AdapterOptions = {}): Model
   return {
     provider: route.preset.name,
     stream: (request) =>
-      redactErrors(explainEndpoint(streamReply(route, request, options, pairing), route, request), () =>
+      redactErrors(explainEndpoint(streamReply(route, request, options, pairing, body), route, request), () =>
         redactorFor(resolveApiKey(route, options.env)),
       ),
   };
@@ -127,6 +132,7 @@ async function* streamReply(
   request: ModelRequest,
   options: AdapterOptions,
   checker: PairingChecker,
+  makeBody: (route: Route, request: ModelRequest) => BodyParts,
 ): AsyncGenerator<ModelPart> {
   assertEffort(request.effort);
   const pairing = checker.check(request.messages);
@@ -136,7 +142,7 @@ async function* streamReply(
     throw new LlmError("AUTH", `no API key: set ${route.keyEnvs.join(" or ")}`);
   }
   const codec = CODECS[route.preset.wire];
-  const body = bodyJson(codec.body(route, request));
+  const body = bodyJson(makeBody(route, request));
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers ?? {})) {
     if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;

@@ -36,18 +36,27 @@ export type WireMessage =
       Record<ReasoningField, string>
     >);
 
-/** The history's wire JSON, made once per message and preset: a request costs its new messages. */
-const HISTORY = new GrowingJsonList<SurfaceMessage, Route>(wireMessage);
+export type OpenAiHistory = GrowingJsonList<SurfaceMessage, Route>;
 
-export function openAiChatBody(route: Route, request: ModelRequest): BodyParts {
+/**
+ * The history's wire JSON, made once per message and preset: a request costs its new messages. One per
+ * adapter (issue 16 item 9): an adapter serves one session (its conversation and the side requests that
+ * share its prefix), so a server driving many sessions never evicts one session's text for another's, as
+ * the process-wide cache of 32 conversations did past 32 sessions.
+ */
+export function openAiHistory(): OpenAiHistory {
+  return new GrowingJsonList<SurfaceMessage, Route>(wireMessage, 4);
+}
+
+export function openAiChatBody(route: Route, request: ModelRequest, history: OpenAiHistory): BodyParts {
   const preset = route.preset;
   const maxTokens = request.maxTokens ?? route.maxOutputTokens;
   const system =
     request.system === "" ? undefined : JSON.stringify({ role: "system", content: request.system });
   // M10: the messages whose images are still shown are made fresh each request, never cached.
   const live = firstLiveIndex(request.messages);
-  const settled = HISTORY.join(request.messages.slice(0, live), route);
-  const messages = joinJson([settled, ...liveJson(request.messages.slice(live), route)], system);
+  const settled = history.join(request.messages.slice(0, live), route);
+  const messages = joinJson([settled, ...liveJson(request.messages.slice(live), route, history)], system);
   const tail: Record<string, unknown> = {
     stream: true,
     stream_options: { include_usage: true },
@@ -67,7 +76,11 @@ export function openAiChatBody(route: Route, request: ModelRequest): BodyParts {
 }
 
 /** The messages after the last assistant message: images as parts where the route takes them (M10). */
-function* liveJson(messages: readonly SurfaceMessage[], route: Route): Iterable<string | undefined> {
+function* liveJson(
+  messages: readonly SurfaceMessage[],
+  route: Route,
+  history: OpenAiHistory,
+): Iterable<string | undefined> {
   let pending: ContentPart[] = [];
   for (const message of messages) {
     if (message.role !== "tool" && pending.length > 0) {
@@ -79,7 +92,7 @@ function* liveJson(messages: readonly SurfaceMessage[], route: Route): Iterable<
       yield JSON.stringify({ role: "user", content: [...text, ...imageParts(message.images)] });
       continue;
     }
-    yield HISTORY.fragment(message, route);
+    yield history.fragment(message, route);
     if (message.role === "tool" && message.images && route.images) {
       pending.push({ type: "text", text: `Image returned by ${message.name} (call ${message.callId}):` });
       pending.push(...imageParts(message.images));
