@@ -5,18 +5,10 @@
  * Keys are snake_case as written in YAML. The schema is strict: an unknown key is an error, never ignored.
  */
 import { z } from "zod";
+import { PROVIDER_NAMES } from "../model/catalog.js";
 
-export const PROVIDERS = [
-  "deepseek",
-  "deepseek-anthropic",
-  "together",
-  "openai",
-  "anthropic",
-  "openrouter",
-  "openai-compatible",
-  "replay",
-] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
+/** Issue 16 item 9: the preset table names the providers; `replay` (a recording, no network) is the one more. */
+export const PROVIDERS = [...PROVIDER_NAMES, "replay"] as const;
 
 export const EFFORTS = ["off", "low", "high", "max"] as const;
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;

@@ -12,6 +12,7 @@ import type { ReasoningField } from "../log/messages.js";
 
 export type WireFormat = "openai-chat" | "anthropic-messages";
 
+/** The presets' names: `PRESETS` has exactly these keys (the config's `model.provider` takes them and `replay`). */
 export const PROVIDER_NAMES = [
   "deepseek",
   "deepseek-anthropic",

@@ -11,6 +11,7 @@
  * - M16: a failed attempt's output goes to `onAttemptFailed` for the log and nowhere else; the runner
  *   never returns it. `onRetry` runs before the wait (`llm/retry`), `onRetryStarted` after it.
  */
+import { type Config, DEFAULT_CONFIG } from "../config/schema.js";
 import type { AssistantBlock } from "../log/messages.js";
 import { abortedError } from "./transport.js";
 import {
@@ -32,13 +33,20 @@ export type RetryConfig = {
   retryableCodes: readonly LlmErrorCode[];
 };
 
-/** INTERFACE `retry:` keys, with the seed's defaults (M18). */
+/** The config file's `retry:` slice as a policy's settings (the schema holds the defaults, M18). */
+export function retryConfigFrom(slice: Config["retry"]): Omit<RetryConfig, "retryableCodes"> {
+  return {
+    mode: slice.mode,
+    maxRetries: slice.max_retries,
+    initialDelayMs: slice.initial_delay_ms,
+    maxDelayMs: slice.max_delay_ms,
+    jitterRatio: slice.jitter_ratio,
+  };
+}
+
+/** M18's defaults: the config schema's, and the codes worth another attempt. */
 export const DEFAULT_RETRY: Readonly<RetryConfig> = Object.freeze({
-  mode: "normal",
-  maxRetries: 5,
-  initialDelayMs: 500,
-  maxDelayMs: 10_000,
-  jitterRatio: 0.1,
+  ...retryConfigFrom(DEFAULT_CONFIG.retry),
   retryableCodes: Object.freeze(["EMPTY_RESPONSE", "RATE_LIMIT", "SERVER", "TIMEOUT", "TRANSPORT"] as const),
 });
 

@@ -10,6 +10,7 @@
 
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
+import { compactionSettingsFrom } from "../context/compaction/budget.js";
 import { compactionPlugin } from "../context/compaction/plugin.js";
 import { instructionsPlugin } from "../context/instructions.js";
 import { runtimeContextPlugin } from "../context/runtime-context.js";
@@ -19,6 +20,7 @@ import { timeContextPlugin } from "../context/time-context.js";
 import { archivedSessionGuard } from "../guards/archived-session.js";
 import { autoReviewPlugin } from "../guards/auto-review.js";
 import type { Plugin } from "../loop/plugin.js";
+import { retryConfigFrom } from "../model/retry.js";
 import { continuationPlugins } from "../planning/continuation.js";
 import { goalPlugin } from "../planning/goal-plugin.js";
 import { planModePlugin } from "../planning/plan-mode.js";
@@ -51,30 +53,13 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
     ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
     autoReviewPlugin(options.config.auto_review), // S7: consulted only under approval: auto
-    compactionPlugin({
-      auto: compaction.auto,
-      thresholdRatio: compaction.threshold_ratio,
-      headroomTokens: compaction.headroom_tokens,
-      retainRatio: compaction.retain_ratio,
-      maxOverflowRetries: compaction.max_overflow_retries,
-      retries: compaction.retries,
-      summaryMaxTokens: compaction.summary_max_tokens,
-    }), // C2–C12: before anything adds this step's messages; first on request-error (C10)
+    compactionPlugin(compactionSettingsFrom(compaction)), // C2–C12: before anything adds this step's messages; first on request-error (C10)
     systemPromptPlugin(), // SP2, SP3
     runtimeContextPlugin, // L13, SP4
     timeContextPlugin({ refreshMs: context.time_refresh_ms, timeZone: context.time_zone }), // SP5 (prepends itself)
     instructionsPlugin({ home, maxBytes: instructions.max_bytes, projectTrusted }), // SP6
     skillsPlugin({ home, projectTrusted }), // SP7, T20: after the tools plugin, whose registry takes the skill tool
-    llmRetryPlugin(
-      {
-        mode: retry.mode,
-        maxRetries: retry.max_retries,
-        initialDelayMs: retry.initial_delay_ms,
-        maxDelayMs: retry.max_delay_ms,
-        jitterRatio: retry.jitter_ratio,
-      },
-      options.random,
-    ), // M18, L10
+    llmRetryPlugin(retryConfigFrom(retry), options.random), // M18, L10
     goalPlugin(options.config.goal), // P3–P5: goal tools and rounds
     planModePlugin(), // P2
     schedulesPlugin({ minEverySeconds: options.config.schedules.min_every_seconds }), // S8

@@ -7,6 +7,7 @@
  * W is the route's context window, O the reserved output (the request's max tokens). For W = 1 048 576 and
  * O = 256 000 this gives threshold 727 040 and retain 126 812 (the seed's computed example).
  */
+import { type Config, DEFAULT_CONFIG } from "../../config/schema.js";
 
 export type CompactionSettings = {
   auto: boolean;
@@ -20,15 +21,20 @@ export type CompactionSettings = {
   summaryMaxTokens: number;
 };
 
-export const DEFAULT_COMPACTION: CompactionSettings = {
-  auto: true,
-  thresholdRatio: 0.8,
-  headroomTokens: 65_536,
-  retainRatio: 0.16,
-  maxOverflowRetries: 1,
-  retries: 1,
-  summaryMaxTokens: 65_536,
-};
+/** The config file's `compaction:` slice as the plugin's settings (the schema holds the defaults). */
+export function compactionSettingsFrom(slice: Config["compaction"]): CompactionSettings {
+  return {
+    auto: slice.auto,
+    thresholdRatio: slice.threshold_ratio,
+    headroomTokens: slice.headroom_tokens,
+    retainRatio: slice.retain_ratio,
+    maxOverflowRetries: slice.max_overflow_retries,
+    retries: slice.retries,
+    summaryMaxTokens: slice.summary_max_tokens,
+  };
+}
+
+export const DEFAULT_COMPACTION: CompactionSettings = compactionSettingsFrom(DEFAULT_CONFIG.compaction);
 
 export type CompactionBudget = { threshold: number; retain: number };
 
