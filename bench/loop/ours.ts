@@ -17,6 +17,7 @@ import { resolveRoute } from "../../src/model/catalog.js";
 import { standardPlugins } from "../../src/presets/standard.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
+import { TEST_MODEL } from "../../test/support/test-model.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { NOOP_DESCRIPTION, NOOP_PARAMETERS, type SessionRun, StepMarks } from "./common.js";
 import { type CallStats, countingStore } from "./store-calls.js";
@@ -134,14 +135,7 @@ export async function runOurs(
       sessionId: session.id,
       owner: `bench-${process.pid}`,
       adapter,
-      model: {
-        provider: "deepseek",
-        id: "deepseek-flash",
-        effort: "high",
-        contextWindow: 1_048_576,
-        maxOutputTokens: 32_768,
-        systemPromptUpdate: "in-history",
-      },
+      model: TEST_MODEL,
       tools: noopHost(choice !== "postgres-effects-tool", (n) => onTool(n, agent!.facts)),
       plugins: standardPlugins({ config: DEFAULT_CONFIG }),
       workspace: bench.home,

@@ -13,6 +13,7 @@ import type { Config } from "../config/schema.js";
 import { isTrusted } from "../config/trust.js";
 import { Redactor } from "../log/redact.js";
 import { Agent } from "../loop/agent.js";
+import { modelSettingsFor } from "../loop/model-settings.js";
 import { startSession } from "../loop/new-session.js";
 import type { Plugin } from "../loop/plugin.js";
 import type { ToolHost } from "../loop/tool-host.js";
@@ -153,15 +154,20 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
     sessionId: session.id,
     owner: options.owner ?? defaultOwner(),
     adapter,
-    model: {
-      provider: adapter.provider,
-      id: config.model.id,
-      effort: config.model.effort as Effort,
-      effortExplicit: options.effortExplicit ?? false,
-      contextWindow: route?.contextWindow ?? config.model.context_window,
-      maxOutputTokens: route?.maxOutputTokens ?? config.model.max_output_tokens,
-      systemPromptUpdate: route?.preset.systemPromptUpdate ?? "rewrite",
-    },
+    model: modelSettingsFor(
+      // The replay provider has no route: the config's numbers, and the system prompt rewritten.
+      route ?? {
+        preset: { name: adapter.provider, systemPromptUpdate: "rewrite" },
+        contextWindow: config.model.context_window,
+        maxOutputTokens: config.model.max_output_tokens,
+      },
+      {
+        id: config.model.id,
+        effort: config.model.effort as Effort,
+        effortExplicit: options.effortExplicit ?? false,
+      },
+      { provider: adapter.provider },
+    ),
     ...(options.tools ? { tools: options.tools } : {}),
     plugins: standardPlugins({
       config,

@@ -8,6 +8,7 @@ import {
   runtimeContextMessage,
 } from "../../src/loop/prompt.js";
 import { modelSwitchNotice } from "../../src/loop/request-builder.js";
+import { testModel } from "../support/test-model.js";
 import { type LoopFixture, loopFixture } from "./harness.js";
 
 let fixture: LoopFixture | undefined;
@@ -104,14 +105,7 @@ describe("L11 request header and L14 model switch", () => {
     await fixture.agent.followup("b");
     await fixture.agent.whenIdle();
     const other = fixture.makeAgent({
-      model: {
-        provider: "deepseek",
-        id: "deepseek-pro",
-        effort: "low",
-        contextWindow: 1_048_576,
-        maxOutputTokens: 32_768,
-        systemPromptUpdate: "in-history",
-      },
+      model: testModel({ id: "deepseek-pro", effort: "low" }),
     });
     await other.followup("c");
     await other.whenIdle();
@@ -131,14 +125,7 @@ describe("L11 request header and L14 model switch", () => {
     await fixture.agent.followup("a");
     await fixture.agent.whenIdle();
     const later = fixture.makeAgent({
-      model: {
-        provider: "deepseek",
-        id: "deepseek-flash",
-        effort: "max",
-        contextWindow: 1_048_576,
-        maxOutputTokens: 32_768,
-        systemPromptUpdate: "in-history",
-      },
+      model: testModel({ effort: "max" }),
     });
     await later.followup("b");
     await later.whenIdle();

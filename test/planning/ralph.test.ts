@@ -12,6 +12,7 @@ import { RALPH_REPORT, ralphReportTool, runRalph, validateHandoff } from "../../
 import { installTools } from "../../src/planning/tool-installer.js";
 import type { FakeRequest } from "../../testing/fake-provider/index.js";
 import { personaPlugin } from "../loop/harness.js";
+import { TEST_MODEL } from "../support/test-model.js";
 import { type PlanningFixture, planningFixture, testToolsPlugin } from "./fixture.js";
 
 let fixture: PlanningFixture;
@@ -74,14 +75,7 @@ describe("P7 Ralph loop", () => {
           sessionId,
           owner: "ralph-test",
           adapter,
-          model: {
-            provider: "deepseek",
-            id: "deepseek-flash",
-            effort: "high",
-            contextWindow: 1_048_576,
-            maxOutputTokens: 32_768,
-            systemPromptUpdate: "in-history",
-          },
+          model: TEST_MODEL,
           workspace: "/tmp",
           session: { kind: "ralph" },
           plugins: [

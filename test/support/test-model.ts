@@ -1,11 +1,12 @@
 /** The model route every loop-level test drives: the deepseek preset pointed at the fake provider. */
-import type { ModelSettings } from "../../src/loop/model-settings.js";
+import { modelSettingsFor } from "../../src/loop/model-settings.js";
+import { resolveRoute } from "../../src/model/catalog.js";
 
-export const TEST_MODEL: ModelSettings = {
-  provider: "deepseek",
-  id: "deepseek-flash",
-  effort: "high",
-  contextWindow: 1_048_576,
-  maxOutputTokens: 32_768,
-  systemPromptUpdate: "in-history",
-};
+export const TEST_ROUTE = resolveRoute({ provider: "deepseek" }, {});
+
+export const TEST_MODEL = modelSettingsFor(TEST_ROUTE, { id: "deepseek-flash", effort: "high" });
+
+/** TEST_MODEL with some fields changed (another model id, effort or window). */
+export function testModel(overrides: Partial<typeof TEST_MODEL>) {
+  return { ...TEST_MODEL, ...overrides };
+}
