@@ -20,7 +20,7 @@ import { anthropicParts } from "./anthropic/parse.js";
 import { anthropicBody } from "./anthropic/serialize.js";
 import { callIdsOf } from "./assembler.js";
 import { type BodyParts, bodyJson } from "./body-json.js";
-import { endpointUrl, type Route, resolveApiKey, type WireFormat } from "./catalog.js";
+import { authHeaders, endpointUrl, type Route, resolveApiKey, type WireFormat } from "./catalog.js";
 import { assertEffort } from "./effort.js";
 import { withEndpointContext } from "./errors.js";
 import { openAiChatParts } from "./openai-chat/parse.js";
@@ -31,7 +31,8 @@ import { LlmError, type ModelAdapter, type ModelPart, type ModelRequest } from "
 type Codec = {
   /** A body maker for one adapter (it may keep per-session caches, as the OpenAI history's JSON). */
   bodyMaker(): (route: Route, request: ModelRequest) => BodyParts;
-  auth(key: string | undefined): Record<string, string>;
+  /** Headers the wire protocol needs on every request (the key's header is the preset's: `authHeaders`). */
+  protocolHeaders: Readonly<Record<string, string>>;
   parse(
     frames: AsyncIterable<EventSourceMessage[]>,
     usedCallIds: () => ReadonlySet<string>,
@@ -44,16 +45,12 @@ export const CODECS: Readonly<Record<WireFormat, Codec>> = {
       const history = openAiHistory();
       return (route, request) => openAiChatBody(route, request, history);
     },
-    auth: (key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
+    protocolHeaders: {},
     parse: openAiChatParts,
   },
   "anthropic-messages": {
     bodyMaker: () => anthropicBody,
-    // M1: protocol version header; the key goes in x-api-key.
-    auth: (key) => ({
-      "anthropic-version": "2023-06-01",
-      ...(key === undefined ? {} : { "x-api-key": key }),
-    }),
+    protocolHeaders: { "anthropic-version": "2023-06-01" }, // M1
     parse: anthropicParts,
   },
 };
@@ -150,7 +147,8 @@ async function* streamReply(
   Object.assign(headers, {
     "content-type": "application/json",
     accept: "text/event-stream",
-    ...codec.auth(key),
+    ...codec.protocolHeaders,
+    ...authHeaders(route.preset, key),
   });
   const frames = postSse({
     url: endpointUrl(route),

@@ -41,26 +41,17 @@ export type ReasoningSwitch =
   /** Local servers: nothing is sent; the server decides. */
   | { kind: "none" };
 
-export type Preset = {
+/** What every preset has, whatever its wire format. */
+type PresetCommon = {
   readonly name: ProviderName;
-  readonly wire: WireFormat;
   readonly baseUrl: string;
   readonly baseUrlEnv: string;
   /** Environment variable holding the key; `BDSH_API_KEY` is always tried after it. */
   readonly keyEnv?: string;
   readonly keyRequired: boolean;
+  /** The header the key goes in (`authHeaders`): `Authorization: Bearer`, or `x-api-key`. */
   readonly auth: "bearer" | "x-api-key";
   readonly reasoning: ReasoningSwitch;
-  readonly maxTokensField: "max_tokens" | "max_completion_tokens";
-  /**
-   * OpenAI wire: the field reasoning is replayed under when its block does not name one (it came from the
-   * other wire format). `null`: the endpoint takes no reasoning back, so none is sent.
-   */
-  readonly reasoningField: ReasoningField | null;
-  /** M26: every assistant message carries `reasoning_content`, `""` when it had none (DeepSeek). */
-  readonly requiresReasoningContentOnAssistant: boolean;
-  /** Anthropic wire: a thinking block without a valid signature is sent bare, or dropped (M6). */
-  readonly unsignedThinking: "send" | "drop";
   readonly contextWindow: number;
   readonly maxOutputTokens: number;
   /** M7, L12: later system prompts are appended in history, or the first one is rewritten. */
@@ -72,10 +63,36 @@ export type Preset = {
   readonly images: boolean;
 };
 
+/** Issue 16 item 9: a preset has the fields its wire format reads, and only those. */
+export type OpenAiChatPreset = PresetCommon & {
+  readonly wire: "openai-chat";
+  readonly maxTokensField: "max_tokens" | "max_completion_tokens";
+  /**
+   * The field reasoning is replayed under when its block does not name one (it came from the other wire
+   * format). `null`: the endpoint takes no reasoning back, so none is sent.
+   */
+  readonly reasoningField: ReasoningField | null;
+  /** M26: every assistant message carries `reasoning_content`, `""` when it had none (DeepSeek). */
+  readonly requiresReasoningContentOnAssistant: boolean;
+};
+
+export type AnthropicPreset = PresetCommon & {
+  readonly wire: "anthropic-messages";
+  /** A thinking block without a valid signature is sent bare, or dropped (M6). */
+  readonly unsignedThinking: "send" | "drop";
+};
+
+export type Preset = OpenAiChatPreset | AnthropicPreset;
+
+/** The key's header, as the preset says (never chosen by the wire format). */
+export function authHeaders(preset: Pick<Preset, "auth">, key: string | undefined): Record<string, string> {
+  if (key === undefined) return {};
+  return preset.auth === "bearer" ? { authorization: `Bearer ${key}` } : { "x-api-key": key };
+}
+
 const OPENAI_CHAT_DEFAULTS = {
   wire: "openai-chat",
   auth: "bearer",
-  unsignedThinking: "drop",
   requiresReasoningContentOnAssistant: false,
   maxTokensField: "max_tokens",
   images: false,
@@ -85,9 +102,6 @@ const ANTHROPIC_DEFAULTS = {
   wire: "anthropic-messages",
   auth: "x-api-key",
   keyRequired: true,
-  maxTokensField: "max_tokens",
-  reasoningField: null,
-  requiresReasoningContentOnAssistant: false,
   images: false,
 } as const;
 
@@ -266,4 +280,11 @@ export function endpointUrl(route: Route): string {
   return route.preset.wire === "openai-chat"
     ? `${route.baseUrl}/chat/completions`
     : `${route.baseUrl}/v1/messages`;
+}
+
+/** A codec's view of its route's preset: the serializer of one wire format is only given routes of it. */
+export function presetOf<W extends WireFormat>(route: Route, wire: W): Extract<Preset, { wire: W }> {
+  if (route.preset.wire !== wire)
+    throw new Error(`preset "${route.preset.name}" speaks ${route.preset.wire}, not ${wire}`);
+  return route.preset as Extract<Preset, { wire: W }>;
 }

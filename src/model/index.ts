@@ -4,9 +4,12 @@
  */
 export { type AdapterOptions, createAdapter } from "./adapter.js";
 export {
+  type AnthropicPreset,
+  authHeaders,
   DEFAULT_IDLE_TIMEOUT_MS,
   endpointUrl,
   isProviderName,
+  type OpenAiChatPreset,
   PRESETS,
   PROVIDER_NAMES,
   type Preset,

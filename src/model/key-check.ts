@@ -13,7 +13,7 @@
  */
 import { Redactor } from "../log/redact.js";
 import { CODECS } from "./adapter.js";
-import { type Route, resolveApiKey } from "./catalog.js";
+import { authHeaders, type Route, resolveApiKey } from "./catalog.js";
 import { displayBaseUrl, hideUrlSecrets, httpError, transportError } from "./errors.js";
 import type { FetchLike } from "./transport.js";
 
@@ -49,7 +49,11 @@ export async function checkKey(
   try {
     response = await (options.fetch ?? fetch)(target, {
       method: "GET",
-      headers: { accept: "application/json", ...CODECS[route.preset.wire].auth(key) },
+      headers: {
+        accept: "application/json",
+        ...CODECS[route.preset.wire].protocolHeaders,
+        ...authHeaders(route.preset, key),
+      },
       redirect: "error",
       signal: AbortSignal.timeout(timeoutMs),
     });

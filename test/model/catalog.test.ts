@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  authHeaders,
   createAdapter,
   endpointUrl,
   PRESETS,
@@ -108,5 +109,22 @@ describe("M25 keys are read per request and never leak", () => {
     });
     await drain(adapter.stream(request([{ role: "user", text: "x" }])));
     expect(fake.requests[0]?.headers.authorization).toBeUndefined();
+  });
+});
+
+describe("presets by wire format (issue 16 item 9)", () => {
+  it("the key's header is the preset's choice, and each preset carries only its wire format's fields", () => {
+    for (const preset of Object.values(PRESETS)) {
+      const headers = authHeaders(preset, "k");
+      if (preset.auth === "bearer") expect(headers).toEqual({ authorization: "Bearer k" });
+      else expect(headers).toEqual({ "x-api-key": "k" });
+      expect(authHeaders(preset, undefined)).toEqual({});
+      if (preset.wire === "openai-chat") expect(preset).not.toHaveProperty("unsignedThinking");
+      else {
+        expect(preset).not.toHaveProperty("maxTokensField");
+        expect(preset).not.toHaveProperty("reasoningField");
+        expect(preset).not.toHaveProperty("requiresReasoningContentOnAssistant");
+      }
+    }
   });
 });

@@ -19,7 +19,7 @@
  */
 import type { AssistantMessage, ImageRef } from "../../log/messages.js";
 import { type BodyParts, joinJson } from "../body-json.js";
-import type { Route } from "../catalog.js";
+import { presetOf, type Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
 import { firstLiveIndex, loadImage, visibleText } from "../images.js";
 import { LlmError, type ModelRequest } from "../types.js";
@@ -152,7 +152,7 @@ function assistantBlocks(route: Route, model: string, message: AssistantMessage)
           out.push({ type: "redacted_thinking", data: block.redacted });
         } else if (sameModel && block.signature !== undefined) {
           out.push({ type: "thinking", thinking: block.text, signature: block.signature });
-        } else if (route.preset.unsignedThinking === "send" && block.text !== "") {
+        } else if (presetOf(route, "anthropic-messages").unsignedThinking === "send" && block.text !== "") {
           out.push({ type: "thinking", thinking: block.text });
         }
         break;

@@ -21,7 +21,7 @@
 import type { AssistantMessage, ImageRef, ReasoningField, SurfaceMessage } from "../../log/messages.js";
 import { isJsonObject } from "../assembler.js";
 import { type BodyParts, GrowingJsonList, joinJson } from "../body-json.js";
-import type { Route } from "../catalog.js";
+import { presetOf, type Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
 import { firstLiveIndex, loadImage, visibleText } from "../images.js";
 import type { ModelRequest } from "../types.js";
@@ -49,7 +49,7 @@ export function openAiHistory(): OpenAiHistory {
 }
 
 export function openAiChatBody(route: Route, request: ModelRequest, history: OpenAiHistory): BodyParts {
-  const preset = route.preset;
+  const preset = presetOf(route, "openai-chat");
   const maxTokens = request.maxTokens ?? route.maxOutputTokens;
   const system =
     request.system === "" ? undefined : JSON.stringify({ role: "system", content: request.system });
@@ -125,7 +125,7 @@ function wireMessage(message: SurfaceMessage, route: Route): WireMessage | undef
 }
 
 function assistantMessage(route: Route, message: AssistantMessage): WireMessage | undefined {
-  const preset = route.preset;
+  const preset = presetOf(route, "openai-chat");
   let content = "";
   const reasoning: Partial<Record<ReasoningField, string>> = {};
   const toolCalls: WireToolCall[] = [];
