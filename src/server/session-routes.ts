@@ -15,7 +15,6 @@ import { costOf, type Price } from "../model/pricing.js";
 import { sessionUsage } from "../presets/session-usage.js";
 import { type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
 import { ApiError, notFound } from "./api-error.js";
-import { CANCEL_MARKER } from "./cancel-marker.js";
 import type { RouteTable } from "./openapi.js";
 import {
   Accepted,
@@ -224,7 +223,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
         await agent?.cancel();
         return { outcome: "local" as const, discarded };
       }
-      await store.enqueueInbox(id, CANCEL_MARKER);
+      await store.requestCancel(id); // issue 16 item 6: the driver takes it and cancels (L7)
       return { outcome: "remote" as const, discarded };
     },
   );

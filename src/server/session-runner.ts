@@ -8,11 +8,13 @@
  *   acquire extends the same lease. The runner never writes to a log.
  * - Capacity: at most `maxRunning` sessions drive here at once. Work beyond that waits in the inbox rows,
  *   where any server with room claims it; a server that fills up claims again as soon as a drive ends.
- * - Wake-ups: an inbox notification for a session this server drives is checked at once (a cancel marker
- *   becomes `agent.cancel()`, L7; new input is remembered and re-checked when the drive ends, so input
- *   queued between the agent's last inbox read and its lease release is not stranded). Any other inbox
- *   notification, the periodic sweep and a listener `resync` all lead to one coalesced claim pass.
- *   Notifications only accelerate; the sweep alone would be enough (lost notifications, lapsed owners).
+ * - Wake-ups: an inbox notification for a session this server drives is checked at once: a cancel request
+ *   (issue 16 item 6: an inbox row of its own kind, never input) is taken and becomes `agent.cancel()`, L7;
+ *   new input is remembered and re-checked when the drive ends, so input queued between the agent's last
+ *   inbox read and its lease release is not stranded. A `resync` looks for cancel requests of every session
+ *   driving here (SQLite tells another process's commits only that way). Any other inbox notification, the
+ *   periodic sweep and a `resync` all lead to one coalesced claim pass. Notifications only accelerate; the
+ *   sweep alone would be enough (lost notifications, lapsed owners) for input, not for a cancel.
  * - A session whose lease another live owner holds is never claimed (that owner sees the input; if it dies
  *   its lease lapses and a later claim takes the session, whose Agent repairs the interrupted turn, R1).
  * - Issue 16 item 1, orphaned turns (R1, L9): each pass first claims sessions whose last turn is open and
@@ -34,7 +36,6 @@
 import { EVENT_TYPES } from "../log/events.js";
 import type { Agent } from "../loop/agent.js";
 import { type Store, type StoreNotification, sessionLeaseName } from "../store/store.js";
-import { isCancelMarker } from "./cancel-marker.js";
 
 export type SessionRunnerOptions = {
   store: Store;
@@ -128,10 +129,7 @@ export class SessionRunner {
     if (this.stopping) return;
     const existing = this.entries.get(sessionId);
     if (existing?.running) {
-      const pending = await this.options.store.pendingInbox(sessionId);
-      if (pending.some(isCancelMarker))
-        await (await existing.agent).cancel(); // L7, asked on another server
-      else existing.notifiedWhileRunning = true;
+      if (!(await this.cancelIfAsked(sessionId, existing))) existing.notifiedWhileRunning = true;
       return;
     }
     await this.sweep();
@@ -193,9 +191,27 @@ export class SessionRunner {
         this.options.onError?.(error, notification.sessionId),
       );
     } else if (notification.channel === "resync") {
-      for (const entry of this.entries.values()) if (entry.running) entry.notifiedWhileRunning = true;
+      for (const [sessionId, entry] of this.entries) {
+        if (!entry.running) continue;
+        entry.notifiedWhileRunning = true;
+        // A resync may hide a cancel request (SQLite tells another process's commits only this way).
+        this.cancelIfAsked(sessionId, entry).catch((error: unknown) =>
+          this.options.onError?.(error, sessionId),
+        );
+      }
       void this.sweep();
     }
+  }
+
+  /**
+   * L7 asked on another server (issue 16 item 6): a cancel request for a session driving here is consumed
+   * and becomes `agent.cancel()` (the delivered prefix kept, the pending inbox cleared); it never reaches
+   * the model. True when there was one.
+   */
+  private async cancelIfAsked(sessionId: string, entry: Entry): Promise<boolean> {
+    if ((await this.options.store.takeCancelRequests(sessionId)) === 0) return false;
+    await (await entry.agent).cancel();
+    return true;
   }
 
   private async claim(): Promise<void> {
@@ -275,14 +291,8 @@ export class SessionRunner {
     run = (async () => {
       entry = await this.current(sessionId, claimed);
       if (entry !== claimed) entry.running = run;
-      // Claimed with no one driving: a cancel marker left in the inbox came too late to matter.
-      const pending = await this.options.store.pendingInbox(sessionId);
-      const markers = pending.filter(isCancelMarker);
-      if (markers.length)
-        await this.options.store.discardInbox(
-          sessionId,
-          markers.map((m) => m.id),
-        );
+      // Claimed with no one driving: a cancel request left in the inbox came too late to matter.
+      await this.options.store.takeCancelRequests(sessionId);
       const agent = await entry.agent;
       let failed = false;
       do {

@@ -17,6 +17,11 @@
  *   sets it from the events it writes); a session with an open turn and no live lease is orphaned (R1).
  *   Both are backfilled from the rows when the migration runs. `leases_expiry` finds the soonest live
  *   lease without reading released ones (the moment to look for orphans again).
+ * - Issue 16 item 6 (SQLite 4, PostgreSQL 5): a cross-server cancel (L7) is an inbox row of its own kind,
+ *   `mode = 'cancel'`, no longer an inject marked by `metadata.control`. The ready-queue triggers now name
+ *   the modes that open a turn (`followup`, `steer`) instead of excluding `inject`, so a cancel row never
+ *   makes a session ready; pending marker rows are converted (a marker a step already spliced stays the
+ *   inject it was delivered as). The store's input queries skip cancel rows (rows.ts `CANCEL_MODE`).
  */
 
 export type Migration = { version: number; name: string; sql: string };
@@ -165,6 +170,37 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ) = 'turn/start';
       CREATE INDEX sessions_turn_open ON sessions (id) WHERE turn_open = 1;
       CREATE INDEX leases_expiry ON leases (expires_at);
+    `,
+  },
+  {
+    version: 4,
+    name: "cancel requests",
+    sql: `
+      UPDATE inbox SET mode = 'cancel'
+        WHERE mode = 'inject' AND claimed_at IS NULL AND discarded_at IS NULL
+          AND CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.control') = 'cancel' ELSE 0 END;
+
+      DROP TRIGGER inbox_ready_added;
+      CREATE TRIGGER inbox_ready_added AFTER INSERT ON inbox
+        WHEN NEW.mode IN ('followup', 'steer') AND NEW.claimed_at IS NULL AND NEW.discarded_at IS NULL
+      BEGIN
+        INSERT INTO ready_sessions (session_id, position, waiting) VALUES (NEW.session_id, NEW.position, 1)
+          ON CONFLICT (session_id) DO UPDATE SET
+            waiting = waiting + 1, position = min(position, excluded.position);
+      END;
+
+      DROP TRIGGER inbox_ready_taken;
+      CREATE TRIGGER inbox_ready_taken AFTER UPDATE OF claimed_at, discarded_at ON inbox
+        WHEN NEW.mode IN ('followup', 'steer') AND OLD.claimed_at IS NULL AND OLD.discarded_at IS NULL
+          AND (NEW.claimed_at IS NOT NULL OR NEW.discarded_at IS NOT NULL)
+      BEGIN
+        UPDATE ready_sessions SET
+          waiting = waiting - 1,
+          position = coalesce((SELECT min(i.position) FROM inbox i WHERE i.session_id = NEW.session_id
+            AND i.claimed_at IS NULL AND i.discarded_at IS NULL AND i.mode IN ('followup', 'steer')), position)
+          WHERE session_id = NEW.session_id;
+        DELETE FROM ready_sessions WHERE session_id = NEW.session_id AND waiting <= 0;
+      END;
     `,
   },
 ];
@@ -337,6 +373,43 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       ) = 'turn/start';
       CREATE INDEX sessions_turn_open ON sessions (id) WHERE turn_open;
       CREATE INDEX leases_expiry ON leases (expires_at);
+    `,
+  },
+  {
+    version: 5,
+    name: "cancel requests",
+    // The metadata test is guarded by the text (CASE), so no row's metadata is parsed unless it names a control.
+    sql: `
+      UPDATE inbox SET mode = 'cancel'
+        WHERE mode = 'inject' AND claimed_at IS NULL AND discarded_at IS NULL
+          AND CASE WHEN metadata LIKE '%"control"%' THEN metadata::jsonb ->> 'control' = 'cancel' ELSE false END;
+
+      CREATE OR REPLACE FUNCTION bdsh_ready_taken() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        remaining integer;
+      BEGIN
+        UPDATE ready_sessions AS r SET
+          waiting = r.waiting - 1,
+          position = coalesce((SELECT min(i.position) FROM inbox i WHERE i.session_id = NEW.session_id
+            AND i.claimed_at IS NULL AND i.discarded_at IS NULL AND i.mode IN ('followup', 'steer')), r.position)
+          WHERE r.session_id = NEW.session_id
+          RETURNING r.waiting INTO remaining;
+        IF remaining <= 0 THEN
+          DELETE FROM ready_sessions WHERE session_id = NEW.session_id AND waiting <= 0;
+        END IF;
+        RETURN NULL;
+      END $$;
+
+      DROP TRIGGER inbox_ready_added ON inbox;
+      CREATE TRIGGER inbox_ready_added AFTER INSERT ON inbox FOR EACH ROW
+        WHEN (NEW.mode IN ('followup', 'steer') AND NEW.claimed_at IS NULL AND NEW.discarded_at IS NULL)
+        EXECUTE FUNCTION bdsh_ready_added();
+
+      DROP TRIGGER inbox_ready_taken ON inbox;
+      CREATE TRIGGER inbox_ready_taken AFTER UPDATE OF claimed_at, discarded_at ON inbox FOR EACH ROW
+        WHEN (NEW.mode IN ('followup', 'steer') AND OLD.claimed_at IS NULL AND OLD.discarded_at IS NULL
+          AND (NEW.claimed_at IS NOT NULL OR NEW.discarded_at IS NOT NULL))
+        EXECUTE FUNCTION bdsh_ready_taken();
     `,
   },
 ];

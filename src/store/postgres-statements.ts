@@ -22,6 +22,8 @@ const INBOX_COLUMNS = "id, session_id, queue, mode, source, text, metadata, crea
 const LEASE_COLUMNS =
   "name, owner, round(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at, fence::float8 AS fence";
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
+/** Issue 16 item 6: pending input; a cancel request (mode `cancel`, rows.ts) is not input. */
+const PENDING_INPUT = `${PENDING} AND mode <> 'cancel'`;
 const LIVE_LEASE = "SELECT 1 FROM leases WHERE name = $3 AND owner = $4 AND expires_at > now()";
 
 /** A live holder of the session lease of the session id expression `id`. */
@@ -92,7 +94,7 @@ function buildAppend(claiming: boolean, flushWal: boolean): NamedStatement {
     text: `
       ${APPEND_CTES}, claimed AS (
         UPDATE inbox SET claimed_at = now(), claimed_seq = $2::int + 1
-        WHERE session_id = $1 AND id = ANY($11::text[]) AND ${PENDING} AND EXISTS (SELECT 1 FROM upd)
+        WHERE session_id = $1 AND id = ANY($11::text[]) AND ${PENDING_INPUT} AND EXISTS (SELECT 1 FROM upd)
         RETURNING id
       )
       SELECT ${notify}${lazy},
@@ -111,7 +113,7 @@ export const SQL = {
   /** Which of the given inbox rows are still pending (to name the ones a refused claim missed). */
   stillPending: {
     name: "bdsh_still_pending",
-    text: `SELECT id FROM inbox WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING}`,
+    text: `SELECT id FROM inbox WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING_INPUT}`,
   },
   /** Why an append matched nothing. */
   diagnose: {
@@ -165,16 +167,21 @@ export const SQL = {
     SELECT ins.*, pg_notify('${INBOX_CHANNEL}', ins.session_id) FROM ins`,
   pendingInbox: {
     name: "bdsh_pending_inbox",
-    text: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = $1 AND ${PENDING} ORDER BY position`,
+    text: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = $1 AND ${PENDING_INPUT} ORDER BY position`,
   },
   discardInbox: `
     WITH d AS (
       UPDATE inbox SET discarded_at = now()
-      WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING} RETURNING id
+      WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING_INPUT} RETURNING id
     )
     SELECT d.id, pg_notify('${INBOX_CHANNEL}', $1) FROM d`,
+  /** Issue 16 item 6: consumes the session's pending cancel requests (not announced: nothing to claim). */
+  takeCancelRequests: {
+    name: "bdsh_take_cancel_requests",
+    text: `UPDATE inbox SET claimed_at = now() WHERE session_id = $1 AND mode = 'cancel' AND ${PENDING}`,
+  },
   sessionsWithPending: `
-    SELECT session_id FROM inbox WHERE ${PENDING}
+    SELECT session_id FROM inbox WHERE ${PENDING_INPUT}
     GROUP BY session_id ORDER BY min(position) LIMIT $1`,
   /**
    * $1 owner, $2 ttl ms, $3 limit. Issue 16 item 12: the candidates come from the ready queue

@@ -41,6 +41,7 @@ import { redactUrl } from "./redact-url.js";
 import {
   type BlobRecord,
   blobBytes,
+  cancelRequestValues,
   checkLimit,
   checkTtl,
   DEFAULT_LIST_LIMIT,
@@ -329,6 +330,25 @@ export class PostgresStore implements Store {
   async discardInbox(sessionId: string, ids: readonly string[]): Promise<number> {
     if (ids.length === 0) return 0;
     const { rowCount } = await this.pool.query(SQL.discardInbox, [sessionId, uniqueIds(ids)]);
+    return rowCount ?? 0;
+  }
+
+  async requestCancel(sessionId: string): Promise<void> {
+    const v = cancelRequestValues();
+    const { rows } = await this.pool.query(SQL.enqueueInbox, [
+      v.id,
+      sessionId,
+      v.queue,
+      v.mode,
+      v.source,
+      v.text,
+      v.metadata,
+    ]);
+    if (!rows[0]) throw new SessionNotFoundError(sessionId);
+  }
+
+  async takeCancelRequests(sessionId: string): Promise<number> {
+    const { rowCount } = await this.pool.query({ ...SQL.takeCancelRequests, values: [sessionId] });
     return rowCount ?? 0;
   }
 

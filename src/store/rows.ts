@@ -202,6 +202,26 @@ export function toInboxItem(row: InboxRecord): InboxItem {
   };
 }
 
+/**
+ * Issue 16 item 6 (L7 from another server): the `mode` of an inbox row that is a cancel request, not input.
+ * Such a row opens no turn (the ready queue counts only follow-ups and steers), is never returned by
+ * `pendingInbox` nor claimed into the log, so no model sees it; the driving server takes it
+ * (`takeCancelRequests`) and aborts its turn.
+ */
+export const CANCEL_MODE = "cancel";
+
+/** A cancel request's columns: its mode says what it is; the input columns hold nothing meaningful. */
+export function cancelRequestValues() {
+  return {
+    id: newId(),
+    queue: "next-step" satisfies InboxQueue,
+    mode: CANCEL_MODE,
+    source: "human" satisfies UserSource,
+    text: "",
+    metadata: "{}",
+  };
+}
+
 export function newInboxValues(item: NewInboxItem) {
   return {
     id: item.id ?? newId(),

@@ -9,6 +9,8 @@ const SESSION_COLUMNS =
 const INBOX_COLUMNS = "id, session_id, queue, mode, source, text, metadata, created_at";
 const LEASE_COLUMNS = "name, owner, expires_at, fence";
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
+/** Issue 16 item 6: pending input; a cancel request (mode `cancel`, rows.ts) is not input. */
+const PENDING_INPUT = `${PENDING} AND mode <> 'cancel'`;
 
 export const SQLITE_SQL = {
   insertSession: `INSERT INTO sessions (id, parent_id, kind, title, status, archived, created_at, updated_at, last_seq, metadata)
@@ -37,7 +39,7 @@ export const SQLITE_SQL = {
   lastSeq: "SELECT last_seq FROM sessions WHERE id = ?",
   leaseHeld: "SELECT 1 FROM leases WHERE name = ? AND owner = ? AND expires_at > ?",
   claimInbox: `UPDATE inbox SET claimed_at = ?, claimed_seq = ?
-         WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING} RETURNING id`,
+         WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING_INPUT} RETURNING id`,
   insertEvent:
     "INSERT INTO events (session_id, seq, type, at, turn, step, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
   advanceSession:
@@ -50,11 +52,16 @@ export const SQLITE_SQL = {
   insertInbox: `INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata, created_at)
        SELECT @id, id, @queue, @mode, @source, @text, @metadata, @now FROM sessions WHERE id = @sessionId
        RETURNING ${INBOX_COLUMNS}`,
-  pendingInbox: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = ? AND ${PENDING} ORDER BY position`,
+  pendingInbox: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = ? AND ${PENDING_INPUT} ORDER BY position`,
   discardInbox: `UPDATE inbox SET discarded_at = ?
-       WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING}`,
-  sessionsWithPending: `SELECT session_id FROM inbox WHERE ${PENDING}
+       WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING_INPUT}`,
+  sessionsWithPending: `SELECT session_id FROM inbox WHERE ${PENDING_INPUT}
          GROUP BY session_id ORDER BY min(position) LIMIT ?`,
+  // Issue 16 item 6: consumes the session's pending cancel requests, however many arrived. The read first
+  // keeps the common case (none) out of the write lock: a runner looks on every other process's commit.
+  hasCancelRequest: `SELECT 1 FROM inbox WHERE session_id = ? AND mode = 'cancel' AND ${PENDING} LIMIT 1`,
+  takeCancelRequests: `UPDATE inbox SET claimed_at = ?
+       WHERE session_id = ? AND mode = 'cancel' AND ${PENDING}`,
   // Issue 16 item 12: from the ready queue in `position` order (its index), skipping sessions held live.
   claimCandidates: `SELECT r.session_id FROM ready_sessions r
          WHERE NOT EXISTS (
@@ -88,6 +95,7 @@ export const SQLITE_SQL = {
 const PLUCKED: ReadonlySet<keyof typeof SQLITE_SQL> = new Set([
   "lastSeq",
   "leaseHeld",
+  "hasCancelRequest",
   "claimInbox",
   "sessionsWithPending",
   "claimCandidates",

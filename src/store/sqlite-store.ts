@@ -36,6 +36,7 @@ import type {
 import {
   type BlobRecord,
   blobBytes,
+  cancelRequestValues,
   checkLimit,
   checkTtl,
   DEFAULT_LIST_LIMIT,
@@ -311,6 +312,17 @@ export class SqliteStore implements Store {
     const { changes } = this.s.discardInbox.run(isoNow(), sessionId, JSON.stringify(uniqueIds(ids)));
     if (changes > 0) this.hub.emit({ channel: "inbox", sessionId });
     return changes;
+  }
+
+  async requestCancel(sessionId: string): Promise<void> {
+    const row = this.s.insertInbox.get({ ...cancelRequestValues(), sessionId, now: isoNow() });
+    if (!row) throw new SessionNotFoundError(sessionId);
+    this.hub.emit({ channel: "inbox", sessionId });
+  }
+
+  async takeCancelRequests(sessionId: string): Promise<number> {
+    if (this.s.hasCancelRequest.get(sessionId) === undefined) return 0;
+    return this.s.takeCancelRequests.run(isoNow(), sessionId).changes;
   }
 
   async sessionsWithPendingInbox(limit = DEFAULT_LIST_LIMIT): Promise<string[]> {

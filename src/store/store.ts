@@ -198,10 +198,18 @@ export interface Store {
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent>;
 
   enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem>;
-  /** Pending (unclaimed, undiscarded) items in arrival order. */
+  /** Pending (unclaimed, undiscarded) input items in arrival order (cancel requests are not input). */
   pendingInbox(sessionId: string): Promise<InboxItem[]>;
   /** Drops pending items without consuming them (L7 cancel clears the inbox); returns how many. */
   discardInbox(sessionId: string, ids: readonly string[]): Promise<number>;
+  /**
+   * Issue 16 item 6, L7 from another server: asks whoever drives the session to cancel its turn. The request
+   * is an inbox row of its own kind (not input): announced like input on the `inbox` channel, but never
+   * returned by `pendingInbox`, never claimable into the log, and it never makes a session claimable.
+   */
+  requestCancel(sessionId: string): Promise<void>;
+  /** Consumes the session's pending cancel requests (the driver's, before it cancels); returns how many. */
+  takeCancelRequests(sessionId: string): Promise<number>;
   /** Sessions that have pending inbox items, oldest first: the sweep that claims work (issue 8). */
   sessionsWithPendingInbox(limit?: number): Promise<string[]>;
   /**

@@ -564,6 +564,36 @@ export function storeContract(harness: StoreHarness): void {
       await expect(store.enqueueInbox("nope", followup("x"))).rejects.toBeInstanceOf(SessionNotFoundError);
     });
 
+    // Issue 16 item 6: a cross-server cancel (L7) is a row of its own kind, not input.
+    it("keeps a cancel request apart from input: never pending, claimed or claimable; taken once", async () => {
+      const [s, idle] = await Promise.all([1, 2].map(() => store.createSession()));
+      const input = await store.enqueueInbox(s!.id, followup("a"));
+      const announced = nextNotification(store, (n) => n.channel === "inbox" && n.sessionId === idle!.id);
+      await store.requestCancel(idle!.id);
+      expect(await announced.received).toEqual({ channel: "inbox", sessionId: idle!.id });
+      await store.requestCancel(s!.id);
+      await store.requestCancel(s!.id);
+      expect(await store.pendingInbox(idle!.id)).toEqual([]);
+      expect(await store.pendingInbox(s!.id)).toEqual([input]);
+      expect(await store.sessionsWithPendingInbox()).toEqual([s!.id]);
+      // Neither a session with only a cancel request, nor one whose input was discarded, is claimable.
+      expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual([s!.id]);
+      await store.releaseLease(sessionLeaseName(s!.id), "me");
+      const rows = await db.exec(`SELECT id FROM inbox WHERE session_id = '${s!.id}' AND mode = 'cancel'`);
+      const cancelIds = rows.map((r) => String(r.id));
+      expect(cancelIds).toHaveLength(2);
+      expect(await store.discardInbox(s!.id, [input.id, ...cancelIds])).toBe(1);
+      expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual([]);
+      // Not claimable into the log: the model never sees it.
+      await expect(store.append(s!.id, step(1), 0, { claimInbox: [cancelIds[0]!] })).rejects.toBeInstanceOf(
+        InboxClaimError,
+      );
+      expect(await store.takeCancelRequests(s!.id)).toBe(2);
+      expect(await store.takeCancelRequests(s!.id)).toBe(0);
+      expect(await store.takeCancelRequests(idle!.id)).toBe(1);
+      await expect(store.requestCancel("nope")).rejects.toBeInstanceOf(SessionNotFoundError);
+    });
+
     // Issue 16 item 12: the claim reads a ready queue the inbox keeps; every way input arrives or leaves counts.
     it("keeps a session claimable while any turn input is pending, whoever wrote or took it", async () => {
       const [s1, s2, s3] = await Promise.all([1, 2, 3].map(() => store.createSession()));
