@@ -1,0 +1,406 @@
+/**
+ * Many sessions on one server (issue 16 acceptance): one real `bdsh serve` drives SESSIONS sessions at once
+ * against the fake provider, whose every reply starts after LATENCY_MS (default 1 s). The aim: the provider's
+ * latency is the bottleneck, not the server (wall time close to LATENCY_MS × replies per turn, server CPU
+ * under 50 % of one core over the window). Run on SQLite (a file under a tmp BDSH_HOME) and on PostgreSQL (a
+ * fresh database from `BENCH_ADMIN_URL`, default postgres://postgres@127.0.0.1:5432/test, dropped after).
+ *
+ * - The server may drive every session at once: `server.max_running_per_server` and
+ *   `server.max_sessions_per_server` are set above SESSIONS (defaults 100 and 1,000).
+ * - Warm-up outside the clock: WARM sessions each run one turn answered at once (first agent open, JIT,
+ *   pools, the title side request's path).
+ * - SESSIONS sessions are created over the HTTP API without a message (outside the clock), then each is sent
+ *   one message, all at once (`POST /v1/sessions/:id/messages`). The turn is STEPS `read` tool calls, then a
+ *   short text reply: STEPS + 1 model replies, each after LATENCY_MS. The clock runs from the first message
+ *   sent to the last `turn/end` stored.
+ * - Server CPU: utime + stime of the server process from /proc/<pid>/stat (all its threads: V8's collector
+ *   and compiler, libuv's pool) before the first message and after the last `turn/end`, as % of one core
+ *   over the window. PostgreSQL's backends are reported apart. Peak RSS: the highest VmRSS sampled every
+ *   100 ms in the window (and VmHWM, the process's peak since start).
+ * - Turn latency: message sent (client clock) → the session's `turn/end` `at` (server clock, same machine).
+ *
+ *   node --import tsx bench/serve/many-sessions.ts
+ *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
+ *   # BENCH_BUILT=1 runs dist/cli/main.js (build first) instead of the sources through tsx,
+ *   # BENCH_PROFILE=<dir> writes a --cpu-prof of each server there (SIGTERM at the end, so it is flushed).
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { post, type ServeProcess, startServe } from "../../test/chaos/serve-process.js";
+import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+
+const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
+const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 1000);
+const STEPS = Number(process.env.BENCH_STEPS ?? 0);
+const STORES = (process.env.BENCH_STORES ?? "sqlite,postgres").split(",");
+const BUILT = process.env.BENCH_BUILT === "1";
+const PROFILE_DIR = process.env.BENCH_PROFILE;
+const WARM = 20;
+/** BENCH_PRIMED=1: each session first runs one turn answered at once (outside the clock), so the clock sees agents already cached. */
+const PRIMED = process.env.BENCH_PRIMED === "1";
+/** Both limits above SESSIONS + WARM, so every session may drive at once and stay cached. */
+const LIMIT = 4 * (SESSIONS + WARM);
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A turn whose message says WARM: answered at once. Otherwise STEPS `read` calls, then "done"; every reply after LATENCY_MS. */
+function script(workspace: () => string) {
+  return async (request: FakeRequest): Promise<FakeReply> => {
+    const messages = (request.body?.messages ?? []) as Array<{ role: string; content?: unknown }>;
+    // This turn's task is the last user message (a primed session's history holds its WARM turn).
+    const last = messages.findLastIndex((m) => m.role === "user");
+    const warm = String(messages[last]?.content ?? "").includes("WARM");
+    if (!warm) await delay(LATENCY_MS);
+    const done = messages.slice(last + 1).filter((m) => m.role === "tool").length;
+    if (warm || done >= STEPS) return { text: "done" };
+    return {
+      toolCalls: [{ id: `c${done}`, name: "read", arguments: { file_path: join(workspace(), "notes.txt") } }],
+    };
+  };
+}
+
+/** utime + stime of a process, in ms (clock ticks of 10 ms); `sys`: stime alone. */
+function cpuMs(pid: number, part: "all" | "sys" = "all"): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((part === "sys" ? 0 : Number(fields[11])) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += cpuMs(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return total;
+}
+
+/** The main thread's time on a CPU and waiting in the run queue for one, in ms (/proc/<pid>/schedstat). */
+function schedMs(pid: number): { run: number; wait: number } {
+  const [run, wait] = readFileSync(`/proc/${pid}/schedstat`, "utf8").trim().split(" ").map(Number);
+  return { run: run! / 1e6, wait: wait! / 1e6 };
+}
+
+function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN);
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>) {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!, i);
+      }
+    }),
+  );
+  return out;
+}
+
+/** The stored events the bench reads, on either store. */
+type EventReader = {
+  /** Sessions among `ids` with at least `turns` (default 1) `turn/end` events. */
+  ended(ids: string[], turns?: number): Promise<number>;
+  turnEnds(ids: string[]): Promise<Array<{ session_id: string; at: string; data: string }>>;
+  close(): Promise<void>;
+};
+
+function sqliteReader(file: string): EventReader {
+  let db: Database.Database | undefined;
+  const open = () => {
+    db ??= new Database(file, { readonly: true, fileMustExist: true });
+    return db;
+  };
+  const ends = `SELECT session_id, at, data, row_number() OVER (PARTITION BY session_id ORDER BY seq DESC) AS back,
+    count(*) OVER (PARTITION BY session_id) AS n FROM events
+    WHERE type = 'turn/end' AND session_id IN (SELECT value FROM json_each(?))`;
+  return {
+    ended: async (ids, turns = 1) =>
+      Number(
+        (
+          open()
+            .prepare(`SELECT count(*) AS n FROM (${ends}) WHERE back = 1 AND n >= ?`)
+            .get(JSON.stringify(ids), turns) as { n: number }
+        ).n,
+      ),
+    turnEnds: async (ids) =>
+      open()
+        .prepare(`SELECT session_id, at, data FROM (${ends}) WHERE back = 1`)
+        .all(JSON.stringify(ids)) as Array<{ session_id: string; at: string; data: string }>,
+    close: async () => {
+      db?.close();
+    },
+  };
+}
+
+function postgresReader(url: string): EventReader {
+  const client = new pg.Client({ connectionString: url });
+  const connected = client.connect();
+  return {
+    ended: async (ids, turns = 1) => {
+      await connected;
+      const { rows } = await client.query<{ n: string }>(
+        `SELECT count(*) AS n FROM (SELECT session_id FROM events WHERE type = 'turn/end' AND session_id = ANY($1)
+         GROUP BY session_id HAVING count(*) >= $2) s`,
+        [ids, turns],
+      );
+      return Number(rows[0]!.n);
+    },
+    turnEnds: async (ids) => {
+      await connected;
+      const { rows } = await client.query<{ session_id: string; at: string; data: string }>(
+        `SELECT DISTINCT ON (session_id) session_id, at, data FROM events
+         WHERE type = 'turn/end' AND session_id = ANY($1) ORDER BY session_id, seq DESC`,
+        [ids],
+      );
+      return rows;
+    },
+    close: () => client.end(),
+  };
+}
+
+type Result = {
+  store: string;
+  sessions: number;
+  completed: number;
+  wallS: number;
+  idealS: number;
+  cpuPct: number;
+  cpuMs: number;
+  /** The kernel's share (stime) of the server's CPU. */
+  sysShare: number;
+  /** The server's main thread over the window: % on a CPU, % runnable but waiting for a CPU. */
+  mainRunPct: number;
+  mainWaitPct: number;
+  postgresPct: number;
+  /** This process (the HTTP client and the fake provider), % of one core over the window. */
+  benchPct: number;
+  p50: number;
+  p95: number;
+  max: number;
+  peakRssMb: number;
+  hwmMb: number;
+  baseRssMb: number;
+  /** The window in µs of CLOCK_MONOTONIC, to cut a server's --cpu-prof to it. */
+  windowUs: [number, number];
+  /** PostgreSQL: committed + rolled back transactions in the fresh database (the bench's polls included). */
+  transactionsPerTurn: number;
+};
+
+/** The running server's workspace (the `read` calls read a file in it). */
+let currentWorkspace = "";
+
+async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Result> {
+  const dir = mkdtempSync(join(tmpdir(), `bdsh-bench-many-${store}-`));
+  const workspace = join(dir, "ws");
+  currentWorkspace = workspace;
+  const home = join(dir, "home"); // beside the workspace, not around it: the sandbox hides BDSH_HOME
+  mkdirSync(workspace);
+  mkdirSync(home);
+  writeFileSync(join(workspace, "notes.txt"), "a small file the task reads\n");
+  const configFile = join(dir, "config.yaml");
+  writeFileSync(
+    configFile,
+    [
+      "server:",
+      "  lease_ttl_ms: 10000",
+      "  sweep_interval_ms: 2000",
+      "  shutdown_grace_ms: 0",
+      `  max_running_per_server: ${LIMIT}`,
+      `  max_sessions_per_server: ${LIMIT}`,
+      "continuation:",
+      "  announced_action: false",
+      "  open_todos: false",
+      "",
+    ].join("\n"),
+  );
+  let databaseName: string | undefined;
+  let databaseUrl: string | undefined;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  if (store === "postgres") {
+    await admin.connect();
+    databaseName = `bdsh_bench_many_${process.pid}_${Date.now().toString(36)}`;
+    await admin.query(`CREATE DATABASE ${databaseName}`);
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${databaseName}`;
+    databaseUrl = url.toString();
+  }
+  let server: ServeProcess | undefined;
+  let reader: EventReader | undefined;
+  try {
+    server = await startServe({
+      ...(databaseUrl ? { databaseUrl } : {}),
+      fakeUrl,
+      home,
+      workspace,
+      configFile,
+      built: BUILT,
+      ...(PROFILE_DIR ? { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", join(PROFILE_DIR, store)] } : {}),
+    });
+    const pid = server.child.pid!;
+    reader = databaseUrl ? postgresReader(databaseUrl) : sqliteReader(join(home, "bdsh.db"));
+    const base = server.url;
+    const waitTurns = async (ids: string[], turns: number, timeoutMs: number) => {
+      const until = Date.now() + timeoutMs;
+      while ((await reader!.ended(ids, turns)) < ids.length) {
+        if (Date.now() > until) throw new Error(`${store}: turns not ended within ${timeoutMs} ms`);
+        await delay(100);
+      }
+    };
+    const warm = await pool(
+      Array.from({ length: WARM }, (_, i) => i),
+      WARM,
+      async () => String((await post(`${base}/v1/sessions`, { text: "WARM up" })).id),
+    );
+    await waitTurns(warm, 1, 120_000);
+    const ids = await pool(
+      Array.from({ length: SESSIONS }, (_, i) => i),
+      64,
+      async () => String((await post(`${base}/v1/sessions`, {})).id),
+    );
+    if (PRIMED) {
+      await pool(ids, 64, (id) => post(`${base}/v1/sessions/${id}/messages`, { text: "WARM prime" }));
+      await waitTurns(ids, 1, 300_000);
+    }
+    await delay(2_000); // let the creation's work (and any sweep) settle before the clock
+    const baseRss = statusKb(pid, "VmRSS");
+
+    const cpu0 = cpuMs(pid);
+    const sys0 = cpuMs(pid, "sys");
+    const sched0 = schedMs(pid);
+    const own0 = process.cpuUsage();
+    const pg0 = store === "postgres" ? postgresCpuMs() : 0;
+    const xacts = async () =>
+      databaseName
+        ? Number(
+            (
+              await admin.query<{ n: string }>(
+                "SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1",
+                [databaseName],
+              )
+            ).rows[0]!.n,
+          )
+        : 0;
+    const xact0 = await xacts();
+    let peakRss = baseRss;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, statusKb(pid, "VmRSS"));
+    }, 100);
+    const sentAt = new Map<string, number>();
+    const started = Date.now();
+    const t0 = performance.now();
+    const hr0 = process.hrtime.bigint(); // CLOCK_MONOTONIC, the clock of a --cpu-prof's timestamps
+    await Promise.all(
+      ids.map(async (id) => {
+        sentAt.set(id, Date.now());
+        await post(`${base}/v1/sessions/${id}/messages`, { text: `run the task (${STEPS} steps)` });
+      }),
+    );
+    await waitTurns(ids, PRIMED ? 2 : 1, 600_000);
+    const cpu = cpuMs(pid) - cpu0;
+    const sys = cpuMs(pid, "sys") - sys0;
+    const sched1 = schedMs(pid);
+    const own = process.cpuUsage(own0);
+    const pgCpu = store === "postgres" ? postgresCpuMs() - pg0 : 0;
+    const windowMs = performance.now() - t0;
+    const hr1 = process.hrtime.bigint();
+    clearInterval(sampler);
+    const hwm = statusKb(pid, "VmHWM");
+    await delay(600); // pg_stat_database is flushed by each backend at most every 500 ms
+    const transactions = (await xacts()) - xact0;
+
+    const ends = await reader.turnEnds(ids);
+    const latencies: number[] = [];
+    let last = 0;
+    let completed = 0;
+    for (const row of ends) {
+      const at = Date.parse(row.at);
+      last = Math.max(last, at);
+      latencies.push(at - sentAt.get(row.session_id)!);
+      if ((JSON.parse(row.data) as { reason?: string }).reason === "completed") completed++;
+    }
+    latencies.sort((a, b) => a - b);
+    return {
+      store,
+      sessions: ids.length,
+      completed,
+      wallS: (last - started) / 1000,
+      idealS: ((STEPS + 1) * LATENCY_MS) / 1000,
+      cpuPct: (100 * cpu) / windowMs,
+      cpuMs: cpu,
+      sysShare: sys / cpu,
+      mainRunPct: (100 * (sched1.run - sched0.run)) / windowMs,
+      mainWaitPct: (100 * (sched1.wait - sched0.wait)) / windowMs,
+      postgresPct: (100 * pgCpu) / windowMs,
+      benchPct: (100 * (own.user + own.system)) / 1000 / windowMs,
+      p50: percentile(latencies, 50),
+      p95: percentile(latencies, 95),
+      max: latencies.at(-1) ?? Number.NaN,
+      peakRssMb: peakRss / 1024,
+      hwmMb: hwm / 1024,
+      baseRssMb: baseRss / 1024,
+      windowUs: [Number(hr0 / 1000n), Number(hr1 / 1000n)],
+      transactionsPerTurn: transactions / ids.length,
+    };
+  } finally {
+    await reader?.close().catch(() => undefined);
+    if (server && server.child.exitCode === null) {
+      // SIGTERM lets --cpu-prof write its profile; SIGKILL if it lingers.
+      server.child.kill(PROFILE_DIR ? "SIGTERM" : "SIGKILL");
+      const timer = setTimeout(() => server?.child.kill("SIGKILL"), 20_000);
+      await server.exited;
+      clearTimeout(timer);
+    }
+    if (databaseName) {
+      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+      await admin.end();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const fake = await startFakeProvider({ script: script(() => currentWorkspace) });
+  const results: Result[] = [];
+  try {
+    for (const store of STORES) {
+      const r = await runOne(store as "sqlite" | "postgres", fake.url);
+      results.push(r);
+      process.stderr.write(`${JSON.stringify(r)}\n`);
+    }
+  } finally {
+    await fake.close();
+  }
+  const f = (n: number, d = 1) => n.toFixed(d);
+  console.log(
+    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${BUILT ? "dist/cli/main.js" : "sources through tsx"}`,
+  );
+  console.log(
+    "| store | sessions | completed | wall s (ideal) | server CPU, % of one core | server CPU s (kernel share) | main thread on CPU / waiting for one | postgres CPU % | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
+  );
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const r of results)
+    console.log(
+      `| ${r.store} | ${r.sessions} | ${r.completed} | ${f(r.wallS, 2)} (${f(r.idealS, 2)}) | ${f(r.cpuPct)} % | ${f(r.cpuMs / 1000, 2)} (${f(100 * r.sysShare, 0)} %) | ${f(r.mainRunPct, 0)} % / ${f(r.mainWaitPct, 0)} % | ${r.store === "postgres" ? `${f(r.postgresPct)} %` : "—"} | ${f(r.benchPct)} % | ${r.p50} | ${r.p95} | ${r.max} | ${f(r.baseRssMb)} → ${f(r.peakRssMb)} (${f(r.hwmMb)}) |`,
+    );
+}
+
+await main();
