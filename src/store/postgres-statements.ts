@@ -180,9 +180,6 @@ export const SQL = {
     name: "bdsh_take_cancel_requests",
     text: `UPDATE inbox SET claimed_at = now() WHERE session_id = $1 AND mode = 'cancel' AND ${PENDING}`,
   },
-  sessionsWithPending: `
-    SELECT session_id FROM inbox WHERE ${PENDING_INPUT}
-    GROUP BY session_id ORDER BY min(position) LIMIT $1`,
   /**
    * $1 owner, $2 ttl ms, $3 limit. Issue 16 item 12: the candidates come from the ready queue
    * (`ready_sessions`, one row per session with pending turn input, walked in `position` order by its

@@ -352,12 +352,6 @@ export class PostgresStore implements Store {
     return rowCount ?? 0;
   }
 
-  async sessionsWithPendingInbox(limit = DEFAULT_LIST_LIMIT): Promise<string[]> {
-    checkLimit(limit);
-    const { rows } = await this.pool.query<{ session_id: string }>(SQL.sessionsWithPending, [limit]);
-    return rows.map((r) => r.session_id);
-  }
-
   async claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]> {
     checkTtl(ttlMs);
     if (limit <= 0) return [];

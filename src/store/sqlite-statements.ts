@@ -55,8 +55,6 @@ export const SQLITE_SQL = {
   pendingInbox: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = ? AND ${PENDING_INPUT} ORDER BY position`,
   discardInbox: `UPDATE inbox SET discarded_at = ?
        WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING_INPUT}`,
-  sessionsWithPending: `SELECT session_id FROM inbox WHERE ${PENDING_INPUT}
-         GROUP BY session_id ORDER BY min(position) LIMIT ?`,
   // Issue 16 item 6: consumes the session's pending cancel requests, however many arrived. The read first
   // keeps the common case (none) out of the write lock: a runner looks on every other process's commit.
   hasCancelRequest: `SELECT 1 FROM inbox WHERE session_id = ? AND mode = 'cancel' AND ${PENDING} LIMIT 1`,
@@ -97,7 +95,6 @@ const PLUCKED: ReadonlySet<keyof typeof SQLITE_SQL> = new Set([
   "leaseHeld",
   "hasCancelRequest",
   "claimInbox",
-  "sessionsWithPending",
   "claimCandidates",
   "orphanCandidates",
   "nextOrphanLapse",

@@ -325,11 +325,6 @@ export class SqliteStore implements Store {
     return this.s.takeCancelRequests.run(isoNow(), sessionId).changes;
   }
 
-  async sessionsWithPendingInbox(limit = DEFAULT_LIST_LIMIT): Promise<string[]> {
-    checkLimit(limit);
-    return this.s.sessionsWithPending.all(limit) as string[];
-  }
-
   async claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]> {
     checkTtl(ttlMs);
     if (limit <= 0) return [];

@@ -210,8 +210,6 @@ export interface Store {
   requestCancel(sessionId: string): Promise<void>;
   /** Consumes the session's pending cancel requests (the driver's, before it cancels); returns how many. */
   takeCancelRequests(sessionId: string): Promise<number>;
-  /** Sessions that have pending inbox items, oldest first: the sweep that claims work (issue 8). */
-  sessionsWithPendingInbox(limit?: number): Promise<string[]>;
   /**
    * Issue 8: takes the session lease (`session:<id>`) of up to `limit` sessions that have pending turn input
    * (a follow-up or steer; injects never open a turn) and no live holder, oldest input first, and returns
