@@ -21,6 +21,8 @@
  *
  *   node --import tsx bench/serve/many-sessions.ts
  *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
+ *   # BENCH_PRIMED=1 caches every agent with a first turn outside the clock, BENCH_NO_FSYNC=1 turns the stores'
+ *   # fsync at durability points off (store.sqlite_synchronous normal, store.postgres_synchronous_commit off),
  *   # BENCH_BUILT=1 runs dist/cli/main.js (build first) instead of the sources through tsx,
  *   # BENCH_PROFILE=<dir> writes a --cpu-prof of each server there (SIGTERM at the end, so it is flushed).
  */
@@ -40,6 +42,8 @@ const STORES = (process.env.BENCH_STORES ?? "sqlite,postgres").split(",");
 const BUILT = process.env.BENCH_BUILT === "1";
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const WARM = 20;
+/** BENCH_NO_FSYNC=1: `store.sqlite_synchronous: normal` and `store.postgres_synchronous_commit: off` (what the durability points cost). */
+const NO_FSYNC = process.env.BENCH_NO_FSYNC === "1";
 /** BENCH_PRIMED=1: each session first runs one turn answered at once (outside the clock), so the clock sees agents already cached. */
 const PRIMED = process.env.BENCH_PRIMED === "1";
 /** Both limits above SESSIONS + WARM, so every session may drive at once and stay cached. */
@@ -226,6 +230,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       "  shutdown_grace_ms: 0",
       `  max_running_per_server: ${LIMIT}`,
       `  max_sessions_per_server: ${LIMIT}`,
+      ...(NO_FSYNC ? ["store:", "  sqlite_synchronous: normal", "  postgres_synchronous_commit: off"] : []),
       "continuation:",
       "  announced_action: false",
       "  open_todos: false",
@@ -391,7 +396,7 @@ async function main(): Promise<void> {
   }
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
-    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${BUILT ? "dist/cli/main.js" : "sources through tsx"}`,
+    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${BUILT ? "dist/cli/main.js" : "sources through tsx"}`,
   );
   console.log(
     "| store | sessions | completed | wall s (ideal) | server CPU, % of one core | server CPU s (kernel share) | main thread on CPU / waiting for one | postgres CPU % | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
