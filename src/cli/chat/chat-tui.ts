@@ -27,13 +27,13 @@ import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../../tools/types.js";
 import { colorEnabled, palette } from "../render/style.js";
-import { conversationTail, findSession, refuseArchived } from "../session-select.js";
+import { conversationTail } from "../session-select.js";
 import { ChatApp } from "./chat-app.js";
 import { ChatScreen } from "./chat-screen.js";
 import * as ed from "./editor.js";
 import { InputHistory } from "./history.js";
 import { type Key, KeyDecoder, PASTE_OFF, PASTE_ON } from "./keys.js";
-import { type ChatControl, runSlashCommand } from "./slash-commands.js";
+import { type ChatControl, runSlashCommand, sessionSwitching } from "./slash-commands.js";
 
 const HINT = "Enter send · Alt+Enter new line · ↑ history · Esc interrupt · /help · Ctrl-D leave";
 const EXIT_CONFIRM_MS = 2000;
@@ -174,24 +174,16 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     workspace: options.workspace,
     modelName: () => `${config.model.provider}/${config.model.id}`,
     usageLine: () => screen.usageLine(),
-    async switchSession(ref) {
-      let id: string | undefined;
-      if (ref !== undefined) {
-        const row = await findSession(options.store, ref);
-        refuseArchived(row);
-        id = row.id;
-      }
-      await detachAgent();
-      await attach(id);
-      return id ? `continuing session ${id}` : "new session";
-    },
-    async switchModel(id) {
-      const sessionId = agent?.sessionId;
-      config = { ...config, model: { ...config.model, id } };
-      await detachAgent();
-      await attach(sessionId);
-      return `model ${config.model.provider}/${id} from the next turn`;
-    },
+    ...sessionSwitching({
+      store: options.store,
+      sessionId: () => agent?.sessionId,
+      detach: detachAgent,
+      attach,
+      setModel: (id) => {
+        config = { ...config, model: { ...config.model, id } };
+        return `${config.model.provider}/${id}`;
+      },
+    }),
     exit: () => leave(),
   };
 

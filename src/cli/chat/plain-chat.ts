@@ -14,9 +14,8 @@ import { costOf, formatUsage, priceFromConfig } from "../../model/pricing.js";
 import type { Store } from "../../store/store.js";
 import type { Output } from "../output.js";
 import { RunView } from "../run-view.js";
-import { findSession, refuseArchived } from "../session-select.js";
 import { errorHint } from "./chat-screen.js";
-import { type ChatControl, runSlashCommand } from "./slash-commands.js";
+import { type ChatControl, runSlashCommand, sessionSwitching } from "./slash-commands.js";
 
 export type PlainChatOptions = {
   store: Store;
@@ -91,24 +90,16 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
       const usage = usageOf(agent?.log.events ?? []).session;
       return formatUsage(usage, costOf(usage, priceFromConfig(config.model)));
     },
-    async switchSession(ref) {
-      let id: string | undefined;
-      if (ref !== undefined) {
-        const row = await findSession(options.store, ref);
-        refuseArchived(row);
-        id = row.id;
-      }
-      await detachAgent();
-      await attach(id);
-      return id ? `continuing session ${id}` : "new session";
-    },
-    async switchModel(id) {
-      const sessionId = agent?.sessionId;
-      config = { ...config, model: { ...config.model, id } };
-      await detachAgent();
-      await attach(sessionId);
-      return `model ${config.model.provider}/${id} from the next turn`;
-    },
+    ...sessionSwitching({
+      store: options.store,
+      sessionId: () => agent?.sessionId,
+      detach: detachAgent,
+      attach,
+      setModel: (id) => {
+        config = { ...config, model: { ...config.model, id } };
+        return `${config.model.provider}/${id}`;
+      },
+    }),
     exit: () => {
       leaving = true;
     },

@@ -8,6 +8,7 @@
 import type { Agent } from "../../loop/agent.js";
 import { GOAL_USAGE, parseGoalCommand, runGoalCommand } from "../../planning/goal-command.js";
 import type { Store } from "../../store/store.js";
+import { findSession, refuseArchived } from "../session-select.js";
 
 export const SLASH_HELP = [
   "Enter sends; Alt+Enter, Shift+Enter or Ctrl-J adds a line; ↑/↓ recall earlier messages.",
@@ -37,6 +38,40 @@ export type ChatControl = {
   switchModel(id: string): Promise<string>;
   exit(): void;
 };
+
+/**
+ * `/new`, `/resume ID` and `/model ID` for both chat front ends: detach the agent and attach again, to
+ * another session or the same one with another model (from the next turn). `setModel` changes the config
+ * the next attach reads and returns the new "provider/model".
+ */
+export function sessionSwitching(o: {
+  store: Store;
+  sessionId(): string | undefined;
+  detach(): Promise<void>;
+  attach(sessionId: string | undefined): Promise<void>;
+  setModel(id: string): string;
+}): Pick<ChatControl, "switchSession" | "switchModel"> {
+  return {
+    async switchSession(ref) {
+      let id: string | undefined;
+      if (ref !== undefined) {
+        const row = await findSession(o.store, ref);
+        refuseArchived(row);
+        id = row.id;
+      }
+      await o.detach();
+      await o.attach(id);
+      return id ? `continuing session ${id}` : "new session";
+    },
+    async switchModel(id) {
+      const sessionId = o.sessionId();
+      const name = o.setModel(id);
+      await o.detach();
+      await o.attach(sessionId);
+      return `model ${name} from the next turn`;
+    },
+  };
+}
 
 /** Runs `line` if it is a slash command; `undefined` when it is a message for the model. */
 export async function runSlashCommand(line: string, chat: ChatControl): Promise<string | undefined> {
