@@ -64,7 +64,7 @@ export class GoalRoundDriver {
     }
     const round = current.roundsStarted + 1;
     try {
-      const claimed = await this.ctx.store.claimGoalRound(
+      const claimed = await this.ctx.store.planning.claimGoalRound(
         this.ctx.sessionId,
         { id: current.id, round },
         {
@@ -95,7 +95,7 @@ export function goalPlugin(options: GoalPluginOptions): Plugin {
     name: "goal",
     setup(ctx) {
       const goals = new GoalService({
-        store: ctx.store,
+        goals: ctx.store.planning,
         sessionId: ctx.sessionId,
         maxRounds: options.max_rounds,
         blockedMinRounds: options.blocked_min_rounds,

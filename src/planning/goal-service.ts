@@ -16,7 +16,7 @@
  */
 import type { GoalSnapshot, NewEvent, UserSource } from "../log/events.js";
 import type { GoalPatch, GoalRow } from "../store/planning-rows.js";
-import type { Store } from "../store/store.js";
+import type { PlanningStore } from "../store/store.js";
 import {
   blockedTooEarlyText,
   GOAL_CHANGED,
@@ -42,7 +42,8 @@ export class GoalRefusal extends Error {
 }
 
 export type GoalServiceOptions = {
-  store: Store;
+  /** Only the goals part of the store (issue 16 item 8). */
+  goals: PlanningStore;
   sessionId: string;
   maxRounds: number;
   blockedMinRounds: number;
@@ -81,7 +82,7 @@ export class GoalService implements GoalsService {
   }
 
   async get(): Promise<GoalRow | undefined> {
-    return this.options.store.getGoal(this.options.sessionId);
+    return this.options.goals.getGoal(this.options.sessionId);
   }
 
   async active(): Promise<GoalRow | undefined> {
@@ -91,7 +92,7 @@ export class GoalService implements GoalsService {
 
   /** Creates the goal (replacing a complete one) and arms it. */
   async create(objective: string): Promise<GoalRow> {
-    const goal = await this.options.store.createGoal(this.options.sessionId, {
+    const goal = await this.options.goals.createGoal(this.options.sessionId, {
       objective: objective.trim(),
       maxRounds: this.options.maxRounds,
     });
@@ -122,7 +123,7 @@ export class GoalService implements GoalsService {
       const goal = await this.get();
       if (!goal) throw new GoalRefusal("NO_GOAL", NO_GOAL);
       const patch = this.patchFor(action, by, goal, details);
-      const updated = await this.options.store.updateGoal(this.options.sessionId, goal, patch);
+      const updated = await this.options.goals.updateGoal(this.options.sessionId, goal, patch);
       if (!updated) continue;
       await this.afterUpdate(action, updated);
       return updated;
@@ -132,7 +133,7 @@ export class GoalService implements GoalsService {
 
   /** P4: the round cap was reached: blocked `round-limit`. */
   async blockAtLimit(goal: GoalRow, reason: string): Promise<GoalRow | undefined> {
-    const updated = await this.options.store.updateGoal(this.options.sessionId, goal, {
+    const updated = await this.options.goals.updateGoal(this.options.sessionId, goal, {
       phase: "blocked",
       blockedReason: reason,
     });
@@ -146,13 +147,13 @@ export class GoalService implements GoalsService {
     this.isArmed = false;
     const goal = await this.active();
     if (!goal) return;
-    const updated = await this.options.store.updateGoal(this.options.sessionId, goal, { phase: "paused" });
+    const updated = await this.options.goals.updateGoal(this.options.sessionId, goal, { phase: "paused" });
     if (updated) this.record(updated, "pause-on-abort");
   }
 
   async clear(): Promise<boolean> {
     this.isArmed = false;
-    return this.options.store.deleteGoal(this.options.sessionId);
+    return this.options.goals.deleteGoal(this.options.sessionId);
   }
 
   record(goal: GoalSnapshot, action: string): void {

@@ -15,7 +15,7 @@
  */
 import type { Plugin } from "../loop/plugin.js";
 import type { ScheduleRow } from "../store/planning-rows.js";
-import type { InboxItem, Store } from "../store/store.js";
+import type { InboxItem, PlanningStore, Store } from "../store/store.js";
 import type { JsonSchema, ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
 import {
   claimAt,
@@ -28,7 +28,8 @@ import {
 } from "./schedule-timing.js";
 import { installTools } from "./tool-installer.js";
 
-export type ScheduleSettings = { store: Store; minEverySeconds: number; now?: () => number };
+/** What the schedule tools need: the goals-and-schedules part of the store (issue 16 item 8), not all of it. */
+export type ScheduleSettings = { schedules: PlanningStore; minEverySeconds: number; now?: () => number };
 
 declare module "../tools/types.js" {
   interface ToolServiceMap {
@@ -60,10 +61,10 @@ function view(row: ScheduleRow) {
 const err = (text: string): ToolOutput => ({ text: `Error: ${text}`, isError: true });
 const nowOf = (exec: ToolExec) => exec.services.get("scheduleSettings")?.now?.() ?? Date.now();
 const minEvery = (exec: ToolExec) => exec.services.get("scheduleSettings")?.minEverySeconds ?? 60;
-const storeOf = (exec: ToolExec): Store => exec.services.require("scheduleSettings").store;
+const schedulesOf = (exec: ToolExec): PlanningStore => exec.services.require("scheduleSettings").schedules;
 
 async function own(exec: ToolExec, id: string): Promise<ScheduleRow | undefined> {
-  const row = await storeOf(exec).getSchedule(id);
+  const row = await schedulesOf(exec).getSchedule(id);
   return row?.sessionId === exec.session.sessionId ? row : undefined;
 }
 
@@ -93,7 +94,7 @@ export const scheduleCreateTool: ToolDefinition<TimingArgs & { title: string; pr
     timed(async () => {
       const now = nowOf(exec);
       const timing = timingFrom(args, now, minEvery(exec));
-      const row = await storeOf(exec).createSchedule(exec.session.sessionId, {
+      const row = await schedulesOf(exec).createSchedule(exec.session.sessionId, {
         title: args.title,
         prompt: args.prompt,
         timing,
@@ -111,7 +112,7 @@ export const scheduleListTool: ToolDefinition<Record<string, never>> = {
   concurrency: "safe",
   readOnly: true,
   async execute(_args, exec) {
-    const rows = await storeOf(exec).listSchedules(exec.session.sessionId);
+    const rows = await schedulesOf(exec).listSchedules(exec.session.sessionId);
     return { text: JSON.stringify({ schedules: rows.map(view) }) };
   },
 };
@@ -140,7 +141,7 @@ export const scheduleUpdateTool: ToolDefinition<
       const retime = Object.keys(timingArgs).some((k) => k !== "timezone");
       const now = nowOf(exec);
       const timing = retime ? timingFrom(timingArgs, now, minEvery(exec)) : undefined;
-      const row = await storeOf(exec).updateSchedule(id, {
+      const row = await schedulesOf(exec).updateSchedule(id, {
         ...(title !== undefined ? { title } : {}),
         ...(prompt !== undefined ? { prompt } : {}),
         ...(timing ? { timing, nextAt: nextOccurrence(timing, now) } : {}),
@@ -163,7 +164,7 @@ export const scheduleDeleteTool: ToolDefinition<{ id: string }> = {
   },
   async execute(args, exec) {
     if (!(await own(exec, args.id))) return err(`no schedule ${args.id} in this session`);
-    await storeOf(exec).deleteSchedule(args.id);
+    await schedulesOf(exec).deleteSchedule(args.id);
     return { text: JSON.stringify({ deleted: args.id }) };
   },
 };
@@ -171,11 +172,11 @@ export const scheduleDeleteTool: ToolDefinition<{ id: string }> = {
 export const scheduleTools = [scheduleCreateTool, scheduleListTool, scheduleUpdateTool, scheduleDeleteTool];
 
 /** Registers the schedule tools on the agent's store. */
-export function schedulesPlugin(settings: Omit<ScheduleSettings, "store">): Plugin {
+export function schedulesPlugin(settings: Omit<ScheduleSettings, "schedules">): Plugin {
   return {
     name: "schedules",
     setup(ctx) {
-      ctx.services.set("scheduleSettings", { ...settings, store: ctx.store });
+      ctx.services.set("scheduleSettings", { ...settings, schedules: ctx.store.planning });
       installTools(ctx, scheduleTools);
     },
   };
@@ -187,10 +188,10 @@ export function schedulesPlugin(settings: Omit<ScheduleSettings, "store">): Plug
  */
 export async function deliverDueSchedules(store: Store, nowMs: number): Promise<InboxItem[]> {
   const delivered: InboxItem[] = [];
-  for (const row of await store.dueSchedules(nowMs)) {
+  for (const row of await store.planning.dueSchedules(nowMs)) {
     if (row.nextAt === null) continue;
     const { occurrenceAt, nextAt } = claimAt(row.timing as Timing, row.nextAt, nowMs);
-    const item = await store.claimScheduleOccurrence(
+    const item = await store.planning.claimScheduleOccurrence(
       row.id,
       { expectedNextAt: row.nextAt, occurrenceAt, nextAt },
       {

@@ -107,7 +107,7 @@ export function registerInteractionRoutes(
     async (request) => {
       const { id } = request.params as Static<typeof SessionId>;
       await requireSession(store, id);
-      return { goal: (await store.getGoal(id)) ?? null };
+      return { goal: (await store.planning.getGoal(id)) ?? null };
     },
   );
 
@@ -140,7 +140,7 @@ export function registerInteractionRoutes(
         kick: () => void runner.wake(id).catch(() => undefined),
         idle: agent.status === "idle",
       });
-      return { message, goal: (await store.getGoal(id)) ?? null };
+      return { message, goal: (await store.planning.getGoal(id)) ?? null };
     },
   );
 }

@@ -30,7 +30,7 @@ import {
   newInboxValues,
   toInboxItem,
 } from "./rows.js";
-import { type InboxItem, type NewInboxItem, SessionNotFoundError } from "./store.js";
+import { type InboxItem, type NewInboxItem, type PlanningStore, SessionNotFoundError } from "./store.js";
 
 const GOAL_COLUMNS =
   "id, session_id, revision::float8 AS revision, objective, phase, rounds_started, max_rounds, blocked_reason, created_at, updated_at";
@@ -112,7 +112,7 @@ const SQL = {
 
 type QueuedRecord = { [K in keyof InboxRecord as `i_${K}`]: InboxRecord[K] };
 
-export class PostgresPlanning {
+export class PostgresPlanning implements PlanningStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async createGoal(sessionId: string, goal: NewGoal): Promise<GoalRow> {

@@ -27,14 +27,6 @@ import { followEvents } from "./follow.js";
 import { MIGRATION_LOCK_KEY, POSTGRES_MIGRATIONS } from "./migrations.js";
 import { NotificationHub } from "./notification-hub.js";
 import { PgListener } from "./pg-listener.js";
-import type {
-  GoalPatch,
-  GoalRow,
-  NewGoal,
-  NewSchedule,
-  SchedulePatch,
-  ScheduleRow,
-} from "./planning-rows.js";
 import { PostgresPlanning } from "./postgres-planning.js";
 import { appendStatement, EVENTS_CHANNEL, INBOX_CHANNEL, MAX_SEQ, SQL } from "./postgres-statements.js";
 import { redactUrl } from "./redact-url.js";
@@ -111,7 +103,7 @@ export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   private readonly hub: NotificationHub;
   private readonly listener: PgListener;
-  private readonly planning: PostgresPlanning;
+  readonly planning: PostgresPlanning;
   /** `effects`: an append asking only for `commit` durability skips its WAL flush. */
   private readonly honourDurability: boolean;
 
@@ -462,29 +454,6 @@ export class PostgresStore implements Store {
       unsubscribe();
     };
   }
-
-  // ---- goals and schedules (postgres-planning.ts) ----
-
-  createGoal = (sessionId: string, goal: NewGoal): Promise<GoalRow> =>
-    this.planning.createGoal(sessionId, goal);
-  getGoal = (sessionId: string): Promise<GoalRow | undefined> => this.planning.getGoal(sessionId);
-  updateGoal = (sessionId: string, expected: { id: string; revision: number }, patch: GoalPatch) =>
-    this.planning.updateGoal(sessionId, expected, patch);
-  deleteGoal = (sessionId: string): Promise<boolean> => this.planning.deleteGoal(sessionId);
-  claimGoalRound = (sessionId: string, expected: { id: string; round: number }, item: NewInboxItem) =>
-    this.planning.claimGoalRound(sessionId, expected, item);
-  createSchedule = (sessionId: string, schedule: NewSchedule): Promise<ScheduleRow> =>
-    this.planning.createSchedule(sessionId, schedule);
-  getSchedule = (id: string): Promise<ScheduleRow | undefined> => this.planning.getSchedule(id);
-  listSchedules = (sessionId: string): Promise<ScheduleRow[]> => this.planning.listSchedules(sessionId);
-  updateSchedule = (id: string, patch: SchedulePatch) => this.planning.updateSchedule(id, patch);
-  deleteSchedule = (id: string): Promise<boolean> => this.planning.deleteSchedule(id);
-  dueSchedules = (nowMs: number, limit?: number) => this.planning.dueSchedules(nowMs, limit);
-  claimScheduleOccurrence = (
-    id: string,
-    claim: { expectedNextAt: number; occurrenceAt: number; nextAt: number | null },
-    item: NewInboxItem,
-  ) => this.planning.claimScheduleOccurrence(id, claim, item);
 
   private dispatch(channel: string, payload: string): void {
     if (channel === INBOX_CHANNEL) {

@@ -29,7 +29,7 @@ import {
   newInboxValues,
   toInboxItem,
 } from "./rows.js";
-import { type InboxItem, type NewInboxItem, SessionNotFoundError } from "./store.js";
+import { type InboxItem, type NewInboxItem, type PlanningStore, SessionNotFoundError } from "./store.js";
 
 const GOAL_COLUMNS =
   "id, session_id, revision, objective, phase, rounds_started, max_rounds, blocked_reason, created_at, updated_at";
@@ -75,7 +75,7 @@ const SQL = {
 
 type Statements = { readonly [K in keyof typeof SQL]: Database.Statement };
 
-export class SqlitePlanning {
+export class SqlitePlanning implements PlanningStore {
   private prepared: Statements | undefined;
 
   constructor(

@@ -25,14 +25,6 @@ import type { LogEvent, NewEvent } from "../log/events.js";
 import { followEvents } from "./follow.js";
 import { SQLITE_MIGRATIONS } from "./migrations.js";
 import { NotificationHub } from "./notification-hub.js";
-import type {
-  GoalPatch,
-  GoalRow,
-  NewGoal,
-  NewSchedule,
-  SchedulePatch,
-  ScheduleRow,
-} from "./planning-rows.js";
 import {
   type BlobRecord,
   blobBytes,
@@ -105,7 +97,7 @@ export class SqliteStore implements Store {
   private statements: SqliteStatements | undefined;
   private poll: NodeJS.Timeout | undefined;
   private dataVersion = 0;
-  private readonly planning: SqlitePlanning;
+  readonly planning: SqlitePlanning;
   /** `effects`: an append asking for `disk` durability commits under `synchronous=FULL`. */
   private readonly honourDurability: boolean;
 
@@ -415,29 +407,6 @@ export class SqliteStore implements Store {
       unsubscribe();
     };
   }
-
-  // ---- goals and schedules (sqlite-planning.ts) ----
-
-  createGoal = (sessionId: string, goal: NewGoal): Promise<GoalRow> =>
-    this.planning.createGoal(sessionId, goal);
-  getGoal = (sessionId: string): Promise<GoalRow | undefined> => this.planning.getGoal(sessionId);
-  updateGoal = (sessionId: string, expected: { id: string; revision: number }, patch: GoalPatch) =>
-    this.planning.updateGoal(sessionId, expected, patch);
-  deleteGoal = (sessionId: string): Promise<boolean> => this.planning.deleteGoal(sessionId);
-  claimGoalRound = (sessionId: string, expected: { id: string; round: number }, item: NewInboxItem) =>
-    this.planning.claimGoalRound(sessionId, expected, item);
-  createSchedule = (sessionId: string, schedule: NewSchedule): Promise<ScheduleRow> =>
-    this.planning.createSchedule(sessionId, schedule);
-  getSchedule = (id: string): Promise<ScheduleRow | undefined> => this.planning.getSchedule(id);
-  listSchedules = (sessionId: string): Promise<ScheduleRow[]> => this.planning.listSchedules(sessionId);
-  updateSchedule = (id: string, patch: SchedulePatch) => this.planning.updateSchedule(id, patch);
-  deleteSchedule = (id: string): Promise<boolean> => this.planning.deleteSchedule(id);
-  dueSchedules = (nowMs: number, limit?: number) => this.planning.dueSchedules(nowMs, limit);
-  claimScheduleOccurrence = (
-    id: string,
-    claim: { expectedNextAt: number; occurrenceAt: number; nextAt: number | null },
-    item: NewInboxItem,
-  ) => this.planning.claimScheduleOccurrence(id, claim, item);
 
   /** Statements are prepared on first use: the tables exist only after `migrate()`. */
   private get s(): SqliteStatements {

@@ -258,6 +258,12 @@ export interface Store {
    */
   subscribe(listener: (notification: StoreNotification) => void, options?: SubscribeOptions): () => void;
 
+  /** Goals and schedules (P3–P5, S8): a part of the store of its own, so a plugin can be given just it. */
+  readonly planning: PlanningStore;
+}
+
+/** Goals and schedules (issue 16 item 8: a sub-interface, not forwarded method by method). */
+export interface PlanningStore {
   // ---- goals (P3–P5): at most one per session, compare-and-set by revision ----
 
   /** Creates the session's goal (revision 1, active, round 0); replaces a complete one; else GoalExistsError. */

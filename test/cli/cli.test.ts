@@ -81,7 +81,7 @@ describe.concurrent("bdsh CLI skeleton", () => {
     const { home, work } = dirs();
     const store = await openStore({ home });
     const session = await store.createSession({ metadata: { workspace: work } });
-    await store.createSchedule(session.id, {
+    await store.planning.createSchedule(session.id, {
       title: "check",
       prompt: "check the build",
       timing: { kind: "after_seconds", seconds: 1, from: Date.now() - 2000 },

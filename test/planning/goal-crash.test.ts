@@ -87,7 +87,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
       expect(reasons(events)).toEqual(["completed", "interrupted"]);
       expect(findPairingError(surfaceMessagesOf(events))).toBeUndefined();
       expect(fake.requests.length).toBe(requestsAtKill); // disarmed: nothing ran by itself
-      expect(await store.getGoal(session.id)).toMatchObject({ phase: "active", roundsStarted: 1 });
+      expect(await store.planning.getGoal(session.id)).toMatchObject({ phase: "active", roundsStarted: 1 });
       expect(await store.pendingInbox(session.id)).toEqual([]);
 
       const human = start({ ...base, MODE: "resume", PROMPT: "where are we?" });
@@ -96,7 +96,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
       expect(fake.requests.length).toBe(requestsAtKill + 1); // one turn, and no round after it
       expect(reasons(events)).toEqual(["completed", "interrupted", "completed"]);
       expect(userMessages(events, "goal-round")).toHaveLength(1);
-      expect(await store.getGoal(session.id)).toMatchObject({ phase: "active", roundsStarted: 1 });
+      expect(await store.planning.getGoal(session.id)).toMatchObject({ phase: "active", roundsStarted: 1 });
       await store.close();
     });
   });

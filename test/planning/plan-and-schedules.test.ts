@@ -140,7 +140,7 @@ describe("S8 schedule tools and delivery", () => {
           : { text: "noted" },
     });
     await runHeadless(fixture.agent, "remind me hourly");
-    const [row] = await fixture.store.listSchedules(fixture.sessionId);
+    const [row] = await fixture.store.planning.listSchedules(fixture.sessionId);
     expect(row).toMatchObject({ title: "standup", nextAt: clock.now + 3_600_000 });
     expect(await deliverDueSchedules(fixture.store, clock.now + 1000)).toEqual([]);
     const later = clock.now + 3 * 3_600_000 + 10; // two occurrences missed

@@ -42,12 +42,12 @@ describe("P4, S8: two processes on one PostgreSQL", () => {
     const store: Store = await db.open();
     if (db.target.kind !== "postgres") throw new Error("postgres expected");
     const session = await store.createSession();
-    const goal = await store.createGoal(session.id, { objective: "race", maxRounds: ROUNDS });
+    const goal = await store.planning.createGoal(session.id, { objective: "race", maxRounds: ROUNDS });
     const now = Date.parse("2026-03-01T12:00:00Z");
     for (let i = 0; i < SCHEDULES; i++) {
       // Created an hour ago; several occurrences were missed: only the latest is delivered.
       const timing = timingFrom({ every_seconds: 600 }, now - 3_600_000 - i * 1000, 60);
-      await store.createSchedule(session.id, {
+      await store.planning.createSchedule(session.id, {
         title: `s${i}`,
         prompt: `p${i}`,
         timing,
@@ -74,7 +74,7 @@ describe("P4, S8: two processes on one PostgreSQL", () => {
     const pending = await store.pendingInbox(session.id);
     expect(pending.filter((i) => i.source === "goal-round")).toHaveLength(ROUNDS);
     expect(pending.filter((i) => i.source === "schedule")).toHaveLength(SCHEDULES);
-    expect(await store.getGoal(session.id)).toMatchObject({ roundsStarted: ROUNDS });
-    for (const row of await store.listSchedules(session.id)) expect(row.nextAt).toBeGreaterThan(now);
+    expect(await store.planning.getGoal(session.id)).toMatchObject({ roundsStarted: ROUNDS });
+    for (const row of await store.planning.listSchedules(session.id)) expect(row.nextAt).toBeGreaterThan(now);
   });
 });

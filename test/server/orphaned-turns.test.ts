@@ -164,7 +164,7 @@ describe("a turn whose server died (issue 16 item 1)", () => {
     expect(fake.requests.length).toBe(requestsBefore);
     expect(await store.pendingInbox(id)).toEqual([]);
     expect(await store.getLease(sessionLeaseName(id))).toBeUndefined();
-    const goal = await store.getGoal(id);
+    const goal = await store.planning.getGoal(id);
     expect(goal).toMatchObject({ phase: "active", roundsStarted: 0 });
     expect(survivor!.child.exitCode).toBeNull();
   }, 60_000);

@@ -250,7 +250,7 @@ describe.each(["sqlite", "postgres"] as const)("the HTTP API's boundary on %s (i
         expect((await api(server.url, "POST", path, body)).status, path).toBe(401);
       }
       expect(await store.pendingInbox(id)).toEqual([]);
-      expect(await store.getGoal(id)).toBeUndefined();
+      expect(await store.planning.getGoal(id)).toBeUndefined();
     });
 
     it("the plugin cannot be registered without a token: there is no open mode", async () => {

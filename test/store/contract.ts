@@ -587,8 +587,8 @@ export function storeContract(harness: StoreHarness): void {
       const a = await store.enqueueInbox(s1!.id, followup("a"));
       const b = await store.enqueueInbox(s1!.id, { ...followup("b"), queue: "next-step", mode: "steer" });
       await store.enqueueInbox(s1!.id, { ...followup("c"), queue: "next-step", mode: "inject" });
-      const goal = await store.createGoal(s2!.id, { objective: "o", maxRounds: 3 });
-      await store.claimGoalRound(
+      const goal = await store.planning.createGoal(s2!.id, { objective: "o", maxRounds: 3 });
+      await store.planning.claimGoalRound(
         s2!.id,
         { id: goal.id, round: 1 },
         { ...followup("round"), source: "goal-round" },
