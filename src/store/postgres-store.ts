@@ -42,6 +42,7 @@ import {
   type EventRecord,
   encodeEvents,
   type InboxRecord,
+  type InboxRowValues,
   newId,
   newInboxValues,
   newSessionValues,
@@ -300,7 +301,11 @@ export class PostgresStore implements Store {
   }
 
   async enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem> {
-    const v = newInboxValues(item);
+    return toInboxItem(await this.insertInbox(sessionId, newInboxValues(item)));
+  }
+
+  /** One inbox row (input or a cancel request); an unknown session is SessionNotFoundError. */
+  private async insertInbox(sessionId: string, v: InboxRowValues): Promise<InboxRecord> {
     const { rows } = await this.pool.query<InboxRecord>(SQL.enqueueInbox, [
       v.id,
       sessionId,
@@ -311,7 +316,7 @@ export class PostgresStore implements Store {
       v.metadata,
     ]);
     if (!rows[0]) throw new SessionNotFoundError(sessionId);
-    return toInboxItem(rows[0]);
+    return rows[0];
   }
 
   async pendingInbox(sessionId: string): Promise<InboxItem[]> {
@@ -326,17 +331,7 @@ export class PostgresStore implements Store {
   }
 
   async requestCancel(sessionId: string): Promise<void> {
-    const v = cancelRequestValues();
-    const { rows } = await this.pool.query(SQL.enqueueInbox, [
-      v.id,
-      sessionId,
-      v.queue,
-      v.mode,
-      v.source,
-      v.text,
-      v.metadata,
-    ]);
-    if (!rows[0]) throw new SessionNotFoundError(sessionId);
+    await this.insertInbox(sessionId, cancelRequestValues());
   }
 
   async takeCancelRequests(sessionId: string): Promise<number> {

@@ -211,7 +211,17 @@ export function toInboxItem(row: InboxRecord): InboxItem {
 export const CANCEL_MODE = "cancel";
 
 /** A cancel request's columns: its mode says what it is; the input columns hold nothing meaningful. */
-export function cancelRequestValues() {
+/** The columns of one inbox row as written (input, or a cancel request with its own mode). */
+export type InboxRowValues = {
+  id: string;
+  queue: string;
+  mode: string;
+  source: string;
+  text: string;
+  metadata: string;
+};
+
+export function cancelRequestValues(): InboxRowValues {
   return {
     id: newId(),
     queue: "next-step" satisfies InboxQueue,
@@ -222,7 +232,7 @@ export function cancelRequestValues() {
   };
 }
 
-export function newInboxValues(item: NewInboxItem) {
+export function newInboxValues(item: NewInboxItem): InboxRowValues {
   return {
     id: item.id ?? newId(),
     queue: item.queue,

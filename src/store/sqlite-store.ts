@@ -36,6 +36,7 @@ import {
   type EventRecord,
   encodeEvents,
   type InboxRecord,
+  type InboxRowValues,
   isoNow,
   newId,
   newInboxValues,
@@ -288,11 +289,15 @@ export class SqliteStore implements Store {
   }
 
   async enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem> {
-    const v = newInboxValues(item);
-    const row = this.s.insertInbox.get({ ...v, sessionId, now: isoNow() }) as InboxRecord | undefined;
+    return toInboxItem(this.insertInbox(sessionId, newInboxValues(item)));
+  }
+
+  /** One inbox row (input or a cancel request), announced; an unknown session is SessionNotFoundError. */
+  private insertInbox(sessionId: string, values: InboxRowValues): InboxRecord {
+    const row = this.s.insertInbox.get({ ...values, sessionId, now: isoNow() }) as InboxRecord | undefined;
     if (!row) throw new SessionNotFoundError(sessionId);
     this.hub.emit({ channel: "inbox", sessionId });
-    return toInboxItem(row);
+    return row;
   }
 
   async pendingInbox(sessionId: string): Promise<InboxItem[]> {
@@ -307,9 +312,7 @@ export class SqliteStore implements Store {
   }
 
   async requestCancel(sessionId: string): Promise<void> {
-    const row = this.s.insertInbox.get({ ...cancelRequestValues(), sessionId, now: isoNow() });
-    if (!row) throw new SessionNotFoundError(sessionId);
-    this.hub.emit({ channel: "inbox", sessionId });
+    this.insertInbox(sessionId, cancelRequestValues());
   }
 
   async takeCancelRequests(sessionId: string): Promise<number> {
