@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { callWithRetry, type ProviderName } from "../../src/model/index.js";
 import { LlmError } from "../../src/model/types.js";
 import type { FakeReply } from "../../testing/fake-provider/index.js";
-import { adapterFor, closeFakes, failure, fakeWith, request } from "./support.js";
+import { adapterFor, closeFakes, failure, fakeWith, request, TEST_KEY } from "./support.js";
 
 afterEach(closeFakes);
 
@@ -118,4 +118,18 @@ describe("issue 16 item 5: a 200 that is not an event stream", () => {
     const reply = await callWithRetry({ adapter: adapterFor(fake, "deepseek"), request: ask, sleep: noWait });
     expect(reply.blocks).toEqual([{ type: "text", text: "Hi" }]);
   });
+
+  // Issue 14 finding 4 on this new path: the error quotes the start of the body, and a hostile or broken
+  // endpoint may echo the request's credentials in it.
+  for (const [provider] of WIRES) {
+    it(`${provider}: a body that echoes the API key is quoted with the key redacted`, async () => {
+      const { error } = await once(provider, {
+        headers: { "content-type": "text/html" },
+        raw: `<html><body>Bearer ${TEST_KEY} is not allowed here</body></html>`,
+      });
+      expect(error.code).toBe("MALFORMED_RESPONSE");
+      expect(error.message).toContain("is not allowed here");
+      expect(error.message).not.toContain(TEST_KEY);
+    });
+  }
 });
