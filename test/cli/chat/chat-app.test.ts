@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import { render as inkRender } from "ink";
 import { render } from "ink-testing-library";
 import { createElement } from "react";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ChatApp } from "../../../src/cli/chat/chat-app.js";
 import { ChatScreen } from "../../../src/cli/chat/chat-screen.js";
 import { editorOf } from "../../../src/cli/chat/editor.js";
@@ -61,6 +61,7 @@ describe("chat app (Ink view of the chat screen)", () => {
       screen.delta("text", d);
       await tick(20);
     }
+    await vi.waitFor(() => expect(term.output).toContain("fourth line"), { timeout: 10_000, interval: 50 });
     await tick(300);
     ink.unmount();
     const lines = ["first line", "second line", "third line", "fourth line"];
@@ -75,6 +76,8 @@ describe("chat app (Ink view of the chat screen)", () => {
     screen.turnStarted();
     const words = Array.from({ length: 2000 }, (_, i) => `w${i}`);
     screen.delta("text", words.join(" "));
+    // Repaints run on a clock; on a loaded machine the first frame may come late.
+    await vi.waitFor(() => expect(term.output).toContain("w1999"), { timeout: 10_000, interval: 50 });
     await tick(300);
     // Ink redraws a frame as tall as the screen by clearing the terminal (and the scrollback with it).
     expect(term.output).not.toContain("\u001b[2J");
