@@ -203,6 +203,14 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 5,
+    name: "harness keys",
+    // Issue 17: secrets the servers of one store share (the HMAC key of subagent handles); never shown to tools.
+    sql: `
+      CREATE TABLE harness_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL);
+    `,
+  },
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -410,6 +418,13 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         WHEN (NEW.mode IN ('followup', 'steer') AND OLD.claimed_at IS NULL AND OLD.discarded_at IS NULL
           AND (NEW.claimed_at IS NOT NULL OR NEW.discarded_at IS NOT NULL))
         EXECUTE FUNCTION bdsh_ready_taken();
+    `,
+  },
+  {
+    version: 6,
+    name: "harness keys",
+    sql: `
+      CREATE TABLE harness_keys (name text COLLATE "C" PRIMARY KEY, value text NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
     `,
   },
 ];

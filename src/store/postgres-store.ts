@@ -21,6 +21,7 @@
  *   (pg-listener.ts) starts with the first subscriber; every (re)connect is announced as `resync`.
  * - `location` never contains the password.
  */
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { LogEvent, NewEvent } from "../log/events.js";
 import { followEvents } from "./follow.js";
@@ -332,6 +333,18 @@ export class PostgresStore implements Store {
 
   async requestCancel(sessionId: string): Promise<void> {
     await this.insertInbox(sessionId, cancelRequestValues());
+  }
+
+  async harnessKey(name: string): Promise<string> {
+    await this.pool.query(
+      "INSERT INTO harness_keys (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+      [name, randomBytes(32).toString("base64")],
+    );
+    const { rows } = await this.pool.query<{ value: string }>(
+      "SELECT value FROM harness_keys WHERE name = $1",
+      [name],
+    );
+    return rows[0]!.value;
   }
 
   async takeCancelRequests(sessionId: string): Promise<number> {

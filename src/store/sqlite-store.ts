@@ -20,6 +20,7 @@
  *   by polling `PRAGMA data_version` (it changes only when another connection commits) while someone is
  *   subscribed, and announced as `resync`. The poll timer is `unref`'d and stops with the last subscriber.
  */
+import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import type { LogEvent, NewEvent } from "../log/events.js";
 import { followEvents } from "./follow.js";
@@ -313,6 +314,15 @@ export class SqliteStore implements Store {
 
   async requestCancel(sessionId: string): Promise<void> {
     this.insertInbox(sessionId, cancelRequestValues());
+  }
+
+  async harnessKey(name: string): Promise<string> {
+    this.db
+      .prepare(
+        "INSERT INTO harness_keys (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+      )
+      .run(name, randomBytes(32).toString("base64"), isoNow());
+    return this.db.prepare("SELECT value FROM harness_keys WHERE name = ?").pluck().get(name) as string;
   }
 
   async takeCancelRequests(sessionId: string): Promise<number> {

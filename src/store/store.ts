@@ -208,6 +208,11 @@ export interface Store {
    * returned by `pendingInbox`, never claimable into the log, and it never makes a session claimable.
    */
   requestCancel(sessionId: string): Promise<void>;
+  /**
+   * Issue 17: a named secret every process on this store shares (the subagent handles' HMAC key): 32 random
+   * bytes, base64, made by whichever process asks first. Never exposed through events or the API.
+   */
+  harnessKey(name: string): Promise<string>;
   /** Consumes the session's pending cancel requests (the driver's, before it cancels); returns how many. */
   takeCancelRequests(sessionId: string): Promise<number>;
   /**

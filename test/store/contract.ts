@@ -101,6 +101,21 @@ export function storeContract(harness: StoreHarness): void {
     });
   });
 
+  describe("harness keys (issue 17)", () => {
+    it("makes a key once and gives every process of the store the same one", async () => {
+      const key = await store.harnessKey("subagent-handles");
+      expect(Buffer.from(key, "base64")).toHaveLength(32);
+      const other = await db.open();
+      const [a, b] = await Promise.all([
+        other.harnessKey("subagent-handles"),
+        store.harnessKey("subagent-handles"),
+      ]);
+      expect(a).toBe(key);
+      expect(b).toBe(key);
+      expect(await store.harnessKey("another")).not.toBe(key);
+    });
+  });
+
   describe("sessions", () => {
     it("are created with a UUIDv7 id and the defaults", async () => {
       const s = await store.createSession();
