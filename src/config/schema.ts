@@ -124,6 +124,36 @@ export const configSchema = z.strictObject({
     strip_env_keys: z.array(z.string()),
     /** Names or globs let through although a default pattern matches; never the harness's own secrets. */
     pass_env_keys: z.array(z.string()),
+    /**
+     * Issue 19 (Hermes `container_persistent`): false gives each session its own sandbox identity on a
+     * backend that declares `sessionIsolatedWhenNonpersistent` (docker: a container per session).
+     */
+    container_persistent: z.boolean(),
+    /** Issue 19: the `docker` backend (the docker CLI). Empty strings and 0 mean "docker's default". */
+    docker: z.strictObject({
+      image: z.string().min(1),
+      memory: z.string(),
+      cpus: z.string(),
+      pids_limit: nonNegativeInt,
+      network: z.string(),
+    }),
+    /** Issue 19: the `ssh` backend. Host-key checking is on unless turned off here. */
+    ssh: z.strictObject({
+      host: z.string(),
+      port: positiveInt,
+      user: z.string(),
+      /** A private key file; empty: the agent (`$SSH_AUTH_SOCK`) when `use_agent`. */
+      identity_file: z.string(),
+      use_agent: z.boolean(),
+      /** Empty: `~/.ssh/known_hosts`. */
+      known_hosts: z.string(),
+      strict_host_key_checking: z.boolean(),
+      /** The remote working directory; empty: the remote login directory. */
+      cwd: z.string(),
+      connect_timeout_ms: positiveInt,
+    }),
+    /** Issue 19 (tools-runtime process receipts): retention of finished background jobs' receipts. */
+    receipts: z.strictObject({ max_age_days: positiveInt, max_per_session: positiveInt }),
   }),
   tts: z.strictObject({
     provider: z.string().min(1),
@@ -201,7 +231,25 @@ export const DEFAULT_CONFIG: Config = {
   web_fetch: { allow_private: false },
   plugins: { allow_tool_override: [] },
   repeat_reminder: { thresholds: [3, 5, 8], include: [], exclude: [] },
-  terminal: { backend: "local", strip_env_keys: [], pass_env_keys: [] },
+  terminal: {
+    backend: "local",
+    strip_env_keys: [],
+    pass_env_keys: [],
+    container_persistent: true,
+    docker: { image: "debian:stable-slim", memory: "", cpus: "", pids_limit: 0, network: "" },
+    ssh: {
+      host: "",
+      port: 22,
+      user: "",
+      identity_file: "",
+      use_agent: true,
+      known_hosts: "",
+      strict_host_key_checking: true,
+      cwd: "",
+      connect_timeout_ms: 10_000,
+    },
+    receipts: { max_age_days: 7, max_per_session: 200 },
+  },
   tts: { provider: "espeak", streaming: { provider: "auto" } },
   server: {
     lease_ttl_ms: 10_000,

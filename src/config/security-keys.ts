@@ -43,6 +43,10 @@ const RULES: readonly Rule[] = [
   { key: "terminal.backend", mayApply: unchanged },
   { key: "terminal.strip_env_keys", mayApply: unchanged },
   { key: "terminal.pass_env_keys", mayApply: unchanged },
+  // Issue 19: a project must not point commands at another host or container, or turn host-key checks off.
+  { key: "terminal.ssh", mayApply: unchanged },
+  { key: "terminal.docker", mayApply: unchanged },
+  { key: "terminal.container_persistent", mayApply: unchanged },
   { key: "auto_review", mayApply: unchanged },
   { key: "mcp_servers", mayApply: unchanged },
 ];
