@@ -17,6 +17,13 @@ export const APPROVAL_POLICIES = ["ask", "never", "auto"] as const;
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
 const ratio = z.number().gt(0).lte(1);
+/** Issue 20: one remote TTS provider's settings; every key optional (the provider has defaults). */
+const ttsRemote = z.strictObject({
+  api_key: z.string().min(1).optional(),
+  base_url: z.url().optional(),
+  model: z.string().min(1).optional(),
+  voice: z.string().min(1).optional(),
+});
 
 export const configSchema = z.strictObject({
   model: z.strictObject({
@@ -155,9 +162,22 @@ export const configSchema = z.strictObject({
     /** Issue 19 (tools-runtime process receipts): retention of finished background jobs' receipts. */
     receipts: z.strictObject({ max_age_days: positiveInt, max_per_session: positiveInt }),
   }),
+  /**
+   * Issue 20 (seed 000 streaming-tts.md): spoken replies. `provider` is the voice (`espeak`, the offline
+   * default, or a chunked one); `streaming.provider` unset streams with `provider` when it has a chunked API,
+   * a name pins a streamer, `auto` takes the first of elevenlabs, gemini, openai, xai with credentials,
+   * `off` never streams. Keys resolve config first, then the provider's environment variable (src/tts/credentials.ts).
+   */
   tts: z.strictObject({
     provider: z.string().min(1),
-    streaming: z.strictObject({ provider: z.string().min(1) }),
+    streaming: z.strictObject({ provider: z.string().min(1).optional() }),
+    max_chunk_chars: positiveInt, // a run-on sentence is cut at its last clause mark within this
+    max_body_bytes: positiveInt, // seed 000: a streamed body is capped at 16 MiB per sentence
+    openai: ttsRemote,
+    elevenlabs: ttsRemote,
+    gemini: ttsRemote,
+    xai: ttsRemote,
+    espeak: z.strictObject({ voice: z.string().min(1).optional(), speed: positiveInt.optional() }),
   }),
   /** `bdsh serve` (issue 8): session leases, the wake-up sweep, request limits, shutdown. */
   server: z.strictObject({
@@ -250,7 +270,17 @@ export const DEFAULT_CONFIG: Config = {
     },
     receipts: { max_age_days: 7, max_per_session: 200 },
   },
-  tts: { provider: "espeak", streaming: { provider: "auto" } },
+  tts: {
+    provider: "espeak",
+    streaming: {},
+    max_chunk_chars: 300,
+    max_body_bytes: 16 * 1024 * 1024,
+    openai: {},
+    elevenlabs: {},
+    gemini: {},
+    xai: {},
+    espeak: {},
+  },
   server: {
     lease_ttl_ms: 10_000,
     sweep_interval_ms: 2_000,
