@@ -5,6 +5,7 @@
  * Keys are snake_case as written in YAML. The schema is strict: an unknown key is an error, never ignored.
  */
 import { z } from "zod";
+import { mcpServersSchema } from "../mcp/config.js";
 import { PROVIDER_NAMES } from "../model/catalog.js";
 
 /** Issue 16 item 9: the preset table names the providers; `replay` (a recording, no network) is the one more. */
@@ -179,6 +180,8 @@ export const configSchema = z.strictObject({
     xai: ttsRemote,
     espeak: z.strictObject({ voice: z.string().min(1).optional(), speed: positiveInt.optional() }),
   }),
+  /** Issue 18, T21: MCP servers whose tools join the registry (src/mcp/config.ts). */
+  mcp_servers: mcpServersSchema,
   /** `bdsh serve` (issue 8): session leases, the wake-up sweep, request limits, shutdown. */
   server: z.strictObject({
     lease_ttl_ms: positiveInt,
@@ -281,6 +284,7 @@ export const DEFAULT_CONFIG: Config = {
     xai: {},
     espeak: {},
   },
+  mcp_servers: {},
   server: {
     lease_ttl_ms: 10_000,
     sweep_interval_ms: 2_000,
