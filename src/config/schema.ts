@@ -86,6 +86,15 @@ export const configSchema = z.strictObject({
     }),
   }),
   spill: z.strictObject({ max_inline_tokens: positiveInt }), // C14
+  /** S1 limits and the lifecycle API's request caps (issue 17, src/subagents/). */
+  subagents: z.strictObject({
+    max_depth: nonNegativeInt, // S1: 1, a child cannot delegate
+    max_active: positiveInt, // S1: 8 per session tree; no queue
+    max_goal_chars: positiveInt,
+    max_context_chars: positiveInt,
+    max_metadata_bytes: positiveInt,
+    result_retention_hours: positiveInt,
+  }),
   goal: z.strictObject({
     max_rounds: positiveInt, // P3
     blocked_min_rounds: nonNegativeInt, // P5: `blocked` refused before this many rounds
@@ -236,6 +245,14 @@ export const DEFAULT_CONFIG: Config = {
     announced_action: true,
     length_continue: true,
     structured_output: true,
+  },
+  subagents: {
+    max_depth: 1,
+    max_active: 8,
+    max_goal_chars: 16_000,
+    max_context_chars: 64_000,
+    max_metadata_bytes: 4_096,
+    result_retention_hours: 168,
   },
   ralph: { max_rounds: 256, handoff_max_chars: 16_384 },
   schedules: { min_every_seconds: 60, poll_interval_ms: 5_000 },
