@@ -16,6 +16,8 @@ import type { Config } from "../config/schema.js";
 import { saveImage } from "../context/attachments.js";
 import { Redactor } from "../log/redact.js";
 import type { Plugin } from "../loop/plugin.js";
+import type { McpPool } from "../mcp/pool.js";
+import { attachMcpFromConfig } from "../mcp/tools.js";
 import { imagesFor } from "../model/catalog.js";
 import type { Approvals } from "../tools/approvals.js";
 import { FileObservations } from "../tools/files/file-observations.js";
@@ -57,6 +59,8 @@ export type ToolsPluginOptions = {
   redactor?: Redactor;
   /** Harness secrets beyond the built-in ones (the `--api-key-env` variable): never passed to a child. */
   harnessEnvKeys?: readonly string[];
+  /** Issue 18: the process's MCP servers (`bdsh serve`); without it the agent starts and closes its own. */
+  mcp?: McpPool;
 };
 
 export function toolsPlugin(options: ToolsPluginOptions): Plugin {
@@ -81,6 +85,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
           save: (name, data, mediaType) => saveImage(options.home, name, data, mediaType),
         }),
       );
+      await attachMcpFromConfig(ctx, registry, { ...options, env }); // issue 18: after core tools (Hermes)
       const backends = new TerminalBackendRegistry();
       backends.register(localBackend, { builtin: true });
       const report = await loadPlugins({
