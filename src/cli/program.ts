@@ -9,6 +9,7 @@ import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import { registerChat } from "./commands/chat.js";
 import { registerCompact } from "./commands/compact.js";
 import { registerDoctor } from "./commands/doctor.js";
+import { registerMcp } from "./commands/mcp.js";
 import { registerRun } from "./commands/run.js";
 import { registerSchedules } from "./commands/schedules.js";
 import { registerServe } from "./commands/serve.js";
@@ -41,6 +42,7 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
   registerCompact(program, output, setExitCode); // C11
   registerServe(program, output, setExitCode); // issue 8
   registerTrust(program, output, setExitCode); // issue 14
+  registerMcp(program, output, setExitCode); // issue 18
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

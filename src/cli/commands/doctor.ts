@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import type { Command } from "commander";
 import { projectFiles, trustedRoot } from "../../config/trust.js";
 import { assertNever } from "../../log/events.js";
+import { mcpDoctorChecks } from "../../mcp/report.js";
 import { isProviderName, resolveRoute } from "../../model/catalog.js";
 import { displayBaseUrl } from "../../model/errors.js";
 import { checkKey } from "../../model/key-check.js";
@@ -113,6 +114,11 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
               name: "sandbox",
               detail: `${bwrap ? `bwrap at ${bwrap} cannot create a sandbox here (user namespaces disabled?)` : "bubblewrap (bwrap) not found"}: commands ${config.sandbox_required ? "are refused (sandbox_required)" : "run WITHOUT an OS sandbox"}; ${BUBBLEWRAP_INSTALL}`,
             },
+      );
+
+      // Issue 18: each MCP server, started and stopped (a value of its env or headers is never printed).
+      checks.push(
+        ...(await mcpDoctorChecks(config.mcp_servers, { env: environment.env, cwd: environment.cwd })),
       );
 
       if (options.online)
