@@ -17,6 +17,8 @@
  *   sets it from the events it writes); a session with an open turn and no live lease is orphaned (R1).
  *   Both are backfilled from the rows when the migration runs. `leases_expiry` finds the soonest live
  *   lease without reading released ones (the moment to look for orphans again).
+ * - Issue 19 (SQLite 6, PostgreSQL 7): `process_receipts`, a background job's checkpoint and receipt
+ *   (store/process-receipts.ts).
  * - Issue 16 item 6 (SQLite 4, PostgreSQL 5): a cross-server cancel (L7) is an inbox row of its own kind,
  *   `mode = 'cancel'`, no longer an inject marked by `metadata.control`. The ready-queue triggers now name
  *   the modes that open a turn (`followup`, `steer`) instead of excluding `inject`, so a cancel row never
@@ -209,6 +211,37 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     // Issue 17: secrets the servers of one store share (the HMAC key of subagent handles); never shown to tools.
     sql: `
       CREATE TABLE harness_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL);
+    `,
+  },
+  {
+    version: 6,
+    name: "process receipts",
+    // Issue 19 (tools-runtime): a background job's checkpoint while it runs, its redacted receipt after.
+    sql: `
+      CREATE TABLE process_receipts (
+        session_id TEXT NOT NULL,
+        job_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        label TEXT NOT NULL,
+        command TEXT NOT NULL,
+        backend TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER,
+        start_ticks INTEGER,
+        started_at INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        exit_code INTEGER,
+        signal TEXT,
+        finished_at INTEGER,
+        output_tail TEXT NOT NULL,
+        output_bytes INTEGER NOT NULL,
+        read_bytes INTEGER NOT NULL,
+        output_blob_id TEXT,
+        note TEXT,
+        PRIMARY KEY (session_id, job_id)
+      );
+      CREATE INDEX process_receipts_running ON process_receipts (host) WHERE state = 'running';
+      CREATE INDEX process_receipts_finished ON process_receipts (finished_at) WHERE state <> 'running';
     `,
   },
 ];
@@ -425,6 +458,37 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     name: "harness keys",
     sql: `
       CREATE TABLE harness_keys (name text COLLATE "C" PRIMARY KEY, value text NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
+    `,
+  },
+  {
+    version: 7,
+    name: "process receipts",
+    // Issue 19 (tools-runtime): a background job's checkpoint while it runs, its redacted receipt after.
+    sql: `
+      CREATE TABLE process_receipts (
+        session_id text COLLATE "C" NOT NULL,
+        job_id text COLLATE "C" NOT NULL,
+        kind text NOT NULL,
+        label text NOT NULL,
+        command text NOT NULL,
+        backend text NOT NULL,
+        host text NOT NULL,
+        pid integer,
+        start_ticks bigint,
+        started_at bigint NOT NULL,
+        state text NOT NULL,
+        exit_code integer,
+        signal text,
+        finished_at bigint,
+        output_tail text NOT NULL,
+        output_bytes bigint NOT NULL,
+        read_bytes bigint NOT NULL,
+        output_blob_id text,
+        note text,
+        PRIMARY KEY (session_id, job_id)
+      );
+      CREATE INDEX process_receipts_running ON process_receipts (host) WHERE state = 'running';
+      CREATE INDEX process_receipts_finished ON process_receipts (finished_at) WHERE state <> 'running';
     `,
   },
 ];

@@ -30,6 +30,7 @@ import { NotificationHub } from "./notification-hub.js";
 import { PgListener } from "./pg-listener.js";
 import { PostgresPlanning } from "./postgres-planning.js";
 import { appendStatement, EVENTS_CHANNEL, INBOX_CHANNEL, MAX_SEQ, SQL } from "./postgres-statements.js";
+import { PostgresProcessReceipts } from "./process-receipts.js";
 import { redactUrl } from "./redact-url.js";
 import {
   type BlobRecord,
@@ -106,6 +107,7 @@ export class PostgresStore implements Store {
   private readonly hub: NotificationHub;
   private readonly listener: PgListener;
   readonly planning: PostgresPlanning;
+  readonly processReceipts: PostgresProcessReceipts;
   /** `effects`: an append asking only for `commit` durability skips its WAL flush. */
   private readonly honourDurability: boolean;
 
@@ -126,6 +128,7 @@ export class PostgresStore implements Store {
     // this handler the 'error' event would crash the process.
     this.pool.on("error", () => {});
     this.planning = new PostgresPlanning(this.pool);
+    this.processReceipts = new PostgresProcessReceipts(this.pool);
     this.hub = new NotificationHub({ onFirst: () => this.listener.start() });
     this.listener = new PgListener({
       connectionString: options.connectionString,

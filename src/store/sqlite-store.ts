@@ -26,6 +26,7 @@ import type { LogEvent, NewEvent } from "../log/events.js";
 import { followEvents } from "./follow.js";
 import { SQLITE_MIGRATIONS } from "./migrations.js";
 import { NotificationHub } from "./notification-hub.js";
+import { SqliteProcessReceipts } from "./process-receipts.js";
 import {
   type BlobRecord,
   blobBytes,
@@ -100,6 +101,7 @@ export class SqliteStore implements Store {
   private poll: NodeJS.Timeout | undefined;
   private dataVersion = 0;
   readonly planning: SqlitePlanning;
+  readonly processReceipts: SqliteProcessReceipts;
   /** `effects`: an append asking for `disk` durability commits under `synchronous=FULL`. */
   private readonly honourDurability: boolean;
 
@@ -119,6 +121,7 @@ export class SqliteStore implements Store {
     this.planning = new SqlitePlanning(this.db, (sessionId) =>
       this.hub.emit({ channel: "inbox", sessionId }),
     );
+    this.processReceipts = new SqliteProcessReceipts(this.db);
   }
 
   async migrate(): Promise<void> {

@@ -29,6 +29,7 @@ import type {
   SchedulePatch,
   ScheduleRow,
 } from "./planning-rows.js";
+import type { ProcessReceiptStore } from "./process-receipts.js";
 
 export type StoreKind = "sqlite" | "postgres";
 
@@ -265,6 +266,8 @@ export interface Store {
 
   /** Goals and schedules (P3–P5, S8): a part of the store of its own, so a plugin can be given just it. */
   readonly planning: PlanningStore;
+  /** Issue 19: background jobs' checkpoints and receipts (store/process-receipts.ts). */
+  readonly processReceipts: ProcessReceiptStore;
 }
 
 /** Goals and schedules (issue 16 item 8: a sub-interface, not forwarded method by method). */
