@@ -20,9 +20,11 @@
  *   cancel in-flight turns, release leases).
  */
 import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from "fastify";
+import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import type { Agent } from "../loop/agent.js";
 import type { Plugin } from "../loop/plugin.js";
+import { McpPool } from "../mcp/pool.js";
 import { priceFromConfig } from "../model/pricing.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
 import type { Store } from "../store/store.js";
@@ -71,6 +73,11 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   if (typeof options.token !== "string" || options.token === "")
     throw new Error("bdshPlugin needs a token (BDSH_SERVER_TOKEN, or generateServerToken())");
   const tokenMatches = tokenChecker(options.token);
+  // Issue 18: one client per MCP server for the whole process, shared by its sessions, closed on shutdown.
+  const env = options.env ?? process.env;
+  const mcp = Object.keys(config.mcp_servers).length
+    ? new McpPool(config.mcp_servers, { env, cwd: options.workspace })
+    : undefined;
   app.setValidatorCompiler(strictValidator);
   const settings = config.server;
   const owner = options.owner ?? defaultOwner();
@@ -86,6 +93,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         workspace: options.workspace,
         ...(options.home ? { home: options.home } : {}),
         ...(options.env ? { env: options.env } : {}),
+        ...(mcp ? { toolOptions: { home: options.home ?? bdshHome(env), mcp } } : {}),
         sessionId,
         owner,
         leaseTtlMs: settings.lease_ttl_ms,
@@ -213,5 +221,6 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   });
   app.addHook("preClose", async () => {
     await runner.stop();
+    await mcp?.close();
   });
 }
