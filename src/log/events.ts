@@ -48,6 +48,7 @@ export type UserSource =
   | "context-reinjection" // after compaction: todos and goal (beyond DSH)
   | "tool-context" // T15 additional contexts, G1 reminders
   | "job-notice" // T9
+  | "delegation" // S1: the task a parent agent gave this child
   | "subagent-settled" // S3
   | "agent-message" // S5
   | "goal-round" // P4
@@ -196,9 +197,22 @@ export interface EventDataMap {
   "goal/updated": { goal: GoalSnapshot; action: string };
   "goal/round": { round: number; maxRounds: number };
 
-  // --- subagents (S1, S3): reserved for the subagent service (issue 17); nothing writes them yet ---
+  // --- subagents (S1, S3) ---
+  /** In the parent's log: a child was created and given its task. */
   "subagent/started": { childId: string; mode: "spawn" | "fork"; task: string };
-  "subagent/settled": { childId: string; reason: string; closingMessage?: string };
+  /**
+   * In the child's own log, once per settlement (its work ended and nothing is queued): how it ended, its
+   * closing message, its structured result (S4) and a diagnostic (at most 4,096 bytes). The first one is
+   * the child's terminal result (subagents/ledger.ts).
+   */
+  "subagent/settled": {
+    childId: string;
+    parentId: string;
+    reason: TurnEndReason;
+    closingMessage?: string;
+    structured?: unknown;
+    diagnostic?: string;
+  };
 
   // --- approvals and questions (T16, T18) ---
   "approval/requested": { id: string; callId: string; tool: string; summary: string; reason?: string };

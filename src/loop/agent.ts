@@ -105,12 +105,13 @@ export class Agent {
 
   constructor(private readonly options: AgentOptions) {
     this.store = options.store;
-    const kind = options.session?.kind ?? "main";
+    // S1: a delegated child (spawned or forked by a parent agent) has approval pinned to never.
+    const delegated = (options.session?.depth ?? 0) > 0;
     this.facts = {
       cwd: options.cwd ?? options.workspace,
       sandbox: options.sandbox ?? "workspace-write",
-      approval: kind === "subagent" ? "never" : (options.approval ?? "ask"),
-      delegated: kind === "subagent",
+      approval: delegated ? "never" : (options.approval ?? "ask"),
+      delegated,
     };
     this.log = new SessionLog(options.store, options.sessionId, options.owner, options.now, options.redactor);
     this.request = new RequestBuilder(this.log, this.prompt, () => this.tools, options.model);
@@ -279,10 +280,10 @@ export class Agent {
     const closers = interruptedTurnClosers(this.log.events);
     if (closers.length === 0) return;
     this.log.add(...closers);
-    if (this.log.last("agent/status")?.data.status === "running") {
-      this.log.add({ type: "agent/status", data: { status: "idle" } });
-    }
     await this.log.flush();
+    // The closed turn ends in `idle` like any other, hook included (S3: a repaired child settles and its
+    // parent is told).
+    if (this.log.last("agent/status")?.data.status === "running") await this.becomeIdle();
   }
 
   private async becomeIdle(): Promise<void> {
@@ -665,6 +666,7 @@ export class Agent {
   /** Which session this agent drives: its kind and delegation depth (S1), as plugins and tools see it. */
   private sessionInfo(): ToolSessionInfo {
     return {
+      ...this.options.session,
       sessionId: this.sessionId,
       kind: this.options.session?.kind ?? "main",
       depth: this.options.session?.depth ?? 0,

@@ -7,7 +7,18 @@ import type { NewEvent } from "../log/events.js";
 import type { SessionRow, Store } from "../store/store.js";
 import { SessionNotFoundError } from "../store/store.js";
 
-export async function forkSession(store: Store, parentId: string): Promise<SessionRow> {
+export type ForkOptions = {
+  /** The child's title (default: the parent's, marked as a fork). */
+  title?: string | null;
+  /** Merged over the parent's metadata (S1: a delegated fork carries its `delegation` record). */
+  metadata?: Record<string, unknown>;
+};
+
+export async function forkSession(
+  store: Store,
+  parentId: string,
+  options: ForkOptions = {},
+): Promise<SessionRow> {
   const parent = await store.getSession(parentId);
   if (!parent) throw new SessionNotFoundError(parentId);
   const events = await store.read(parentId);
@@ -24,8 +35,8 @@ export async function forkSession(store: Store, parentId: string): Promise<Sessi
   const child = await store.createSession({
     parentId,
     kind: "fork",
-    title: parent.title ? `${parent.title} (fork)` : null,
-    metadata: { ...parent.metadata, forkedFrom: parentId },
+    title: options.title !== undefined ? options.title : parent.title ? `${parent.title} (fork)` : null,
+    metadata: { ...parent.metadata, forkedFrom: parentId, ...options.metadata },
   });
   const copied: NewEvent[] = seed.map(
     ({ type, data, turn, step, at }) => ({ type, data, turn, step, at }) as NewEvent,

@@ -22,6 +22,9 @@ import { isProviderName, type Route, resolveApiKey, resolveRoute } from "../mode
 import { createRecordingAdapter, createReplayAdapter, readRecording } from "../model/record.js";
 import type { Effort, ModelAdapter } from "../model/types.js";
 import type { SessionRow, Store } from "../store/store.js";
+import { delegationOf } from "../subagents/ledger.js";
+import type { ChildDriver } from "../subagents/lifecycle.js";
+import { LocalChildren } from "../subagents/local-children.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import type { ApprovalPolicy } from "../tools/types.js";
 import { SetupError } from "./setup-error.js";
@@ -65,6 +68,11 @@ export type OpenAgentOptions = {
   leaseTtlMs?: number;
   /** Issue 14 finding 4: known secret values; default `secretRedactor(env, config, apiKeyEnv)`. */
   redactor?: Redactor;
+  /**
+   * S1: how children of this agent are driven. Default: in this process (`LocalChildren`, opened with these
+   * same options); `bdsh serve` passes its runner, so any server may drive them.
+   */
+  children?: ChildDriver;
 };
 
 export type OpenedAgent = { agent: Agent; session: SessionRow; adapter: ModelAdapter };
@@ -149,6 +157,19 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
       title: options.title === undefined ? undefined : redactor.text(options.title),
     });
   }
+  // S1: children are driven here unless the host drives them (a server's runner).
+  let local: LocalChildren | undefined;
+  let children = options.children;
+  if (!children) {
+    const made: LocalChildren = new LocalChildren(
+      store,
+      async (id): Promise<Agent> => (await openAgent({ ...options, sessionId: id, children: made })).agent,
+    );
+    local = made;
+    children = made;
+  }
+  const delegation = delegationOf(session);
+  const workspace = (delegation && (session.metadata.workspace as string | undefined)) || options.workspace;
   const agent = new Agent({
     store,
     sessionId: session.id,
@@ -183,17 +204,45 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
             harnessEnvKeys: options.apiKeyEnv ? [options.apiKeyEnv] : [],
             ...options.toolOptions,
           }),
-      extra: options.plugins ?? [],
+      extra: [...(options.plugins ?? []), ...(local ? [closeWithAgent(local)] : [])],
+      children,
     }),
-    workspace: options.workspace,
+    workspace,
     sandbox: config.sandbox,
     approval: options.approval ?? config.approval,
-    session: { kind: session.kind, depth: session.parentId && session.kind === "subagent" ? 1 : 0 },
+    session: sessionInfoOf(session),
     maxParallelTools: config.tools.max_parallel,
     leaseWaitMs: options.leaseWaitMs ?? 0,
     redactor,
     ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}),
   });
+  local?.adopt(agent);
   await agent.setup();
   return { agent, session, adapter };
+}
+
+/** Kind, depth and tool view of a session (S1: a delegated child is at its delegation's depth). */
+function sessionInfoOf(session: SessionRow) {
+  const delegation = delegationOf(session);
+  if (!delegation)
+    return { kind: session.kind, depth: session.parentId && session.kind === "subagent" ? 1 : 0 };
+  return {
+    kind: session.kind,
+    depth: delegation.depth,
+    // S1 fork: the parent's tool declarations, so the fork's requests extend the parent's.
+    ...(delegation.mode === "fork"
+      ? { toolsAs: { kind: "main" as const, depth: delegation.depth - 1 } }
+      : {}),
+    ...(delegation.allowedToolsets ? { allowedToolsets: delegation.allowedToolsets } : {}),
+  };
+}
+
+/** The in-process children close with the agent that opened them. */
+function closeWithAgent(local: LocalChildren): Plugin {
+  return {
+    name: "local-children",
+    setup(ctx) {
+      ctx.hooks.onSerial("agent/close", () => local.close(), { plugin: "local-children" });
+    },
+  };
 }

@@ -159,11 +159,20 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       let visible = new Set<string>();
       const pipeline = new ToolPipeline({ registry, hooks: ctx.hooks, visible: () => visible });
       ctx.hooks.onSerial("agent/ready", async () => {
-        const names = await registry.available(registry.names(), {
-          env,
-          services,
-          session: ctx.session, // issue 16: a fork, subagent or Ralph session is not offered create_goal
-        });
+        const { toolsAs, allowedToolsets } = ctx.session;
+        const allowed = allowedToolsets && new Set(allowedToolsets);
+        const names = await registry.available(
+          allowed
+            ? registry.names().filter((name) => allowed.has(registry.get(name)?.toolset ?? ""))
+            : registry.names(),
+          {
+            env,
+            services,
+            // Issue 16: a fork, subagent or Ralph session is not offered create_goal; S1: a delegated fork is
+            // offered its parent's tools (the prefix cache), and refuses at call time what it may not do.
+            session: toolsAs ? { ...ctx.session, ...toolsAs } : ctx.session,
+          },
+        );
         for (const name of names) {
           const section = registry.get(name)?.promptSection;
           if (section) ctx.prompt.addSection({ name: `tool:${name}`, ...section, visibleWith: name });

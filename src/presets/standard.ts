@@ -26,6 +26,8 @@ import { goalPlugin } from "../planning/goal-plugin.js";
 import { planModePlugin } from "../planning/plan-mode.js";
 import { schedulesPlugin } from "../planning/schedules.js";
 import { llmRetryPlugin } from "../retry/llm-retry.js";
+import type { ChildDriver } from "../subagents/lifecycle.js";
+import { subagentSettingsFrom, subagentsPlugin } from "../subagents/plugin.js";
 import { sessionTitleFromConfig } from "./session-title.js";
 
 export type StandardPresetOptions = {
@@ -43,6 +45,8 @@ export type StandardPresetOptions = {
   projectTrusted?: boolean;
   /** For tests: the retry jitter source. */
   random?: () => number;
+  /** S1: how this process drives children (in process, or a server's runner); none: no subagent tools. */
+  children?: ChildDriver | undefined;
 };
 
 export function standardPlugins(options: StandardPresetOptions): Plugin[] {
@@ -63,6 +67,14 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
     goalPlugin(options.config.goal), // P3–P5: goal tools and rounds
     planModePlugin(), // P2
     schedulesPlugin({ minEverySeconds: options.config.schedules.min_every_seconds }), // S8
+    ...(options.children
+      ? [
+          subagentsPlugin({
+            settings: subagentSettingsFrom(options.config.subagents),
+            driver: options.children,
+          }),
+        ]
+      : []), // S1–S5
     ...continuationPlugins(options.config.continuation), // §9: length, empty, todos, announced, report
     sessionTitleFromConfig(options.config), // issue 15: a title side request, off the hot path (M5: effort off)
     ...(options.extra ?? []),

@@ -28,6 +28,7 @@ import { McpPool } from "../mcp/pool.js";
 import { priceFromConfig } from "../model/pricing.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
 import type { Store } from "../store/store.js";
+import type { ChildDriver } from "../subagents/lifecycle.js";
 import { ApiError, clientErrorHandler, errorHandler, frameworkErrors } from "./api-error.js";
 import { bearerOf, hostAllowed, isLoopbackAddress, tokenChecker } from "./auth.js";
 import { registerEventStream } from "./event-stream.js";
@@ -84,6 +85,17 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   const onError =
     options.onError ??
     ((error: unknown, id?: string) => app.log.error({ err: error, sessionId: id }, "session"));
+  // S1, S3: children and parents are woken through the runner (the claim pass takes what has input), and a
+  // cancel travels as a request through the store to whichever server drives the child.
+  const children: ChildDriver = {
+    wake: (sessionId) => {
+      void runner.wake(sessionId).catch((error: unknown) => onError(error, sessionId));
+    },
+    cancel: async (sessionId) => {
+      await store.requestCancel(sessionId);
+      await runner.wake(sessionId);
+    },
+  };
   const open =
     options.open ??
     (async (sessionId: string) => {
@@ -97,6 +109,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         sessionId,
         owner,
         leaseTtlMs: settings.lease_ttl_ms,
+        children, // S1: any server's runner may drive a child, and wake its parent
         plugins: [
           httpInteractionsPlugin({ questionTimeoutMs: settings.question_timeout_ms }),
           lostJobsPlugin({ owner, leaseTtlMs: settings.lease_ttl_ms }),

@@ -62,6 +62,13 @@ export type ToolSessionInfo = {
   /** Top-level agent or a delegated child (S1: approval pinned to never for children). */
   kind: SessionRow["kind"];
   depth: number;
+  /**
+   * S1 fork: offer the tools as the parent's session would have them (same declarations, so the fork's
+   * requests extend the parent's and the provider's prefix cache is reused); refusals happen at call time.
+   */
+  toolsAs?: { kind: SessionRow["kind"]; depth: number };
+  /** Hermes `allowed_toolsets`: a child launched through the lifecycle API is offered only these toolsets. */
+  allowedToolsets?: readonly string[];
 };
 
 export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";

@@ -1,0 +1,210 @@
+/**
+ * The subagent tools (S2, S4, S5, T22): `subagent`, `subagent_fork`, `send_message`, `interrupt_agent`,
+ * `list_agents`, and a child's `structured_output` (made per child, from the schema it was launched with).
+ * There is no wait tool (S5): the parent is notified when a child settles (S3).
+ *
+ * Model-visible strings: ./texts.ts.
+ */
+import { canonicalJson } from "../tools/arguments.js";
+import type { ObjectSchema, ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
+import type { ChildView } from "./ledger.js";
+import { SubagentRefusal, type SubagentService } from "./service.js";
+import {
+  INTERRUPT_AGENT_DESCRIPTION,
+  LAUNCH_SUFFIX,
+  LIST_AGENTS_DESCRIPTION,
+  SEND_MESSAGE_DESCRIPTION,
+  STRUCTURED_BUSY_TEXT,
+  STRUCTURED_OUTPUT_DESCRIPTION,
+  STRUCTURED_OUTPUT_SECTION,
+  SUBAGENT_DESCRIPTION,
+  SUBAGENT_FORK_DESCRIPTION,
+  startedText,
+  structuredAlreadyText,
+} from "./texts.js";
+
+declare module "../tools/types.js" {
+  interface ToolServiceMap {
+    /** S1–S5 and the lifecycle API of this agent. */
+    subagents: SubagentService;
+  }
+}
+
+export const SUBAGENT_TOOLSET = "subagents";
+
+const serviceOf = (exec: ToolExec): SubagentService => exec.services.require("subagents");
+
+async function refusing(work: () => Promise<ToolOutput>): Promise<ToolOutput> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof SubagentRefusal)
+      return { text: `Error: ${error.message}`, isError: true, code: error.code };
+    throw error;
+  }
+}
+
+const canLaunch: ToolDefinition["isAvailable"] = ({ services, session }) => {
+  const service = services.get("subagents");
+  return service !== undefined && session.depth < service.settings.maxDepth;
+};
+
+const hasService: ToolDefinition["isAvailable"] = ({ services }) => services.get("subagents") !== undefined;
+
+const TASK = {
+  type: "string",
+  minLength: 1,
+  description: "The task, self-contained: what to do, where, and what to report back.",
+} as const;
+
+export const subagentTool: ToolDefinition<{ task: string; output_schema?: Record<string, unknown> }> = {
+  name: "subagent",
+  toolset: SUBAGENT_TOOLSET,
+  description: SUBAGENT_DESCRIPTION + LAUNCH_SUFFIX,
+  parameters: {
+    type: "object",
+    properties: {
+      task: TASK,
+      output_schema: {
+        type: "object",
+        description:
+          'Optional JSON schema (type "object") the subagent must report its result in, through its structured_output tool.',
+      },
+    },
+    required: ["task"],
+    additionalProperties: false,
+  },
+  isAvailable: canLaunch,
+  concurrency: "safe", // S2: launches may run side by side
+  async execute(args, exec) {
+    return refusing(async () => {
+      const schema = args.output_schema;
+      if (schema !== undefined && schema.type !== "object")
+        throw new SubagentRefusal("INVALID_REQUEST", 'output_schema must have type "object"');
+      const id = await serviceOf(exec).start("spawn", args.task, schema ? { schema } : {});
+      return { text: startedText(id), metadata: { childId: id } };
+    });
+  },
+};
+
+export const subagentForkTool: ToolDefinition<{ task: string }> = {
+  name: "subagent_fork",
+  toolset: SUBAGENT_TOOLSET,
+  description: SUBAGENT_FORK_DESCRIPTION + LAUNCH_SUFFIX,
+  parameters: { type: "object", properties: { task: TASK }, required: ["task"], additionalProperties: false },
+  isAvailable: canLaunch,
+  concurrency: "safe",
+  async execute(args, exec) {
+    return refusing(async () => {
+      const id = await serviceOf(exec).start("fork", args.task);
+      return { text: startedText(id), metadata: { childId: id } };
+    });
+  },
+};
+
+export const sendMessageTool: ToolDefinition<{ agent_id: string; message: string }> = {
+  name: "send_message",
+  toolset: SUBAGENT_TOOLSET,
+  description: SEND_MESSAGE_DESCRIPTION,
+  parameters: {
+    type: "object",
+    properties: {
+      agent_id: {
+        type: "string",
+        minLength: 1,
+        description: "Your parent's id, or one of your subagents' ids.",
+      },
+      message: { type: "string", minLength: 1, description: "The message, self-contained." },
+    },
+    required: ["agent_id", "message"],
+    additionalProperties: false,
+  },
+  isAvailable: hasService,
+  concurrency: "safe",
+  async execute(args, exec) {
+    return refusing(async () => {
+      await serviceOf(exec).send(args.agent_id, args.message);
+      return { text: `message delivered to agent ${args.agent_id}` };
+    });
+  },
+};
+
+export const interruptAgentTool: ToolDefinition<{ agent_id: string }> = {
+  name: "interrupt_agent",
+  toolset: SUBAGENT_TOOLSET,
+  description: INTERRUPT_AGENT_DESCRIPTION,
+  parameters: {
+    type: "object",
+    properties: {
+      agent_id: { type: "string", minLength: 1, description: "The id of one of your subagents." },
+    },
+    required: ["agent_id"],
+    additionalProperties: false,
+  },
+  isAvailable: hasService,
+  concurrency: "safe",
+  async execute(args, exec) {
+    return refusing(async () => {
+      const view = await serviceOf(exec).interrupt(args.agent_id);
+      return {
+        text: view.active
+          ? `asked subagent ${view.id} to stop; you will be notified when it settles`
+          : `subagent ${view.id} is not running (${view.state.toLowerCase()}); nothing to interrupt`,
+      };
+    });
+  },
+};
+
+export const listAgentsTool: ToolDefinition<Record<string, never>> = {
+  name: "list_agents",
+  toolset: SUBAGENT_TOOLSET,
+  description: LIST_AGENTS_DESCRIPTION,
+  parameters: { type: "object", properties: {}, additionalProperties: false },
+  isAvailable: hasService,
+  concurrency: "safe",
+  readOnly: true,
+  async execute(_args, exec) {
+    const children = await serviceOf(exec).children();
+    if (children.length === 0) return { text: "No subagents" };
+    return {
+      text: `${children.map(agentLine).join("\n")}\nYou are notified when a subagent finishes; there is no need to check its status again.`,
+    };
+  },
+};
+
+function agentLine(view: ChildView): string {
+  const state = view.active && view.settled ? "RUNNING (again)" : view.state;
+  const task = view.task.replace(/\s+/g, " ");
+  return `${view.id} [${view.mode}] ${state} — ${task.length > 100 ? `${task.slice(0, 99)}…` : task}`;
+}
+
+/** S4: the report tool of a child launched with a schema; `record` keeps the result for the settlement. */
+export function structuredOutputTool(
+  schema: ObjectSchema,
+  gate: {
+    recorded(): unknown;
+    busy(): Promise<boolean>;
+    record(value: Record<string, unknown>): void;
+  },
+): ToolDefinition<Record<string, unknown>> {
+  return {
+    name: "structured_output",
+    toolset: SUBAGENT_TOOLSET,
+    description: STRUCTURED_OUTPUT_DESCRIPTION,
+    parameters: schema,
+    promptSection: { order: 2_810, text: STRUCTURED_OUTPUT_SECTION },
+    async execute(args, exec) {
+      const already = gate.recorded();
+      if (already !== undefined)
+        return {
+          text: `Error: ${structuredAlreadyText(canonicalJson(already))}`,
+          isError: true,
+          code: "ALREADY_RECORDED",
+        };
+      if (await gate.busy()) return { text: `Error: ${STRUCTURED_BUSY_TEXT}`, isError: true, code: "BUSY" };
+      gate.record(args);
+      exec.concludeTurn(); // S4: success concludes the turn
+      return { text: "structured output recorded" };
+    },
+  };
+}
