@@ -256,7 +256,7 @@ export class McpConnection {
 
   private describe(error: unknown): string {
     let text = error instanceof Error ? error.message : String(error);
-    if (error instanceof McpError) text = text.replace(/^MCP error -?\d+: /, "");
+    if (error instanceof McpError) text = text.replace(/^(MCP error -?\d+: )+/, "");
     const tail = this.stderrTail.trim().split("\n").at(-1);
     if (tail && this.stateValue !== "ready") text = `${text}; stderr: ${tail}`;
     return this.redactor.text(text.replace(/\s+/g, " ").trim().slice(0, 500));

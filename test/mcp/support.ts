@@ -1,0 +1,193 @@
+/**
+ * MCP test fixture: the reference servers as installed (started by the tests, never mocked), a session
+ * opened with the standard preset against the fake provider, and condition waits (no fixed sleeps).
+ */
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
+import type { LogEvent } from "../../src/log/events.js";
+import type { McpServersConfig } from "../../src/mcp/config.js";
+import type { McpConnection, McpState } from "../../src/mcp/connection.js";
+import type { McpPool } from "../../src/mcp/pool.js";
+import { openAgent } from "../../src/presets/open-agent.js";
+import { openStore } from "../../src/store/open-store.js";
+import type { Store } from "../../src/store/store.js";
+import { type FakeProvider, type FakeScript, startFakeProvider } from "../../testing/fake-provider/index.js";
+
+const root = (path: string) => fileURLToPath(new URL(`../../node_modules/${path}`, import.meta.url));
+export const EVERYTHING = root("@modelcontextprotocol/server-everything/dist/index.js");
+export const FILESYSTEM = root("@modelcontextprotocol/server-filesystem/dist/index.js");
+export const MEMORY = root("@modelcontextprotocol/server-memory/dist/index.js");
+export const CHANGING = fileURLToPath(new URL("./fixtures/changing-server.mjs", import.meta.url));
+
+/** A stdio entry for one of the installed servers (run with this node, no PATH lookup). */
+export function stdio(script: string, args: string[] = [], extra: Record<string, unknown> = {}) {
+  return { command: process.execPath, args: [script, ...args], ...extra } as McpServersConfig[string];
+}
+
+/** Parses entries the way the config loader does (defaults filled). */
+export function servers(entries: Record<string, unknown>): McpServersConfig {
+  return entries as McpServersConfig;
+}
+
+export type Session = {
+  events: LogEvent[];
+  fake: FakeProvider;
+  store: Store;
+  home: string;
+  /** Tool results by call id. */
+  results: Map<string, { text: string; isError?: boolean }>;
+  stderr: string[];
+};
+
+export function configWith(mcp: McpServersConfig, patch: Partial<Config> = {}, baseUrl = ""): Config {
+  return {
+    ...DEFAULT_CONFIG,
+    ...patch,
+    approval: "never",
+    session: { titles: false },
+    model: { ...DEFAULT_CONFIG.model, base_url: baseUrl, ...patch.model },
+    mcp_servers: withDefaults(mcp),
+  };
+}
+
+export function withDefaults(mcp: McpServersConfig): McpServersConfig {
+  const out: McpServersConfig = {};
+  for (const [name, entry] of Object.entries(mcp))
+    out[name] = { enabled: true, timeout_ms: 60_000, startup_timeout_ms: 10_000, ...entry };
+  return out;
+}
+
+/**
+ * Runs one or more turns (one prompt each) of a standard-preset session with these MCP servers, the fake
+ * provider answering from `script`. `between(turn)` runs after each turn (waits for conditions).
+ */
+export async function runSession(options: {
+  mcp: McpServersConfig;
+  script: FakeScript;
+  prompts?: string[];
+  env?: NodeJS.ProcessEnv;
+  pool?: McpPool;
+  patch?: Partial<Config>;
+  between?: (turn: number, agent: Awaited<ReturnType<typeof openAgent>>["agent"]) => Promise<void>;
+}): Promise<Session> {
+  const home = mkdtempSync(join(tmpdir(), "bdsh-mcp-"));
+  const workspace = mkdtempSync(join(tmpdir(), "bdsh-mcp-ws-"));
+  const fake = await startFakeProvider({ script: options.script });
+  const store = await openStore({ home });
+  const stderr: string[] = [];
+  const env = { DEEPSEEK_API_KEY: "test-key-not-secret", PATH: process.env.PATH, ...options.env };
+  try {
+    const { agent, session } = await openAgent({
+      store,
+      config: configWith(options.mcp, options.patch, fake.url),
+      workspace,
+      home,
+      env,
+      toolOptions: {
+        home,
+        env,
+        onPluginFailure: (failure) => stderr.push(`${failure.name}: ${failure.error}`),
+        ...(options.pool ? { mcp: options.pool } : {}),
+      },
+    });
+    const prompts = options.prompts ?? ["go"];
+    for (const [turn, prompt] of prompts.entries()) {
+      await agent.followup(prompt);
+      await agent.whenIdle();
+      await options.between?.(turn, agent);
+    }
+    await agent.close();
+    const events = await store.read(session.id);
+    const results = new Map<string, { text: string; isError?: boolean }>();
+    for (const event of events)
+      if (event.type === "tool/result")
+        results.set(event.data.callId, {
+          text: event.data.text,
+          ...(event.data.isError ? { isError: true } : {}),
+        });
+    return { events, fake, store, home, results, stderr };
+  } finally {
+    await store.close();
+    await fake.close();
+  }
+}
+
+/** Resolves when the connection reaches `state` (now or later). */
+export function waitForState(connection: McpConnection, state: McpState): Promise<void> {
+  if (connection.state === state) return Promise.resolve();
+  return new Promise((resolve) => {
+    const stop = connection.on((event) => {
+      if (event.kind === "state" && event.state === state) {
+        stop();
+        resolve();
+      }
+    });
+  });
+}
+
+/** Resolves when `check()` holds, re-checked on every event of the connection. */
+export function waitFor(connection: McpConnection, check: () => boolean): Promise<void> {
+  if (check()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const stop = connection.on(() => {
+      if (check()) {
+        stop();
+        resolve();
+      }
+    });
+  });
+}
+
+/** A gate for the reconnect back-off: each sleep waits until `open()`. */
+export function gatedSleep(): {
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  open(): void;
+  delays: number[];
+} {
+  const delays: number[] = [];
+  let release: (() => void) | undefined;
+  let opened = false;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return {
+    delays,
+    open: () => {
+      opened = true;
+      release?.();
+    },
+    sleep: (ms, signal) => {
+      delays.push(ms);
+      if (opened) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true });
+        void gate.then(resolve);
+      });
+    },
+  };
+}
+
+/** A port nothing listens on now (for the HTTP server to take, or for a refused connection). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+export function toolNamesOf(request: { body: unknown }): string[] {
+  const body = request.body as { tools?: Array<{ function: { name: string } }> };
+  return (body.tools ?? []).map((t) => t.function.name);
+}
+
+export function allText(session: Session): string {
+  return JSON.stringify(session.events) + JSON.stringify(session.fake.requests) + session.stderr.join("\n");
+}
