@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import type { McpServersConfig } from "../../src/mcp/config.js";
+import { type McpServersConfig, mcpServerSchema } from "../../src/mcp/config.js";
 import type { McpConnection, McpState } from "../../src/mcp/connection.js";
 import type { McpPool } from "../../src/mcp/pool.js";
 import { openAgent } from "../../src/presets/open-agent.js";
@@ -25,12 +25,7 @@ export const CHANGING = fileURLToPath(new URL("./fixtures/changing-server.mjs", 
 
 /** A stdio entry for one of the installed servers (run with this node, no PATH lookup). */
 export function stdio(script: string, args: string[] = [], extra: Record<string, unknown> = {}) {
-  return { command: process.execPath, args: [script, ...args], ...extra } as McpServersConfig[string];
-}
-
-/** Parses entries the way the config loader does (defaults filled). */
-export function servers(entries: Record<string, unknown>): McpServersConfig {
-  return entries as McpServersConfig;
+  return mcpServerSchema.parse({ command: process.execPath, args: [script, ...args], ...extra });
 }
 
 export type Session = {
@@ -54,10 +49,10 @@ export function configWith(mcp: McpServersConfig, patch: Partial<Config> = {}, b
   };
 }
 
+/** Entries as the config loader gives them (defaults filled). */
 export function withDefaults(mcp: McpServersConfig): McpServersConfig {
   const out: McpServersConfig = {};
-  for (const [name, entry] of Object.entries(mcp))
-    out[name] = { enabled: true, timeout_ms: 60_000, startup_timeout_ms: 10_000, ...entry };
+  for (const [name, entry] of Object.entries(mcp)) out[name] = mcpServerSchema.parse(entry);
   return out;
 }
 
