@@ -8,7 +8,8 @@
  * - Verification looks only at the handle and the key: a malformed, truncated, re-versioned or altered
  *   handle is refused before the store is asked anything about the child, so a refusal says nothing about
  *   which children exist.
- * - The comparison is constant-time (timingSafeEqual over equal-length digests).
+ * - The comparison is constant-time (timingSafeEqual over the equal-length capability texts; the text, not
+ *   its decoding, so no other spelling of the same digest passes).
  * - A handle never carries the key, the transcript or any state; state is read from the store each time.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
@@ -72,8 +73,13 @@ export function verifyHandle(
   if (typeof h.parentId !== "string" || !ID.test(h.parentId)) return undefined;
   if (h.correlationId !== undefined && typeof h.correlationId !== "string") return undefined;
   if (typeof h.capability !== "string" || !CAPABILITY.test(h.capability)) return undefined;
-  const given = Buffer.from(h.capability.slice(3), "base64url");
-  const expected = mac(key, HANDLE_VERSION, h.childId, h.parentId, h.correlationId as string | undefined);
+  // The text is compared, not its decoding: base64url's last character carries 2 unused bits, so 4 strings
+  // decode to the same digest, and a capability with one of those bits flipped must not pass.
+  const given = Buffer.from(h.capability, "ascii");
+  const expected = Buffer.from(
+    `v1.${mac(key, HANDLE_VERSION, h.childId, h.parentId, h.correlationId as string | undefined).toString("base64url")}`,
+    "ascii",
+  );
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
   return { childId: h.childId, parentId: h.parentId };
 }

@@ -104,9 +104,12 @@ export async function childView(store: Store, id: string): Promise<ChildView | u
   const waiting = (await store.pendingInbox(id)).some((item) => item.mode !== "inject");
   const settledSinceStart =
     lastSettled !== undefined && (lastStart === undefined || lastSettled.seq > lastStart.seq);
-  const active = turnOpen || waiting || !settledSinceStart;
+  // Cancelled before it ever started (its task was discarded): nothing will run, so it is over.
+  const cancelledUnstarted = !lastStart && !waiting && delegation.cancelRequested !== undefined;
+  const active = !cancelledUnstarted && (turnOpen || waiting || !settledSinceStart);
   let state: LifecycleState;
   if (first?.type === "subagent/settled") state = terminalState(first.data, delegation);
+  else if (cancelledUnstarted) state = "CANCELLED";
   else if (delegation.cancelRequested) state = "CANCEL_REQUESTED";
   else if (lastStart) state = "RUNNING";
   else state = (await leaseLive(store, id)) ? "STARTING" : "PENDING";

@@ -126,30 +126,38 @@ function setupChild(
     name: "delegation-depth",
     order: CONTEXT_ORDER.delegation + 2,
     render: () =>
-      service.depth >= settings.maxDepth && ctx.currentTools().some((t) => t.name === "subagent")
+      service.depth >= settings.maxDepth && offers(ctx, "subagent")
         ? depthCapText(service.depth, settings.maxDepth)
         : undefined,
   });
 
   if (delegation.schema) {
+    // This turn's recorded result: in memory as soon as the call succeeds (a later call of the same batch
+    // is refused before the result reaches the log), else from the log (a reopened agent).
+    let recordedNow: { turnSeq: number; value: unknown } | undefined;
+    const turnSeq = () => ctx.log.last("turn/start")?.seq ?? 0;
+    const recorded = (beforeCallId?: string) =>
+      recordedNow && recordedNow.turnSeq === turnSeq()
+        ? recordedNow.value
+        : structuredOfTurn(ctx.log.events, beforeCallId);
     const gate = {
-      recorded: () => structuredOfTurn(ctx.log.events),
+      recorded: () => recorded(),
       busy: async () =>
         (await service.children()).some((child) => child.active) ||
         (await ctx.store.pendingInbox(ctx.sessionId)).some((item) => item.mode !== "inject"),
-      record: () => undefined, // the tool call itself is the record (durable in the log)
+      record: (value: Record<string, unknown>) => {
+        recordedNow = { turnSeq: turnSeq(), value };
+      },
     };
     installTools(ctx, [structuredOutputTool(delegation.schema as ObjectSchema, gate)]);
     // S4: after a recorded result, every later tool call of the turn is refused.
     ctx.hooks.onWaterfall(
       "tools/pre-execute",
       (state) => {
-        const recorded = structuredOfTurn(ctx.log.events, state.call.callId);
-        if (recorded === undefined || state.call.name === "structured_output") return state;
-        return {
-          ...state,
-          decision: { kind: "deny", reason: structuredAlreadyText(JSON.stringify(recorded)) },
-        };
+        if (state.call.name === "structured_output") return state; // the tool answers for itself
+        const value = recorded(state.call.callId);
+        if (value === undefined) return state;
+        return { ...state, decision: { kind: "deny", reason: structuredAlreadyText(JSON.stringify(value)) } };
       },
       { plugin: "subagents" },
     );
@@ -164,7 +172,7 @@ function setupChild(
       if (!end || (previous && previous.seq > end.seq)) return;
       if ((await ctx.store.pendingInbox(ctx.sessionId)).some((item) => item.mode !== "inject")) return;
       const closingMessage = closingMessageOf(ctx.log.events);
-      const structured = structuredOfTurn(ctx.log.events);
+      const structured = delegation.schema ? structuredOfTurn(ctx.log.events) : undefined;
       const error = end.data.error;
       const diagnostic = error
         ? cutBytes(`${error.code}: ${error.message}`, MAX_DIAGNOSTIC_BYTES)
@@ -200,10 +208,17 @@ function setupChild(
   );
 }
 
+/** The tools this agent is offered (decided at `agent/ready`; known before the first request is built). */
+function offeredTools(ctx: PluginContext): string[] {
+  return (ctx.services.get("toolHost")?.declarations() ?? ctx.currentTools()).map((t) => t.name);
+}
+
+const offers = (ctx: PluginContext, name: string): boolean => offeredTools(ctx).includes(name);
+
 /** The toolsets of the tools this agent is offered. */
 function offeredToolsets(ctx: PluginContext): string[] {
   const registry = ctx.services.get("toolRegistry");
-  const names = ctx.currentTools().map((t) => t.name);
+  const names = offeredTools(ctx);
   return [...new Set(names.map((name) => registry?.get(name)?.toolset).filter((t): t is string => !!t))];
 }
 

@@ -110,7 +110,8 @@ const REFUSED_KEYS: Record<string, string> = {
 
 export class SubagentService {
   readonly lifecycle: SubagentLifecycle;
-  private launching = 0;
+  /** Launches run one at a time (parallel tool calls): the store's count of active children is then exact. */
+  private launches: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: SubagentServiceOptions) {
     this.lifecycle = new SubagentLifecycle(options.store, options.driver, {
@@ -147,41 +148,47 @@ export class SubagentService {
       via?: Delegation["via"];
     } = {},
   ): Promise<string> {
-    const { store, self, settings } = this.options;
+    const { settings } = this.options;
     if (!this.canDelegate)
       throw new SubagentRefusal("DEPTH_LIMIT_REACHED", depthLimitText(this.options.depth, settings.maxDepth));
-    this.launching++;
-    try {
-      if ((await this.activeInTree()) + this.launching > settings.maxActive)
-        throw new SubagentRefusal(ACTIVATION_LIMIT_CODE, activationLimitText(settings.maxActive));
-      const delegation: Delegation = {
-        parentId: self.id,
-        depth: this.options.depth + 1,
-        mode,
-        task: task.length > 2_000 ? `${task.slice(0, 2_000)}…` : task,
-        via: extra.via ?? "tool",
-        ...withoutVia(extra),
-      };
-      const workspace = (self.metadata.workspace as string | undefined) ?? this.options.cwd();
-      const child =
-        mode === "fork"
-          ? await forkSession(store, self.id, { title: null, metadata: { workspace, delegation } })
-          : await this.spawnSession(workspace, delegation);
-      await store.enqueueInbox(child.id, {
-        queue: "next-turn",
-        mode: "followup",
-        source: "delegation",
-        text: task,
-      });
-      this.options.record({
-        type: "subagent/started",
-        data: { childId: child.id, mode, task: delegation.task },
-      });
-      this.options.driver.wake(child.id);
-      return child.id;
-    } finally {
-      this.launching--;
-    }
+    const launch = this.launches.then(() => this.launchNow(mode, task, extra));
+    this.launches = launch.catch(() => undefined);
+    return launch;
+  }
+
+  private async launchNow(
+    mode: "spawn" | "fork",
+    task: string,
+    extra: Omit<Delegation, "parentId" | "depth" | "mode" | "task" | "via"> & { via?: Delegation["via"] },
+  ): Promise<string> {
+    const { store, self, settings } = this.options;
+    if ((await this.activeInTree()) >= settings.maxActive)
+      throw new SubagentRefusal(ACTIVATION_LIMIT_CODE, activationLimitText(settings.maxActive));
+    const delegation: Delegation = {
+      parentId: self.id,
+      depth: this.options.depth + 1,
+      mode,
+      task: task.length > 2_000 ? `${task.slice(0, 2_000)}…` : task,
+      via: extra.via ?? "tool",
+      ...withoutVia(extra),
+    };
+    const workspace = (self.metadata.workspace as string | undefined) ?? this.options.cwd();
+    const child =
+      mode === "fork"
+        ? await forkSession(store, self.id, { title: null, metadata: { workspace, delegation } })
+        : await this.spawnSession(workspace, delegation);
+    await store.enqueueInbox(child.id, {
+      queue: "next-turn",
+      mode: "followup",
+      source: "delegation",
+      text: task,
+    });
+    this.options.record({
+      type: "subagent/started",
+      data: { childId: child.id, mode, task: delegation.task },
+    });
+    this.options.driver.wake(child.id);
+    return child.id;
   }
 
   /** S5: a message to this agent's parent or one of its children; wakes the receiver. */
