@@ -11,6 +11,7 @@ import {
   allText,
   EVERYTHING,
   gatedSleep,
+  ref,
   runSession,
   stdio,
   toolNamesOf,
@@ -78,9 +79,9 @@ describe("MCP connections", () => {
         leaky: {
           command: process.execPath,
           args: ["-e", "console.error('token=' + process.env.LEAK); process.exit(3)"],
-          env: { LEAK: "${BDSH_MCP_CANARY}" },
+          env: { LEAK: ref("BDSH_MCP_CANARY") },
         },
-        everything: stdio(EVERYTHING, ["stdio"], { env: { CANARY_TOKEN: "${BDSH_MCP_CANARY}" } }),
+        everything: stdio(EVERYTHING, ["stdio"], { env: { CANARY_TOKEN: ref("BDSH_MCP_CANARY") } }),
       }),
       env: { BDSH_MCP_CANARY: CANARY },
       script: [

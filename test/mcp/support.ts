@@ -2,6 +2,7 @@
  * MCP test fixture: the reference servers as installed (started by the tests, never mocked), a session
  * opened with the standard preset against the fake provider, and condition waits (no fixed sleeps).
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -185,4 +186,41 @@ export function toolNamesOf(request: { body: unknown }): string[] {
 
 export function allText(session: Session): string {
   return JSON.stringify(session.events) + JSON.stringify(session.fake.requests) + session.stderr.join("\n");
+}
+
+/** `${NAME}` as written in config (built, so no template-looking literal sits in the source). */
+export function ref(name: string): string {
+  return ["$", "{", name, "}"].join("");
+}
+
+/** Starts server-everything over HTTP (`streamableHttp` or `sse`) on a free port; resolves once it listens. */
+export async function startHttpEverything(
+  mode: "streamableHttp" | "sse",
+): Promise<{ url: string; port: number; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [EVERYTHING, mode], {
+    env: { PATH: process.env.PATH, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let seen = "";
+  await new Promise<void>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`server-everything ${mode} exited ${code}: ${seen}`)));
+    child.stderr!.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (new RegExp(`port ${port}`).test(seen)) resolve();
+    });
+  });
+  child.removeAllListeners("exit");
+  const path = mode === "sse" ? "/sse" : "/mcp";
+  return {
+    url: `http://127.0.0.1:${port}${path}`,
+    port,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGKILL");
+      }),
+  };
 }
