@@ -8,9 +8,12 @@
  * - On the deadline the command is not killed when a job store exists: it becomes a background job (T8).
  *   Without one it is killed (SIGTERM, SIGKILL after 3 s) and the result says `[timed out after <ms>ms]`.
  * - `sandbox_permissions` wider than the session's mode needs the user's approval every time (T17).
+ * - Issue 19: the command runs on the session's backend (local, ssh, docker, a plugin); on a remote one
+ *   `workdir` is resolved against the remote working directory. A backend that lost the command (an SSH
+ *   connection dropped) is reported as `[stopped: <why>]` with no exit code: the outcome is unknown.
  */
 import { stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { posix, resolve } from "node:path";
 import { requestApproval } from "../approvals.js";
 import { spillLocator } from "../spill/blob-store.js";
 import type { RunningCommand } from "../terminal/environment.js";
@@ -109,9 +112,15 @@ export function createBashTool(options: BashToolOptions = BASH_DEFAULTS): ToolDe
 
 async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions): Promise<ToolOutput> {
   const terminal = exec.services.require("terminal");
-  const cwd = resolve(exec.cwd, args.workdir ?? ".");
-  const info = await stat(cwd).catch(() => undefined);
-  if (!info?.isDirectory()) throw new Error(`workdir "${cwd}" is not a directory`);
+  // Issue 19: on a remote backend the working directory is the remote one, and only it can check it.
+  const remote = terminal.remoteCwd !== undefined;
+  const cwd = remote
+    ? posix.resolve(terminal.remoteCwd ?? "/", args.workdir ?? ".")
+    : resolve(exec.cwd, args.workdir ?? ".");
+  if (!remote) {
+    const info = await stat(cwd).catch(() => undefined);
+    if (!info?.isDirectory()) throw new Error(`workdir "${cwd}" is not a directory`);
+  }
 
   let mode = exec.sandbox;
   const wanted = args.sandbox_permissions;
@@ -138,7 +147,7 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
   if (args.run_in_background) {
     if (!jobs) throw new Error("background jobs are not available");
     const running = terminal.spawn(args.command, spawnOptions);
-    const job = adoptOrKill(jobs.adopt.bind(jobs), exec, label, running);
+    const job = adoptOrKill(jobs.adopt.bind(jobs), exec, label, running, args.command);
     return { text: `started background job ${(await job).id}` };
   }
 
@@ -152,7 +161,7 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
   if (ending === "timeout" && jobs) {
     detach();
     try {
-      const job = await adoptOrKill(jobs.adopt.bind(jobs), exec, label, running);
+      const job = await adoptOrKill(jobs.adopt.bind(jobs), exec, label, running, args.command);
       const sofar = formatBashResult({ stdout: stdout.tail(), stderr: stderr.tail() });
       return { text: `${sofar}\n${movedToBackgroundText(timeoutMs, job.id)}` };
     } catch {
@@ -178,25 +187,38 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
     truncated,
     ...(locator ? { fullOutputLocator: locator } : {}),
     ...(ending === "timeout" ? { timedOutMs: timeoutMs } : {}),
-    ...(ending === "abort" ? { stopped: "aborted" } : {}),
+    ...(ending === "abort" ? { stopped: "aborted" } : status.lost ? { stopped: status.lost } : {}),
     signal: status.signal,
     exitCode: status.exitCode,
     ...(denied ? { sandboxDenied: mode, escalation: exec.approval !== "never" } : {}),
   });
   return {
     text,
-    metadata: { exitCode: status.exitCode, signal: status.signal, sandboxed: running.sandboxed },
+    metadata: {
+      exitCode: status.exitCode,
+      signal: status.signal,
+      sandboxed: running.sandboxed,
+      backend: terminal.backend,
+      ...(status.lost ? { lost: true } : {}),
+    },
   };
 }
 
 async function adoptOrKill(
-  adopt: (input: { owner: string; kind: string; label: string; command: RunningCommand }) => { id: string },
+  adopt: (input: {
+    owner: string;
+    kind: string;
+    label: string;
+    command: RunningCommand;
+    commandLine?: string;
+  }) => { id: string },
   exec: ToolExec,
   label: string,
   running: RunningCommand,
+  commandLine: string,
 ): Promise<{ id: string }> {
   try {
-    return adopt({ owner: exec.session.sessionId, kind: "bash", label, command: running });
+    return adopt({ owner: exec.session.sessionId, kind: "bash", label, command: running, commandLine });
   } catch (error) {
     // JobLimitError: the command cannot become a job, so it must not keep running unowned.
     await running.kill();

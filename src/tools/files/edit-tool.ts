@@ -12,6 +12,7 @@ import { readFile } from "node:fs/promises";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 import { writeForTool } from "./atomic-write.js";
 import { guardModification } from "./modify-guard.js";
+import { guardRemoteModification, remoteFiles, remotePath, writeRemote } from "./remote-files.js";
 
 export type EditArgs = { file_path: string; old_string: string; new_string: string; replace_all?: boolean };
 
@@ -42,29 +43,47 @@ export const editTool: ToolDefinition<EditArgs> = {
     if (args.old_string === args.new_string) throw new Error("old_string and new_string must differ");
     if (args.old_string === "")
       throw new Error("old_string must not be empty; use write to create or replace a whole file");
-    const target = await guardModification(exec, args.file_path, "edit");
-    if (!target.exists) throw new Error(`cannot edit "${target.shown}": not found`);
-    const original = await readFile(target.real, "utf8");
+    const remote = remoteFiles(exec);
+    let shown: string;
+    let original: string;
+    let save: (content: string) => Promise<void>;
+    if (remote) {
+      // Issue 19: the environment's files, with the same checks (remote-files.ts).
+      const path = remotePath(remote, args.file_path);
+      if (!(await guardRemoteModification(exec, remote, path, "edit")))
+        throw new Error(`cannot edit "${path}": not found`);
+      shown = path;
+      original = (await remote.files.readFile(path)).toString("utf8");
+      save = (content) => writeRemote(exec, remote, path, content);
+    } else {
+      const target = await guardModification(exec, args.file_path, "edit");
+      if (!target.exists) throw new Error(`cannot edit "${target.shown}": not found`);
+      shown = target.shown;
+      original = await readFile(target.real, "utf8");
+      save = async (content) => {
+        await writeForTool(exec, target.real, target.shown, content);
+        await exec.services.require("fileObservations").recordCurrent(target.real);
+      };
+    }
     const crlf = original.includes("\r\n");
     const content = crlf ? original.replace(/\r\n/g, "\n") : original;
     const oldText = args.old_string.replace(/\r\n/g, "\n");
     const newText = args.new_string.replace(/\r\n/g, "\n");
     const matches = content.split(oldText).length - 1;
-    if (matches === 0) throw new Error(`old_string was not found in "${target.shown}"`);
+    if (matches === 0) throw new Error(`old_string was not found in "${shown}"`);
     if (matches > 1 && !args.replace_all) {
       throw new Error(
-        `old_string matched ${matches} times in "${target.shown}"; provide a more specific old_string or set replace_all to true`,
+        `old_string matched ${matches} times in "${shown}"; provide a more specific old_string or set replace_all to true`,
       );
     }
     const index = content.indexOf(oldText);
     const updated = args.replace_all
       ? content.split(oldText).join(newText)
       : content.slice(0, index) + newText + content.slice(index + oldText.length);
-    await writeForTool(exec, target.real, target.shown, crlf ? updated.replace(/\n/g, "\r\n") : updated);
-    await exec.services.require("fileObservations").recordCurrent(target.real);
+    await save(crlf ? updated.replace(/\n/g, "\r\n") : updated);
     const text = args.replace_all
-      ? `The file ${target.shown} has been updated successfully. All occurrences were successfully replaced.`
-      : `The file ${target.shown} has been updated successfully.`;
+      ? `The file ${shown} has been updated successfully. All occurrences were successfully replaced.`
+      : `The file ${shown} has been updated successfully.`;
     return { text };
   },
 };

@@ -34,6 +34,11 @@ export class FileObservations {
     return seen.mtimeNs === current.mtimeNs && seen.size === current.size ? "ok" : "stale";
   }
 
+  /** The version recorded for `key` (issue 19: remote files are checked against their backend's stat). */
+  seen(key: string): FileVersion | undefined {
+    return this.versions.get(key);
+  }
+
   forget(realPath: string): void {
     this.versions.delete(realPath);
   }

@@ -3,9 +3,10 @@
  * when none. Ignore files (.gitignore, .ignore) are respected, as ripgrep does. Exclusive (L19).
  */
 import { stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { posix, resolve } from "node:path";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 import { listWithOverflow } from "./overflow.js";
+import { remoteFiles, remotePath } from "./remote-files.js";
 import { ripgrepAvailable, runRipgrep } from "./ripgrep.js";
 
 export const GLOB_MAX_PATHS = 100;
@@ -26,11 +27,30 @@ export const globTool: ToolDefinition<GlobArgs> = {
     required: ["pattern"],
     additionalProperties: false,
   },
-  isAvailable: () => ripgrepAvailable(),
+  // Issue 19: a backend with its own files globs there (no local ripgrep needed).
+  isAvailable: ({ services }) => services.get("terminal")?.files !== undefined || ripgrepAvailable(),
   concurrency: "exclusive",
   readOnly: true,
   timeoutMs: 33_000,
   async execute(args, exec): Promise<ToolOutput> {
+    const remote = remoteFiles(exec);
+    if (remote) {
+      const root = remotePath(remote, args.path ?? ".");
+      if ((await remote.files.stat(root))?.kind !== "directory")
+        throw new Error(`cannot search "${root}": not a directory`);
+      const found = await remote.files.glob(root, args.pattern, exec.signal);
+      if (found.length === 0) return { text: "No files found" };
+      const dated = found.map((entry) => ({ path: posix.join(root, entry.path), mtime: entry.mtimeMs }));
+      dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : 1));
+      return {
+        text: await listWithOverflow(
+          exec,
+          dated.map((entry) => entry.path),
+          GLOB_MAX_PATHS,
+          "paths",
+        ),
+      };
+    }
     const root = resolve(exec.cwd, args.path ?? ".");
     const info = await stat(root).catch(() => undefined);
     if (!info?.isDirectory()) throw new Error(`cannot search "${root}": not a directory`);

@@ -9,6 +9,7 @@ import { resolve } from "node:path";
 import { parseSpillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { listWithOverflow } from "./overflow.js";
+import { remoteFiles, remotePath } from "./remote-files.js";
 import { ripgrepAvailable, runRipgrep } from "./ripgrep.js";
 
 export const GREP_MAX_MATCHES = 250;
@@ -38,7 +39,8 @@ export const grepTool: ToolDefinition<GrepArgs> = {
     required: ["pattern"],
     additionalProperties: false,
   },
-  isAvailable: () => ripgrepAvailable(),
+  // Issue 19: a backend with its own files greps there (no local ripgrep needed).
+  isAvailable: ({ services }) => services.get("terminal")?.files !== undefined || ripgrepAvailable(),
   concurrency: "exclusive",
   readOnly: true,
   timeoutMs: 33_000,
@@ -53,6 +55,24 @@ async function grep(args: GrepArgs, exec: ToolExec): Promise<ToolOutput> {
 }
 
 async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<string[]> {
+  const remote = remoteFiles(exec);
+  if (remote) {
+    const target = remotePath(remote, args.path ?? ".");
+    if (!(await remote.files.stat(target))) throw new Error(`cannot search "${target}": not found`);
+    const lines = await remote.files.grep(target, args.pattern, {
+      ...(args.glob ? { glob: args.glob } : {}),
+      ...(args.ignore_case ? { ignoreCase: true } : {}),
+      signal: exec.signal,
+    });
+    const parsed = lines.map((line) => {
+      const match = /^(.*?):(\d+):(.*)$/s.exec(line);
+      return match
+        ? { path: match[1]!, line: Number(match[2]), text: match[3]! }
+        : { path: line, line: 0, text: "" };
+    });
+    parsed.sort((a, b) => (a.path === b.path ? a.line - b.line : a.path < b.path ? -1 : 1));
+    return parsed.map((match) => `${match.path}:${match.line}:${match.text}`);
+  }
   const target = resolve(exec.cwd, args.path ?? ".");
   if (!(await stat(target).catch(() => undefined))) throw new Error(`cannot search "${target}": not found`);
   const rgArgs = [

@@ -17,6 +17,7 @@ import { parseSpillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { versionOf } from "./file-observations.js";
 import { READ_MAX_LINES, renderWindow } from "./line-window.js";
+import { recordRemoteRead, remoteFiles, remotePath } from "./remote-files.js";
 import { absolutePath, realPathOf } from "./sandbox-paths.js";
 
 export type ReadArgs = { file_path: string; offset?: number; limit?: number };
@@ -54,6 +55,20 @@ async function read(args: ReadArgs, exec: ToolExec): Promise<ToolOutput> {
     const blob = await exec.services.get("blobs")?.getBlob(blobId);
     if (!blob) throw new Error(`cannot read "${args.file_path}": not found`);
     return render(args.file_path, "spill", blob.content, offset, limit);
+  }
+  const remote = remoteFiles(exec);
+  if (remote) {
+    // Issue 19: the environment's files (SSH: SFTP).
+    const path = remotePath(remote, args.file_path);
+    const info = await remote.files.stat(path).catch(() => undefined);
+    if (!info) throw new Error(`cannot read "${path}": not found`);
+    if (info.kind === "directory") throw new Error(`cannot read "${path}": is a directory`);
+    const content = await remote.files.readFile(path);
+    if (content.subarray(0, BINARY_PROBE_BYTES).includes(0))
+      throw new Error(`cannot read "${path}": binary file`);
+    const output = render(path, "file", content, offset, limit);
+    await recordRemoteRead(exec, remote, path);
+    return output;
   }
   const path = absolutePath(exec, args.file_path);
   const info = await stat(path).catch(() => undefined);

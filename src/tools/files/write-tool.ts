@@ -6,6 +6,7 @@ import { stat } from "node:fs/promises";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 import { writeForTool } from "./atomic-write.js";
 import { guardModification } from "./modify-guard.js";
+import { guardRemoteModification, remoteFiles, remotePath, writeRemote } from "./remote-files.js";
 import { absolutePath } from "./sandbox-paths.js";
 
 export type WriteArgs = { file_path: string; content: string };
@@ -26,6 +27,16 @@ export const writeTool: ToolDefinition<WriteArgs> = {
   },
   concurrency: "exclusive",
   async execute(args, exec): Promise<ToolOutput> {
+    const remote = remoteFiles(exec);
+    if (remote) {
+      // Issue 19: the environment's files, with the same checks (remote-files.ts).
+      const path = remotePath(remote, args.file_path);
+      if ((await remote.files.stat(path))?.kind === "directory")
+        throw new Error(`cannot write "${path}": is a directory`);
+      const exists = await guardRemoteModification(exec, remote, path, "write");
+      await writeRemote(exec, remote, path, args.content);
+      return { text: `${exists ? "Updated" : "Created"} file ${path}` };
+    }
     const shown = absolutePath(exec, args.file_path);
     const existing = await stat(shown).catch(() => undefined);
     if (existing?.isDirectory()) throw new Error(`cannot write "${shown}": is a directory`);

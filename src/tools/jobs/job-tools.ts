@@ -3,19 +3,52 @@
  *
  * Model-visible: `(no new output)`, `[status: <status>]`, `<id> [<kind>] <status> — <label>`,
  * `No background jobs`, `killed background job <id>`, `Error: unknown background job "<id>"`.
- * Jobs are owned by the session; another session's job is unknown here.
+ * Jobs are owned by the session; another session's job is unknown here. Issue 19: a job that is not live
+ * on this server is read from its receipt (jobs/receipts.ts): the same session or a fork of it only.
  */
+import type { ProcessReceipt } from "../../store/process-receipts.js";
+import { spillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { type JobStore, statusText } from "./job-store.js";
+import { receiptInfo } from "./receipts.js";
 
 export const JOB_OUTPUT_DEFAULT_TIMEOUT_MS = 30_000;
 export const JOB_OUTPUT_MAX_TIMEOUT_MS = 600_000;
 
-function ownedJob(exec: ToolExec, id: string): JobStore {
+function ownedJob(exec: ToolExec, id: string): JobStore | undefined {
   const jobs = exec.services.require("jobs");
   const info = jobs.get(id);
-  if (!info || info.owner !== exec.session.sessionId) throw new Error(`unknown background job "${id}"`);
-  return jobs;
+  return info && info.owner === exec.session.sessionId ? jobs : undefined;
+}
+
+/** Issue 19: the job's receipt when it is not live here (another server, or before a restart). */
+async function receiptOf(exec: ToolExec, id: string): Promise<ProcessReceipt | undefined> {
+  return exec.services.get("jobReceipts")?.find(exec.session.sessionId, id);
+}
+
+const unknownJob = (id: string) => new Error(`unknown background job "${id}"`);
+
+function receiptStatus(receipt: ProcessReceipt): string {
+  const info = receiptInfo(receipt);
+  return info.lost ? `lost (${info.lost})` : receipt.state === "running" ? "running" : statusText(info);
+}
+
+async function readReceipt(exec: ToolExec, receipt: ProcessReceipt): Promise<ToolOutput> {
+  const parts: string[] = [];
+  if (receipt.state === "running") {
+    parts.push(`(output not available here: the job runs on another server, ${receipt.host})`);
+  } else if (receipt.readBytes >= receipt.outputBytes || receipt.outputTail === "") {
+    parts.push("(no new output)");
+  } else {
+    parts.push(receipt.outputTail.replace(/\n$/, ""));
+    await exec.services
+      .get("jobReceipts")
+      ?.settings.receipts.markRead(receipt.sessionId, receipt.jobId, receipt.outputBytes)
+      .catch(() => undefined);
+  }
+  if (receipt.outputBlobId) parts.push(`[full output: ${spillLocator(receipt.outputBlobId)}]`);
+  parts.push(`[status: ${receiptStatus(receipt)}]`);
+  return { text: parts.join("\n") };
 }
 
 export const jobOutputTool: ToolDefinition<{ job_id: string; wait?: boolean; timeout_ms?: number }> = {
@@ -44,6 +77,11 @@ export const jobOutputTool: ToolDefinition<{ job_id: string; wait?: boolean; tim
   isAvailable: ({ services }) => services.get("jobs") !== undefined,
   async execute(args, exec): Promise<ToolOutput> {
     const jobs = ownedJob(exec, args.job_id);
+    if (!jobs) {
+      const receipt = await receiptOf(exec, args.job_id);
+      if (!receipt) throw unknownJob(args.job_id);
+      return readReceipt(exec, receipt);
+    }
     const read = await jobs.readNew(args.job_id, {
       wait: args.wait ?? false,
       timeoutMs: Math.min(args.timeout_ms ?? JOB_OUTPUT_DEFAULT_TIMEOUT_MS, JOB_OUTPUT_MAX_TIMEOUT_MS),
@@ -54,6 +92,16 @@ export const jobOutputTool: ToolDefinition<{ job_id: string; wait?: boolean; tim
       parts.push(`(Omitted ${read.omittedBytes} bytes. Older output no longer kept.)`);
     parts.push(read.output === "" ? "(no new output)" : read.output.replace(/\n$/, ""));
     parts.push(`[status: ${statusText(read.info)}]`);
+    if (read.info.state !== "running") {
+      // The receipt remembers what was read, so another server does not show it again.
+      const receipts = exec.services.get("jobReceipts");
+      if (receipts) {
+        await jobs.settled?.(args.job_id);
+        await receipts.settings.receipts
+          .markRead(read.info.owner, read.info.id, Number.MAX_SAFE_INTEGER)
+          .catch(() => undefined);
+      }
+    }
     return { text: parts.join("\n") };
   },
 };
@@ -66,11 +114,19 @@ export const jobListTool: ToolDefinition<Record<string, never>> = {
   parameters: { type: "object", properties: {}, additionalProperties: false },
   isAvailable: ({ services }) => services.get("jobs") !== undefined,
   async execute(_args, exec): Promise<ToolOutput> {
-    const jobs = exec.services.require("jobs").list(exec.session.sessionId);
-    if (jobs.length === 0) return { text: "No background jobs" };
-    return {
-      text: jobs.map((job) => `${job.id} [${job.kind}] ${statusText(job)} — ${job.label}`).join("\n"),
-    };
+    const live = exec.services.require("jobs").list(exec.session.sessionId);
+    const lines = live.map((job) => `${job.id} [${job.kind}] ${statusText(job)} — ${job.label}`);
+    // Issue 19: jobs of this session that another server (or this one before a restart) ran.
+    const receipts = exec.services.get("jobReceipts");
+    if (receipts) {
+      const known = new Set(live.map((job) => job.id));
+      for (const receipt of await receipts.settings.receipts.list(exec.session.sessionId).catch(() => [])) {
+        if (known.has(receipt.jobId)) continue;
+        lines.push(`${receipt.jobId} [${receipt.kind}] ${receiptStatus(receipt)} — ${receipt.label}`);
+      }
+    }
+    if (lines.length === 0) return { text: "No background jobs" };
+    return { text: lines.join("\n") };
   },
 };
 
@@ -86,7 +142,19 @@ export const jobKillTool: ToolDefinition<{ job_id: string }> = {
   },
   isAvailable: ({ services }) => services.get("jobs") !== undefined,
   async execute(args, exec): Promise<ToolOutput> {
-    const info = await ownedJob(exec, args.job_id).kill(args.job_id);
+    const jobs = ownedJob(exec, args.job_id);
+    if (!jobs) {
+      const receipt = await receiptOf(exec, args.job_id);
+      if (!receipt) throw unknownJob(args.job_id);
+      if (receipt.state === "running")
+        throw new Error(
+          `background job ${receipt.jobId} runs on another server (${receipt.host}); it can only be stopped there`,
+        );
+      return {
+        text: `background job ${receipt.jobId} had already finished [status: ${receiptStatus(receipt)}]`,
+      };
+    }
+    const info = await jobs.kill(args.job_id);
     if (info.state !== "killed")
       return { text: `background job ${info.id} had already finished [status: ${statusText(info)}]` };
     return { text: `killed background job ${info.id}` };

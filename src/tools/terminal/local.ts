@@ -20,7 +20,7 @@
  *   `cleanup()` (agent close). `$BDSH_HOME` (`home`) is masked inside the sandbox (finding 3).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bubblewrapArgs, bubblewrapAvailable } from "./bubblewrap.js";
@@ -33,9 +33,10 @@ import type {
   OutputListener,
   RunningCommand,
   SpawnOptions,
-  TerminalBackend,
   TerminalEnvironment,
+  TerminalEnvironmentProvider,
 } from "./environment.js";
+import { executeBySpawn, joinOutput } from "./remote-shell.js";
 
 export const KILL_GRACE_MS = 3_000;
 
@@ -119,25 +120,12 @@ export class LocalEnvironment implements TerminalEnvironment {
   }
 
   async execute(command: string, options: ExecuteOptions): Promise<ExecuteResult> {
-    const running = this.spawn(command, options);
-    const out = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
-    running.onOutput((stream, chunk) => out[stream].push(chunk));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      void running.kill();
-    }, options.timeoutMs);
-    const onAbort = () => void running.kill();
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-    const status = await running.exited;
-    clearTimeout(timer);
-    options.signal?.removeEventListener("abort", onAbort);
-    return {
-      ...status,
-      stdout: Buffer.concat(out.stdout).toString("utf8"),
-      stderr: Buffer.concat(out.stderr).toString("utf8"),
-      timedOut,
-    };
+    const { status, stdout, stderr, timedOut } = await executeBySpawn(
+      this.spawn(command, options),
+      options.timeoutMs,
+      options.signal,
+    );
+    return { ...status, stdout, stderr, output: joinOutput(stdout, stderr), timedOut };
   }
 
   async cleanup(): Promise<void> {
@@ -161,6 +149,7 @@ class LocalCommand implements RunningCommand {
     readonly sandboxed: boolean,
     private readonly graceMs: number,
   ) {
+    if (child.pid !== undefined) this.ticks = processStartTicks(child.pid);
     child.stdout?.on("data", (chunk: Buffer) => this.emit("stdout", chunk));
     child.stderr?.on("data", (chunk: Buffer) => this.emit("stderr", chunk));
     this.sandboxInit = sandboxed ? readSandboxPid(child) : Promise.resolve(undefined);
@@ -188,6 +177,14 @@ class LocalCommand implements RunningCommand {
   get pid(): number | undefined {
     return this.child.pid;
   }
+
+  /** Issue 19: read once, right after the spawn, for PID-safe adoption after a restart. */
+  get startTicks(): number | undefined {
+    if (this.ticks === undefined && this.child.pid !== undefined)
+      this.ticks = processStartTicks(this.child.pid);
+    return this.ticks;
+  }
+  private ticks: number | undefined;
 
   onOutput(listener: OutputListener): () => void {
     this.listeners.add(listener);
@@ -257,8 +254,36 @@ function readSandboxPid(child: ChildProcess): Promise<number | undefined> {
   });
 }
 
-export const localBackend: TerminalBackend = {
+/** Issue 19: the `local` provider (Hermes's in-tree `local`), with bubblewrap when it works. */
+export const localBackend: TerminalEnvironmentProvider = {
   name: "local",
+  displayName: "Local",
   description: "Run commands on this machine (under bubblewrap when installed).",
-  create: (options) => new LocalEnvironment(options),
+  isRemote: false,
+  isContainer: false,
+  cachePathBase: null,
+  stripEnvKeys: [],
+  skipContainerGuards: false,
+  sessionIsolatedWhenNonpersistent: false,
+  isAvailable: () => true,
+  probe: () =>
+    bubblewrapAvailable()
+      ? { ok: true, detail: "available; commands run under bubblewrap" }
+      : { ok: true, detail: "available; bubblewrap not usable, commands run without an OS sandbox" },
+  doctorChecks: () => [],
+  setupInstructions: () => "Nothing to set up; install bubblewrap (bwrap) for the command sandbox.",
+  createEnvironment: (options) => new LocalEnvironment(options),
 };
+
+/** Field 22 of `/proc/<pid>/stat`: the process's start time in clock ticks since boot (undefined if gone). */
+export function processStartTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[19]);
+    return Number.isFinite(ticks) ? ticks : undefined;
+  } catch {
+    return undefined;
+  }
+}
