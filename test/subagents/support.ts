@@ -72,3 +72,9 @@ export async function openTestAgent(
 }
 
 export type Reply = FakeReply | Promise<FakeReply>;
+
+/** The text of the request's last tool message ("" when it has none). */
+export const lastToolMessage = (request: FakeRequest): string => {
+  const tool = messagesOf(request).findLast((m) => m.role === "tool");
+  return tool ? textOf(tool) : "";
+};
