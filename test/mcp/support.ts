@@ -51,7 +51,7 @@ export function configWith(mcp: McpServersConfig, patch: Partial<Config> = {}, b
 }
 
 /** Entries as the config loader gives them (defaults filled). */
-export function withDefaults(mcp: McpServersConfig): McpServersConfig {
+export function withDefaults(mcp: Record<string, object>): McpServersConfig {
   const out: McpServersConfig = {};
   for (const [name, entry] of Object.entries(mcp)) out[name] = mcpServerSchema.parse(entry);
   return out;
