@@ -39,6 +39,7 @@ import { RouteTable } from "./openapi.js";
 import { Health, Ready } from "./schemas.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { SessionRunner } from "./session-runner.js";
+import { registerSpeechRoutes } from "./speech-routes.js";
 import { strictValidator } from "./strict-validation.js";
 
 export type BdshPluginOptions = {
@@ -217,6 +218,14 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   });
   registerEventStream(routes, { store, runner, keepAliveMs: 15_000 });
   registerInteractionRoutes(routes, { store, runner });
+  registerSpeechRoutes(app, {
+    store,
+    runner,
+    config,
+    env: options.env ?? process.env,
+    tokenMatches,
+    allowedHosts,
+  }); // issue 20
   routes.add(
     "GET",
     "/v1/openapi.json",

@@ -1,0 +1,191 @@
+/**
+ * `GET /v1/sessions/:id/speech` as a WebSocket (issue 20 item 6, seed 000 streaming-tts.md "Gateway
+ * streaming"): the server's own `StreamingTtsAdapter`. For each spoken reply a client gets one JSON header
+ * `{"type":"start","turn":N,"mode":"stream"|"whole","format":{"encoding":"pcm_s16le","sample_rate":R,
+ * "channels":C}}`, then binary frames of PCM, then `{"type":"end","turn":N}` (or `{"type":"abort",...}`
+ * when a streamed turn stops).
+ *
+ * Invariants:
+ * - The upgrade needs the same bearer token as every `/v1` route (`Authorization` header; never a query
+ *   parameter, which would land in logs) and, on loopback, a loopback `Host`. Refusals are plain HTTP
+ *   401/403/404 before the upgrade.
+ * - Only the server that drives the session has its deltas: the route attaches to the session's cached agent
+ *   when a client connects and again whenever the session's durable log moves (the agent was opened later).
+ * - A streamed turn whose audio completed gets no whole-file reply; one that failed before any audio, or that
+ *   was joined late, gets the whole-file reply (src/tts/gateway.ts). A steer or a cancel aborts at once.
+ * - No credential reaches a client: messages carry formats, turns and short reasons only.
+ */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { FastifyInstance } from "fastify";
+import WebSocket, { WebSocketServer } from "ws";
+import type { Config } from "../config/schema.js";
+import type { Agent } from "../loop/agent.js";
+import type { Store } from "../store/store.js";
+import { followAgentTurns } from "../tts/agent-turns.js";
+import { type StreamingTtsAdapter, StreamingTtsConsumer } from "../tts/gateway.js";
+import type { PcmFormat } from "../tts/pcm.js";
+import { builtinTtsRegistry, planSpeech, type SpeechPlan } from "../tts/registry.js";
+import { bearerOf, hostAllowed, isLoopbackAddress } from "./auth.js";
+import type { SessionRunner } from "./session-runner.js";
+
+const SPEECH_PATH = /^\/v1\/sessions\/([^/?#]+)\/speech(?:\?.*)?$/;
+
+export type SpeechRouteOptions = {
+  store: Store;
+  runner: SessionRunner;
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  tokenMatches: (given: string) => boolean;
+  allowedHosts: readonly string[];
+  /** The providers (default: the built-in ones from `config.tts`). */
+  plan?: SpeechPlan;
+};
+
+type SessionSpeech = {
+  clients: Set<WebSocket>;
+  consumer: StreamingTtsConsumer;
+  agent?: Promise<Agent>;
+  detach?: () => void;
+  follow: AbortController;
+};
+
+function formatHeader(format: PcmFormat) {
+  return {
+    encoding: `pcm_s${format.sampleWidth * 8}le`,
+    sample_rate: format.sampleRate,
+    channels: format.channels,
+  };
+}
+
+export function registerSpeechRoutes(app: FastifyInstance, options: SpeechRouteOptions): void {
+  const sessions = new Map<string, SessionSpeech>();
+  const wss = new WebSocketServer({ noServer: true });
+  let plan: SpeechPlan | undefined = options.plan;
+  const planFor = () =>
+    (plan ??= planSpeech(builtinTtsRegistry(), {
+      config: options.config.tts,
+      env: options.env,
+      fetch: globalThis.fetch,
+    }));
+
+  const send = (sessionId: string, payload: unknown) => {
+    const data = payload instanceof Uint8Array ? payload : JSON.stringify(payload);
+    for (const client of sessions.get(sessionId)?.clients ?? [])
+      if (client.readyState === WebSocket.OPEN) client.send(data);
+  };
+  const adapter: StreamingTtsAdapter = {
+    supportsStreamingTts: (sessionId) => (sessions.get(sessionId)?.clients.size ?? 0) > 0,
+    begin: (sessionId, turn, format) =>
+      send(sessionId, { type: "start", turn, mode: "stream", format: formatHeader(format) }),
+    write: (sessionId, _turn, pcm) => send(sessionId, pcm),
+    finish: (sessionId, turn) => send(sessionId, { type: "end", turn }),
+    abort: (sessionId, turn, reason) => send(sessionId, { type: "abort", turn, reason }),
+    wholeReply: (sessionId, turn, format, pcm) => {
+      send(sessionId, { type: "start", turn, mode: "whole", format: formatHeader(format) });
+      send(sessionId, pcm);
+      send(sessionId, { type: "end", turn });
+    },
+  };
+
+  const attach = async (sessionId: string, speech: SessionSpeech) => {
+    const cached = options.runner.cachedAgent(sessionId);
+    if (!cached || cached === speech.agent) return;
+    speech.agent = cached;
+    const agent = await cached.catch(() => undefined);
+    if (!agent || speech.agent !== cached || sessions.get(sessionId) !== speech) return;
+    speech.detach?.();
+    const { consumer } = speech;
+    speech.detach = followAgentTurns(agent, {
+      startTurn: (turn, late) => consumer.startTurn(turn, late),
+      delta: (turn, text) => consumer.delta(turn, text),
+      stop: (turn) => void consumer.stop(turn),
+      endTurn: (turn, text) => void consumer.endTurn(turn, text),
+    });
+  };
+
+  const open = async (sessionId: string): Promise<SessionSpeech> => {
+    const existing = sessions.get(sessionId);
+    if (existing) return existing;
+    const { tts } = options.config;
+    const speech: SessionSpeech = {
+      clients: new Set(),
+      consumer: new StreamingTtsConsumer({
+        sessionId,
+        adapter,
+        plan: planFor(),
+        maxChunkChars: tts.max_chunk_chars,
+        maxBodyBytes: tts.max_body_bytes,
+        onReport: (report) => app.log.warn({ sessionId, tts: report }, "speech"),
+      }),
+      follow: new AbortController(),
+    };
+    sessions.set(sessionId, speech);
+    const row = await options.store.getSession(sessionId);
+    void (async () => {
+      try {
+        for await (const _event of options.store.follow(sessionId, {
+          after: row?.lastSeq ?? 0,
+          signal: speech.follow.signal,
+        }))
+          await attach(sessionId, speech);
+      } catch {
+        // the follow ends with the last client
+      }
+    })();
+    await attach(sessionId, speech);
+    return speech;
+  };
+
+  const close = (sessionId: string, speech: SessionSpeech) => {
+    if (speech.clients.size > 0) return;
+    speech.follow.abort();
+    speech.detach?.();
+    sessions.delete(sessionId);
+  };
+
+  const refuse = (socket: Duplex, status: number, text: string) => {
+    socket.end(`HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  };
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const match = SPEECH_PATH.exec(request.url ?? "");
+    if (!match) {
+      if (app.server.listenerCount("upgrade") === 1) refuse(socket, 404, "Not Found");
+      return;
+    }
+    if (
+      isLoopbackAddress(request.socket.localAddress) &&
+      !hostAllowed(request.headers.host, options.allowedHosts)
+    )
+      return refuse(socket, 403, "Forbidden");
+    if (!options.tokenMatches(bearerOf(request.headers.authorization)))
+      return refuse(socket, 401, "Unauthorized");
+    const sessionId = decodeURIComponent(match[1] ?? "");
+    void options.store.getSession(sessionId).then(
+      async (row) => {
+        if (!row) return refuse(socket, 404, "Not Found");
+        const speech = await open(sessionId);
+        wss.handleUpgrade(request, socket, head, (client) => {
+          speech.clients.add(client);
+          client.send(JSON.stringify({ type: "ready", session: sessionId }));
+          client.on("close", () => {
+            speech.clients.delete(client);
+            close(sessionId, speech);
+          });
+        });
+      },
+      () => refuse(socket, 503, "Service Unavailable"),
+    );
+  };
+  app.server.on("upgrade", onUpgrade);
+  app.addHook("preClose", async () => {
+    app.server.off("upgrade", onUpgrade);
+    for (const [id, speech] of sessions) {
+      for (const client of speech.clients) client.terminate();
+      speech.clients.clear();
+      close(id, speech);
+    }
+    wss.close();
+  });
+}
