@@ -23,14 +23,12 @@ import type { Approvals } from "../tools/approvals.js";
 import { FileObservations } from "../tools/files/file-observations.js";
 import { readImageTool } from "../tools/files/read-image.js";
 import type { QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
-import { InMemoryJobStore } from "../tools/jobs/job-store.js";
 import { ToolPipeline } from "../tools/pipeline.js";
 import { loadPlugins, type PluginReport } from "../tools/plugins.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { redactingBlobStore } from "../tools/spill/blob-store.js";
 import { createStandardRegistry, installToolPolicies } from "../tools/standard.js";
-import { TerminalBackendRegistry } from "../tools/terminal/environment.js";
-import { localBackend } from "../tools/terminal/local.js";
+import { setupTerminal, terminalRegistry } from "../tools/terminal/setup.js";
 import { MemoryTodoList } from "../tools/todo/todo-tool.js";
 
 declare module "../tools/types.js" {
@@ -86,8 +84,14 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         }),
       );
       await attachMcpFromConfig(ctx, registry, { ...options, env }); // issue 18: after core tools (Hermes)
-      const backends = new TerminalBackendRegistry();
-      backends.register(localBackend, { builtin: true });
+      // Issue 19: the built-in backends and $BDSH_HOME/plugins/<name>/ (plugin.yaml, kind: backend) ones.
+      const { backends, report: backendReport } = await terminalRegistry({
+        config,
+        home: options.home,
+        workspace: ctx.workspace,
+        env,
+      });
+      for (const failure of backendReport.failed) options.onPluginFailure?.(failure);
       const report = await loadPlugins({
         // Issue 14: a project's plugins would run outside the sandbox; they load only from a trusted workspace.
         directories: options.projectTrusted
@@ -129,27 +133,21 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       services.set("blobs", redactingBlobStore(ctx.store, options.redactor ?? Redactor.none));
       services.set("fileObservations", new FileObservations());
       services.set("todos", new MemoryTodoList());
-      services.set(
-        "terminal",
-        backends.create(config.terminal.backend, {
-          cwd: ctx.facts.cwd,
-          stripEnvKeys: config.terminal.strip_env_keys,
-          passEnvKeys: config.terminal.pass_env_keys,
-          harnessEnvKeys: options.harnessEnvKeys ?? [],
-          sandboxRequired: config.sandbox_required,
-          baseEnv: env,
-          home: options.home, // issue 14 finding 3: masked inside the sandbox
-          sessionId: ctx.sessionId,
-        }),
-      );
-      services.set(
-        "jobs",
-        new InMemoryJobStore({
-          onNotice: (notice) => {
-            void ctx.inbox.steer(notice.text, "job-notice"); // T9: next step when running, wakes when idle
-          },
-        }),
-      );
+      // Issue 19: the selected backend, and jobs that leave a redacted receipt in the store (any server reads it).
+      const terminal = await setupTerminal(ctx, {
+        config,
+        backends,
+        home: options.home,
+        env,
+        harnessEnvKeys: options.harnessEnvKeys ?? [],
+        redactor: options.redactor ?? Redactor.none,
+        onNotice: (notice) => {
+          void ctx.inbox.steer(notice.text, "job-notice"); // T9: next step when running, wakes when idle
+        },
+      });
+      services.set("terminal", terminal.terminal);
+      services.set("jobs", terminal.jobs);
+      services.set("jobReceipts", terminal.receipts);
       if (options.approvals) services.set("approvals", options.approvals);
       if (options.questionAnswerer) services.set("questionAnswerer", options.questionAnswerer);
 

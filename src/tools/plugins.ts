@@ -14,6 +14,7 @@ import { basename, extname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { HookBus } from "../hooks/hook-bus.js";
 import type { ToolRegistry } from "./registry.js";
+import { isBackendPluginDirectory } from "./terminal/backend-plugins.js";
 import type { TerminalBackend, TerminalBackendRegistry } from "./terminal/environment.js";
 import type { AnyToolDefinition } from "./types.js";
 
@@ -63,6 +64,8 @@ async function discover(directory: string): Promise<{ name: string; path: string
     if (info?.isFile() && [".js", ".mjs"].includes(extname(entry))) {
       found.push({ name: basename(entry, extname(entry)), path });
     } else if (info?.isDirectory()) {
+      // Issue 19: a backend plugin (plugin.yaml `kind: backend`) is loaded by terminal/backend-plugins.ts.
+      if (await isBackendPluginDirectory(path)) continue;
       for (const index of ["index.mjs", "index.js"]) {
         if (
           await stat(join(path, index)).then(
