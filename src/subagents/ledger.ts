@@ -40,6 +40,12 @@ export const TERMINAL_STATES: ReadonlySet<LifecycleState> = new Set([
 /** Terminal result text bound (Hermes: 32k characters). */
 export const MAX_RESULT_CHARS = 32_000;
 
+/**
+ * S4: the toolset of `structured_output` alone. A child narrowed with `allowedToolsets` is offered it too
+ * when it must report (./service.ts `launch`): without it such a child could only settle FAILED.
+ */
+export const REPORT_TOOLSET = "subagent-report";
+
 /** `metadata.delegation` of a child session. */
 export type Delegation = {
   parentId: string;

@@ -22,7 +22,7 @@ import type { NewEvent } from "../log/events.js";
 import { forkSession } from "../loop/fork.js";
 import type { SessionRow, Store } from "../store/store.js";
 import type { SubagentHandle } from "./handles.js";
-import { type ChildView, childrenOf, childView, type Delegation } from "./ledger.js";
+import { type ChildView, childrenOf, childView, type Delegation, REPORT_TOOLSET } from "./ledger.js";
 import {
   type ChildDriver,
   changeOf,
@@ -246,7 +246,14 @@ export class SubagentService {
       via: "api",
       ...(checked.role === undefined ? {} : { role: checked.role }),
       ...(checked.correlationId === undefined ? {} : { correlationId: checked.correlationId }),
-      ...(checked.allowedToolsets === undefined ? {} : { allowedToolsets: checked.allowedToolsets }),
+      ...(checked.allowedToolsets === undefined
+        ? {}
+        : {
+            // S4: a narrowed child that must report keeps its report tool (not a toolset of the parent's).
+            allowedToolsets: checked.schema
+              ? [...checked.allowedToolsets, REPORT_TOOLSET]
+              : checked.allowedToolsets,
+          }),
       ...(checked.metadata === undefined ? {} : { metadata: checked.metadata }),
       ...(checked.schema === undefined ? {} : { schema: checked.schema }),
     });

@@ -7,7 +7,7 @@
  */
 import { canonicalJson } from "../tools/arguments.js";
 import type { ObjectSchema, ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
-import type { ChildView } from "./ledger.js";
+import { type ChildView, REPORT_TOOLSET } from "./ledger.js";
 import { SubagentRefusal, type SubagentService } from "./service.js";
 import {
   INTERRUPT_AGENT_DESCRIPTION,
@@ -31,6 +31,16 @@ declare module "../tools/types.js" {
 }
 
 export const SUBAGENT_TOOLSET = "subagents";
+
+const MAX_SCHEMA_CHARS = 16_384;
+const MAX_SCHEMA_DEPTH = 16;
+
+function depthOf(value: unknown, depth = 0): number {
+  if (depth > MAX_SCHEMA_DEPTH || typeof value !== "object" || value === null) return depth;
+  let deepest = depth;
+  for (const child of Object.values(value)) deepest = Math.max(deepest, depthOf(child, depth + 1));
+  return deepest;
+}
 
 const serviceOf = (exec: ToolExec): SubagentService => exec.services.require("subagents");
 
@@ -81,6 +91,15 @@ export const subagentTool: ToolDefinition<{ task: string; output_schema?: Record
       const schema = args.output_schema;
       if (schema !== undefined && schema.type !== "object")
         throw new SubagentRefusal("INVALID_REQUEST", 'output_schema must have type "object"');
+      // The model writes the schema: keep it small and shallow enough for the validator to walk.
+      if (
+        schema !== undefined &&
+        (JSON.stringify(schema).length > MAX_SCHEMA_CHARS || depthOf(schema) > MAX_SCHEMA_DEPTH)
+      )
+        throw new SubagentRefusal(
+          "INVALID_REQUEST",
+          `output_schema must be at most ${MAX_SCHEMA_CHARS} characters of JSON and ${MAX_SCHEMA_DEPTH} levels deep`,
+        );
       const id = await serviceOf(exec).start("spawn", args.task, schema ? { schema } : {});
       return { text: startedText(id), metadata: { childId: id } };
     });
@@ -189,7 +208,7 @@ export function structuredOutputTool(
 ): ToolDefinition<Record<string, unknown>> {
   return {
     name: "structured_output",
-    toolset: SUBAGENT_TOOLSET,
+    toolset: REPORT_TOOLSET,
     description: STRUCTURED_OUTPUT_DESCRIPTION,
     parameters: schema,
     promptSection: { order: 2_810, text: STRUCTURED_OUTPUT_SECTION },
