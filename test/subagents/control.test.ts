@@ -232,6 +232,20 @@ describe("subagents: limits and control tools (S1, S4, S5)", () => {
     await agent.close();
   });
 
+  it("S4: a model-written output_schema that is too deep or too large is refused before any child starts", async () => {
+    let deep: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 20; i++) deep = { type: "object", properties: { x: deep } };
+    const { agent } = await setup((r) =>
+      toolResultsSinceLastUser(r) === 0
+        ? { toolCalls: [{ id: "d", name: "subagent", arguments: { task: "DEEP", output_schema: deep } }] }
+        : { text: "ok" },
+    );
+    await runHeadless(agent, "deep schema");
+    expect(toolTexts(agent.log.events, "subagent")[0]).toMatch(/^Error: output_schema must be at most/);
+    expect(agent.log.events.some((e) => e.type === "subagent/started")).toBe(false);
+    await agent.close();
+  });
+
   it("S4: a child that never reports is nudged, then settles FAILED", async () => {
     const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
     const { agent } = await setup((r) => {
