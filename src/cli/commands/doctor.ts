@@ -13,6 +13,7 @@ import { displayBaseUrl } from "../../model/errors.js";
 import { checkKey } from "../../model/key-check.js";
 import { RG_PATH_ENV, ripgrepBinary } from "../../tools/files/ripgrep.js";
 import { bubblewrapAvailable } from "../../tools/terminal/bubblewrap.js";
+import { terminalRegistry } from "../../tools/terminal/setup.js";
 import { BUBBLEWRAP_INSTALL, cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK } from "../errors.js";
 import type { Output } from "../output.js";
@@ -27,6 +28,7 @@ const TOOL_BINARIES = [
 ];
 
 export function registerDoctor(program: Command, output: Output, setExitCode: (code: number) => void): void {
+  registerBackends(program, output, setExitCode); // issue 19: `bdsh backends list`, next to the doctor
   program
     .command("doctor")
     .description("check configuration, credentials, store, sandbox and tool binaries")
@@ -121,6 +123,8 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
         ...(await mcpDoctorChecks(config.mcp_servers, { env: environment.env, cwd: environment.cwd })),
       );
 
+      checks.push(...(await terminalChecks(environment)));
+
       if (options.online)
         checks.push(await onlineCheck(config.model.provider, config.model.base_url, environment.env));
 
@@ -129,6 +133,104 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
         for (const check of checks)
           output.out(`${check.status.padEnd(4)}  ${check.name.padEnd(11)}  ${check.detail}`);
       setExitCode(checks.some((c) => c.status === "fail") ? EXIT_FAILED : EXIT_OK);
+    });
+}
+
+/**
+ * Issue 19: the selected terminal backend's own checks (setup hints when it is not usable), backend plugins
+ * that failed to load, and one line naming every backend with its probe ("not available in this build" for
+ * the reserved names this build does not implement). No check touches the network.
+ */
+async function terminalChecks(environment: ReturnType<typeof cliEnvironment>): Promise<Check[]> {
+  const { config } = environment.loaded;
+  const { backends, report } = await terminalRegistry({
+    config,
+    home: environment.home,
+    workspace: environment.cwd,
+    env: environment.env,
+  });
+  const checks: Check[] = [];
+  const selected = config.terminal.backend;
+  if (!backends.get(selected)) {
+    checks.push({
+      status: "fail",
+      name: "backend",
+      detail: `terminal.backend "${selected}" is not a registered backend; known: ${backends.names().join(", ")}`,
+    });
+  } else {
+    const own = backends.doctorChecks(selected);
+    checks.push(
+      ...(own.length > 0
+        ? own
+        : [
+            {
+              status: "ok" as const,
+              name: "backend",
+              detail: `${selected}: ${backends.list().find((b) => b.name === selected)?.probe.detail}`,
+            },
+          ]),
+    );
+  }
+  for (const failure of report.failed)
+    checks.push({
+      status: "warn",
+      name: "backend plugin",
+      detail: `${failure.name} (${failure.path}): ${failure.error}`,
+    });
+  checks.push({
+    status: "ok",
+    name: "backends",
+    detail: backends
+      .list()
+      .map((b) => `${b.name}${b.name === selected ? " (selected)" : ""}: ${b.probe.detail}`)
+      .join("; "),
+  });
+  return checks;
+}
+
+/** `bdsh backends list`: every terminal backend, whether it is available, its probe, remote/container. */
+export function registerBackends(
+  program: Command,
+  output: Output,
+  setExitCode: (code: number) => void,
+): void {
+  const backends = program.command("backends").description("terminal backends (local, ssh, docker, plugins)");
+  backends
+    .command("list")
+    .description("list the terminal backends: available, probe status, remote or container")
+    .option("--json", "print them as JSON")
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
+      const { config } = environment.loaded;
+      const { backends: registry, report } = await terminalRegistry({
+        config,
+        home: environment.home,
+        workspace: environment.cwd,
+        env: environment.env,
+      });
+      const rows = registry.list().map((b) => ({
+        name: b.name,
+        displayName: b.displayName,
+        selected: b.name === config.terminal.backend,
+        builtin: b.builtin,
+        available: b.available,
+        probe: b.probe,
+        remote: b.isRemote,
+        container: b.isContainer,
+        description: b.description,
+        ...(b.available ? {} : { setup: b.setup }),
+      }));
+      if (options.json) output.out(JSON.stringify({ backends: rows, failedPlugins: report.failed }));
+      else {
+        for (const row of rows) {
+          const where = [row.remote ? "remote" : "local", ...(row.container ? ["container"] : [])].join(", ");
+          output.out(
+            `${row.selected ? "*" : " "} ${row.name.padEnd(15)} ${(row.available ? "available" : "unavailable").padEnd(11)}  ${where.padEnd(17)}  ${row.probe.detail}`,
+          );
+        }
+        for (const failure of report.failed) output.out(`! plugin ${failure.name}: ${failure.error}`);
+      }
+      setExitCode(EXIT_OK);
     });
 }
 
