@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { Redactor } from "../log/redact.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
+import { registerSpeech } from "../tts/cli-speech.js";
 import { registerChat } from "./commands/chat.js";
 import { registerCompact } from "./commands/compact.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -42,6 +43,7 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
   registerCompact(program, output, setExitCode); // C11
   registerServe(program, output, setExitCode); // issue 8
   registerTrust(program, output, setExitCode); // issue 14
+  registerSpeech(program, output, setExitCode); // issue 20: `speak`, `run --speak`, `chat --voice`
   registerMcp(program, output, setExitCode); // issue 18
   for (const command of program.commands) {
     command.exitOverride();

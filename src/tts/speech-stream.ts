@@ -10,8 +10,9 @@
  *   kept, and a `capped` report made.
  * - A streamer failure before any of a sentence's audio falls back to the sync provider for that sentence
  *   and the rest of the reply (`fallback` report); after some audio, the sentence's rest is lost (`failed`).
- * - `stop()` (Ctrl-C, a steer) aborts the request in flight, drops queued sentences and interrupts the
- *   sink at once; `end()` then resolves.
+ * - `interrupt()` (Ctrl-C, a steer) aborts the request in flight, drops queued sentences and interrupts
+ *   the sink at once, and the stream goes on with the next reply; `stop()` does that and ends the stream.
+ *   `flush()` ends one reply of several; `end()` ends the last and resolves when its audio is in the sink.
  * - Reports never contain a credential (the providers' errors are redacted at the source).
  */
 import { convertPcm, type PcmFormat } from "./pcm.js";
@@ -52,7 +53,7 @@ export type SpeechStreamOptions = {
 export class SpeechStream {
   private readonly chunker: SentenceChunker;
   private readonly queue: string[] = [];
-  private readonly controller = new AbortController();
+  private controller = new AbortController();
   private wake: (() => void) | undefined;
   private ended = false;
   private streamFailed = false;
@@ -71,26 +72,36 @@ export class SpeechStream {
   }
 
   push(delta: string): void {
-    if (this.ended || this.controller.signal.aborted) return;
+    if (this.ended) return;
     this.enqueue(this.chunker.push(delta));
   }
 
   /** The reply is complete: speak what is left and resolve when the last audio is in the sink. */
   end(): Promise<SpeechOutcome> {
-    if (!this.ended && !this.controller.signal.aborted) this.enqueue(this.chunker.end());
+    if (!this.ended) this.enqueue(this.chunker.end());
     this.ended = true;
     this.wake?.();
     return this.done;
   }
 
+  /** One reply is complete but more will follow on this stream (a chat, goal rounds): speak the rest. */
+  flush(): void {
+    if (!this.ended) this.enqueue(this.chunker.end());
+  }
+
+  /** Stops what is being said now (a steer, Ctrl-C) and drops what is queued; the stream stays usable. */
+  interrupt(): void {
+    this.outcome.stopped = true;
+    this.controller.abort();
+    this.controller = new AbortController();
+    this.queue.length = 0;
+    this.chunker.reset();
+    this.options.sink.interrupt();
+  }
+
   stop(): Promise<SpeechOutcome> {
-    if (!this.controller.signal.aborted) {
-      this.outcome.stopped = true;
-      this.controller.abort();
-      this.queue.length = 0;
-      this.chunker.reset();
-      this.options.sink.interrupt();
-    }
+    if (!this.ended) this.interrupt();
+    this.controller.abort();
     this.ended = true;
     this.wake?.();
     return this.done;
@@ -105,9 +116,9 @@ export class SpeechStream {
   }
 
   private async run(): Promise<SpeechOutcome> {
-    const signal = this.controller.signal;
     for (;;) {
-      if (signal.aborted) break;
+      const signal = this.controller.signal;
+      if (signal.aborted && this.ended) break;
       const sentence = this.queue.shift();
       if (sentence === undefined) {
         if (this.ended) break;

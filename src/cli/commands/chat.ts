@@ -14,6 +14,7 @@ import { projectFiles, trustDirectory } from "../../config/trust.js";
 import { openAgent } from "../../presets/open-agent.js";
 import type { Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
+import { speakAgentReplies } from "../../tts/cli-speech.js";
 import { historyFile } from "../chat/history.js";
 import { runPlainChat } from "../chat/plain-chat.js";
 import {
@@ -73,6 +74,7 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
               ...(o.questions ? { questionAnswerer: o.questions } : {}),
             },
           });
+          speakAgentReplies(agent, options, { config: o.config, env: environment.env, output }); // issue 20: --voice
           return agent;
         };
         const common = {

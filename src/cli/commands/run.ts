@@ -20,6 +20,7 @@ import { MAX_IMAGE_BYTES, sniffImageType } from "../../model/images.js";
 import { costOf, priceFromConfig } from "../../model/pricing.js";
 import { armGoal, goalOutcome } from "../../planning/goal-run.js";
 import { openAgent } from "../../presets/open-agent.js";
+import { speakAgentReplies } from "../../tts/cli-speech.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
 import type { Output } from "../output.js";
@@ -186,6 +187,7 @@ export async function runCommand(
       if (human) for (const event of events) if (requestUsage(event)) usageEvents.push(event);
     });
     if (human) agent.onDelta((delta) => human.delta(delta.type, delta.delta));
+    speakAgentReplies(agent, options, { config, env: environment.env, cwd: environment.cwd, output }); // issue 20
     const startSeq = agent.log.seq;
     let interrupts = 0;
     const onSignal = () => {
