@@ -34,7 +34,7 @@ describe("MCP tool names", () => {
 });
 
 describe("MCP config", () => {
-  it("expands ${VAR} from the environment and lists every expanded value as a secret", () => {
+  it("expands $-braced variables from the environment and lists every expanded value as a secret", () => {
     const env = { TOKEN: "tok-123456789", EMPTY: undefined };
     expect(expandVariables(`Bearer ${ref("TOKEN")}`, env)).toBe("Bearer tok-123456789");
     expect(expandVariables(`${ref("EMPTY")}|$$|$HOME`, env)).toBe("|$|$HOME");
