@@ -4,11 +4,10 @@
  * back to the sync path sentence by sentence; secrets never in a report.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { int16Mono, type PcmFormat } from "../../src/tts/pcm.js";
-import type { StreamingTtsProvider, SyncTtsProvider } from "../../src/tts/provider.js";
+import type { StreamingTtsProvider } from "../../src/tts/provider.js";
 import { builtinTtsRegistry } from "../../src/tts/registry.js";
-import type { AudioSink } from "../../src/tts/sinks.js";
 import { SpeechStream, type TtsReport } from "../../src/tts/speech-stream.js";
+import { MemorySink, toneProvider } from "./tone.js";
 import {
   contextFor,
   gate,
@@ -20,45 +19,6 @@ import {
 } from "./wire-servers.js";
 
 const MiB = 1024 * 1024;
-const FORMAT = int16Mono(24_000);
-
-class MemorySink implements AudioSink {
-  readonly name = "memory";
-  readonly chunks: Buffer[] = [];
-  private listeners: (() => void)[] = [];
-  constructor(readonly format: PcmFormat = FORMAT) {}
-  get bytes(): number {
-    return this.chunks.reduce((n, c) => n + c.length, 0);
-  }
-  async write(pcm: Uint8Array): Promise<void> {
-    this.chunks.push(Buffer.from(pcm));
-    for (const listener of this.listeners.splice(0)) listener();
-  }
-  /** Resolves once at least `bytes` were written. */
-  until(bytes: number): Promise<void> {
-    if (this.bytes >= bytes) return Promise.resolve();
-    return new Promise((resolve) => {
-      const check = () => (this.bytes >= bytes ? resolve() : this.listeners.push(check));
-      this.listeners.push(check);
-    });
-  }
-  interrupt(): void {}
-  async close(): Promise<void> {}
-}
-
-/** A scripted sync provider: 100 bytes of audio per character (the whole-file path). */
-function toneProvider(calls: string[]): SyncTtsProvider {
-  return {
-    name: "tone",
-    kind: "sync",
-    format: FORMAT,
-    available: () => true,
-    async synthesize(text) {
-      calls.push(text);
-      return { format: FORMAT, pcm: Buffer.alloc(text.length * 100, 1) };
-    },
-  };
-}
 
 function streamerFor(server: WireServer): StreamingTtsProvider {
   const provider = builtinTtsRegistry().create(server.name, contextFor(server));
