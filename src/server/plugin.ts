@@ -41,6 +41,7 @@ import { registerSessionRoutes } from "./session-routes.js";
 import { SessionRunner } from "./session-runner.js";
 import { registerSpeechRoutes } from "./speech-routes.js";
 import { strictValidator } from "./strict-validation.js";
+import { registerSubagentRoutes } from "./subagent-routes.js";
 
 export type BdshPluginOptions = {
   store: Store;
@@ -218,6 +219,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   });
   registerEventStream(routes, { store, runner, keepAliveMs: 15_000 });
   registerInteractionRoutes(routes, { store, runner });
+  registerSubagentRoutes(routes, { store, children, config }); // issue 17: the lifecycle API by handle
   registerSpeechRoutes(app, {
     store,
     runner,
