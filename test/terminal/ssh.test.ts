@@ -85,7 +85,7 @@ describe.skipIf(!SSHD_BINARY)("the ssh backend against a real sshd", () => {
     const failed = await run("bash", { description: "Fail", command: "echo oops >&2; exit 4" });
     expect(failed.text).toBe("[stderr]\noops\n[exit code: 4]");
     expect(terminal.connections).toBe(1);
-    expect(terminal.traits?.isRemote).toBe(true);
+    expect((terminal as TerminalEnvironment).traits?.isRemote).toBe(true);
   });
 
   it("runs background jobs remotely and kills them as a group", async () => {
