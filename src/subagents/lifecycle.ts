@@ -75,7 +75,7 @@ export class SubagentLifecycle {
   async wait(handle: unknown, options: { timeoutMs?: number } = {}, parentId?: string): Promise<WaitAnswer> {
     let view = await this.open(handle, parentId);
     if (!view) return UNKNOWN_HANDLE;
-    const deadline = Date.now() + Math.max(0, options.timeoutMs ?? 30_000);
+    const deadline = Date.now() + waitBudget(options.timeoutMs);
     while (!TERMINAL_STATES.has(view.state)) {
       const left = deadline - Date.now();
       if (left <= 0) return { state: view.state, timedOut: true };
@@ -118,6 +118,15 @@ export class SubagentLifecycle {
     this.key ??= this.store.harnessKey(HANDLE_KEY_NAME);
     return this.key;
   }
+}
+
+/**
+ * How long `wait` may wait: 30 s when not given; a value that is not a number of milliseconds (NaN, a
+ * string, a negative number) is 0, so a bad timeout answers at once instead of never.
+ */
+function waitBudget(timeoutMs: unknown): number {
+  if (timeoutMs === undefined) return 30_000;
+  return typeof timeoutMs === "number" && timeoutMs >= 0 ? timeoutMs : 0;
 }
 
 /** Records a cancel request on the child (CANCEL_REQUESTED everywhere at once), then stops it. */

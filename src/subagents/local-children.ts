@@ -9,6 +9,9 @@
  * - The agents of this process that are not children (the ones `adopt`ed) are kicked, never reopened.
  * - A child that cannot be opened is reported to `onError` and settles nothing; its parent's wait for it
  *   ends when `close` is called or the child is driven elsewhere.
+ * - A cancel another process asked for (Hermes `cancel` from anywhere: a request row in the store) reaches a
+ *   child driven here: while children are open, their inbox notifications (and `resync`, another process's
+ *   commit) make this process take the child's cancel requests and cancel it, as a server's runner does.
  */
 import type { Agent } from "../loop/agent.js";
 import type { Store } from "../store/store.js";
@@ -18,6 +21,7 @@ export class LocalChildren implements ChildDriver {
   private readonly adopted = new Map<string, Agent>();
   private readonly children = new Map<string, Promise<Agent>>();
   private closed = false;
+  private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -41,6 +45,7 @@ export class LocalChildren implements ChildDriver {
     if (!child) {
       child = this.open(sessionId);
       this.children.set(sessionId, child);
+      this.watchCancels();
       child.catch((error: unknown) => {
         this.children.delete(sessionId);
         this.onError(error, sessionId);
@@ -56,9 +61,31 @@ export class LocalChildren implements ChildDriver {
     else await this.store.requestCancel(sessionId);
   }
 
+  /** Cancel requests for the children driven here, from any process, become `agent.cancel()`. */
+  private watchCancels(): void {
+    if (this.unsubscribe) return;
+    this.unsubscribe = this.store.subscribe((n) => {
+      if (n.channel === "inbox") void this.cancelIfAsked(n.sessionId);
+      else if (n.channel === "resync") for (const id of this.children.keys()) void this.cancelIfAsked(id);
+    });
+  }
+
+  private async cancelIfAsked(sessionId: string): Promise<void> {
+    const child = this.children.get(sessionId);
+    if (!child || this.closed) return;
+    try {
+      if ((await this.store.takeCancelRequests(sessionId)) === 0) return;
+      await (await child).cancel();
+    } catch (error) {
+      this.onError(error, sessionId);
+    }
+  }
+
   /** Waits for the children's turns, then closes them (jobs killed, terminals cleaned up). */
   async close(): Promise<void> {
     this.closed = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
     const agents = await Promise.all([...this.children.values()].map((c) => c.catch(() => undefined)));
     await Promise.all(agents.map((agent) => agent?.close().catch(() => undefined)));
     this.children.clear();

@@ -282,6 +282,9 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
       correlationId: "review-42",
     });
     expect(await service.wait(handle, { timeoutMs: 30 })).toEqual({ state: "RUNNING", timedOut: true });
+    // A timeout that is not a number of milliseconds answers at once (it never waits without end).
+    for (const timeoutMs of [Number.NaN, -5, "100" as unknown as number])
+      expect(await service.wait(handle, { timeoutMs })).toEqual({ state: "RUNNING", timedOut: true });
     expect(await service.result(handle)).toEqual({ state: "RUNNING", code: "NOT_FINISHED" });
 
     // Another process reconnects from the stored text and sees the same state.
@@ -390,6 +393,34 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
     expect(await service.result(handle)).toMatchObject({ state: "CANCELLED", reason: "aborted", text: "" });
     expect(await elsewhere.status(handle)).toEqual({ state: "CANCELLED" });
     expect(await service.cancel(handle)).toEqual({ state: "CANCELLED" });
+  }, 90_000);
+
+  it("a cancel asked by another process reaches the child driven here (through the store)", async () => {
+    const model = gate();
+    const world = await openWorld();
+    cleanups.push(() => model.open());
+    world.children.set("[held-elsewhere]", async () => {
+      await model.promise;
+      return { text: "too late" };
+    });
+    await world.turn({ c: { goal: "[held-elsewhere] a long task" } });
+    const { handle } = launched(world, "c");
+    await vi.waitFor(() => expect(childRequests(world.fake, "[held-elsewhere]")).toHaveLength(1), {
+      timeout: 20_000,
+    });
+    await vi.waitFor(async () => expect((await world.service.status(handle)).state).toBe("RUNNING"), {
+      timeout: 20_000,
+    });
+    // The other process has no agent of the child: its driver can only leave a request in the store.
+    const elsewhere = await otherProcess(world);
+    expect(await elsewhere.cancel(handle, { reason: "from elsewhere" })).toEqual({
+      state: "CANCEL_REQUESTED",
+    });
+    expect(await elsewhere.wait(handle, { timeoutMs: 60_000 })).toEqual({
+      state: "CANCELLED",
+      timedOut: false,
+    });
+    expect(await world.service.result(handle)).toMatchObject({ state: "CANCELLED", reason: "aborted" });
   }, 90_000);
 
   it("fails closed: no launch outside a turn; capped sizes; refused keys; unknown or broadening toolsets", async () => {
