@@ -110,7 +110,7 @@ export class SpeechStream {
   private enqueue(pieces: string[]): void {
     for (const piece of pieces) {
       const text = spokenText(piece);
-      if (text !== "") this.queue.push(text);
+      if (/[\p{L}\p{N}]/u.test(text)) this.queue.push(text); // punctuation alone is not said
     }
     if (this.queue.length) this.wake?.();
   }
