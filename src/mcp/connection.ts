@@ -88,6 +88,7 @@ export class McpConnection {
   private readonly closing = new AbortController();
   private readonly redactor: Redactor;
   private childPid: number | undefined;
+  private resourcesOffered = false;
 
   constructor(
     readonly name: string,
@@ -127,8 +128,9 @@ export class McpConnection {
     return this.childPid;
   }
 
+  /** The server said it has resources (kept while it is down, so a session's tools stay the same). */
   get offersResources(): boolean {
-    return this.client?.getServerCapabilities()?.resources !== undefined;
+    return this.resourcesOffered;
   }
 
   on(listener: (event: McpConnectionEvent) => void): () => void {
@@ -279,28 +281,47 @@ export class McpConnection {
     }
   }
 
+  /** One connection attempt, start to tool list, within one `startup_timeout_ms` deadline (issue 18 item 4). */
   private async connectOnce(): Promise<void> {
     if (this.closing.signal.aborted) throw new Error("closed");
     const timeout = this.config.startup_timeout_ms;
-    if (isStdio(this.config)) {
-      await this.connectWith(this.stdioTransport(), "stdio", timeout);
-    } else {
-      try {
-        await this.connectWith(this.httpTransport("streamable-http"), "streamable-http", timeout);
-      } catch (first) {
-        if (this.closing.signal.aborted) throw first;
-        // Issue 18 item 1: a server that answers the older way gets the HTTP+SSE transport.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new Error(`did not start within ${timeout} ms`)), timeout);
+    const signal = AbortSignal.any([this.closing.signal, deadline.signal]);
+    try {
+      if (isStdio(this.config)) {
+        await this.connectWith(this.stdioTransport(), "stdio", timeout, signal);
+      } else {
         try {
-          await this.connectWith(this.httpTransport("sse"), "sse", timeout);
-        } catch {
-          throw first;
+          await this.connectWith(this.httpTransport("streamable-http"), "streamable-http", timeout, signal);
+        } catch (first) {
+          if (signal.aborted) throw first;
+          // Issue 18 item 1: a server that answers the older way gets the HTTP+SSE transport.
+          try {
+            await this.connectWith(this.httpTransport("sse"), "sse", timeout, signal);
+          } catch {
+            throw first;
+          }
         }
       }
+      await this.refreshTools(signal);
+    } catch (error) {
+      const client = this.client;
+      this.client = undefined;
+      this.childPid = undefined;
+      await closeQuietly(client);
+      throw deadline.signal.aborted ? deadline.signal.reason : error;
+    } finally {
+      clearTimeout(timer);
     }
-    await this.refreshTools();
   }
 
-  private async connectWith(transport: Transport, kind: McpTransportKind, timeout: number): Promise<void> {
+  private async connectWith(
+    transport: Transport,
+    kind: McpTransportKind,
+    timeout: number,
+    signal: AbortSignal,
+  ): Promise<void> {
     const client = new Client({ name: "better-dsh", version: "0.1.0" }, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.refreshing = this.refreshing.then(() => this.refreshTools()).catch(() => undefined);
@@ -310,16 +331,17 @@ export class McpConnection {
       if (this.client === client) this.dropped(new Error("the connection closed"));
     };
     try {
-      await client.connect(transport, { timeout, signal: this.closing.signal });
+      await client.connect(transport, { timeout, signal });
     } catch (error) {
       await closeQuietly(client);
       throw error;
     }
-    if (this.closing.signal.aborted) {
+    if (signal.aborted) {
       await closeQuietly(client);
-      throw new Error("closed");
+      throw signal.reason ?? new Error("closed");
     }
     this.client = client;
+    this.resourcesOffered = client.getServerCapabilities()?.resources !== undefined;
     this.transportKind = kind;
     this.childPid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
   }
@@ -364,7 +386,7 @@ export class McpConnection {
     });
   }
 
-  private async refreshTools(): Promise<void> {
+  private async refreshTools(signal?: AbortSignal): Promise<void> {
     const client = this.client;
     if (!client) return;
     const tools: Tool[] = [];
@@ -372,6 +394,7 @@ export class McpConnection {
     do {
       const page = await client.listTools(cursor ? { cursor } : {}, {
         timeout: this.config.startup_timeout_ms,
+        ...(signal ? { signal } : {}),
       });
       tools.push(...page.tools);
       cursor = page.nextCursor;

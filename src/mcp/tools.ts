@@ -132,7 +132,8 @@ export async function attachMcpTools(
   const unsubscribe: Array<() => void> = [];
   let offersResources = false;
   for (const connection of pool.connections.values()) {
-    if (connection.state === "ready") {
+    // A server that is down but was up before keeps its tools declared; they answer with the outage (SP8).
+    if (connection.state === "ready" || connection.state === "reconnecting") {
       sync(connection, connection.tools);
       offersResources ||= connection.offersResources;
     }
@@ -274,8 +275,7 @@ function objectSchema(schema: Tool["inputSchema"]): ObjectSchema | undefined {
 }
 
 function resourceTools(pool: McpPool): AnyToolDefinition[] {
-  const servers = () =>
-    [...pool.connections.values()].filter((c) => c.offersResources || c.state !== "ready");
+  const servers = () => [...pool.connections.values()].filter((c) => c.offersResources);
   const list: AnyToolDefinition = {
     name: LIST_RESOURCES_TOOL,
     toolset: "mcp",
@@ -300,7 +300,14 @@ function resourceTools(pool: McpPool): AnyToolDefinition[] {
           continue;
         }
         if (!connection.offersResources) continue;
-        const { resources, templates } = await connection.listResources();
+        let listed: Awaited<ReturnType<McpConnection["listResources"]>>;
+        try {
+          listed = await connection.listResources();
+        } catch (error) {
+          sections.push(`## ${connection.name}\nError: ${(error as Error).message}`);
+          continue;
+        }
+        const { resources, templates } = listed;
         const lines = resources.map(
           (r) =>
             `- ${r.uri}${r.name ? ` (${r.name}${r.mimeType ? `, ${r.mimeType}` : ""})` : ""}${r.description ? `: ${r.description}` : ""}`,
