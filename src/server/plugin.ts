@@ -79,7 +79,11 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   // Issue 18: one client per MCP server for the whole process, shared by its sessions, closed on shutdown.
   const env = options.env ?? process.env;
   const mcp = Object.keys(config.mcp_servers).length
-    ? new McpPool(config.mcp_servers, { env, cwd: options.workspace })
+    ? new McpPool(config.mcp_servers, {
+        env,
+        cwd: options.workspace,
+        onReport: (server, message) => app.log.warn({ mcpServer: server }, message), // once per failure
+      })
     : undefined;
   app.setValidatorCompiler(strictValidator);
   const settings = config.server;
