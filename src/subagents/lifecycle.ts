@@ -129,7 +129,10 @@ function waitBudget(timeoutMs: unknown): number {
   return typeof timeoutMs === "number" && timeoutMs >= 0 ? timeoutMs : 0;
 }
 
-/** Records a cancel request on the child (CANCEL_REQUESTED everywhere at once), then stops it. */
+/**
+ * Records a cancel request on the child (CANCEL_REQUESTED everywhere at once), clears its pending input,
+ * then stops it through the driver.
+ */
 export async function requestChildCancel(
   store: Store,
   driver: ChildDriver,
@@ -143,6 +146,14 @@ export async function requestChildCancel(
     const marked: Delegation = { ...delegation, cancelRequested: { reason, at: new Date().toISOString() } };
     await store.updateSession(childId, { metadata: { ...row.metadata, delegation: marked } });
   }
+  // L7: a cancel clears the pending input, here for every driver. A child no one has claimed yet would
+  // otherwise keep its task: the server that claims it drops the stale cancel request and runs the task.
+  const pending = await store.pendingInbox(childId);
+  if (pending.length)
+    await store.discardInbox(
+      childId,
+      pending.map((item) => item.id),
+    );
   await driver.cancel(childId);
 }
 

@@ -49,6 +49,8 @@ function gate(): { promise: Promise<void>; open: () => void } {
 /** What the plugin's tool launched, by the tool call's id. */
 const handles = new Map<string, SubagentHandle>();
 const gates: Array<{ open: () => void }> = [];
+/** Launch calls (by call id) whose tool waits for this before it answers. */
+const holdAfterLaunch = new Map<string, Promise<void>>();
 
 /** A host's plugin: `launch_child` launches through the lifecycle API during a turn. */
 const lifecyclePlugin: Plugin = {
@@ -67,6 +69,7 @@ const lifecyclePlugin: Plugin = {
       async execute(args, exec) {
         const handle = await exec.services.require("subagents").launch(args.request as LaunchRequest);
         handles.set(exec.callId, handle);
+        await holdAfterLaunch.get(exec.callId); // the parent's turn stays open until the test lets it go
         return { text: JSON.stringify(handle) };
       },
     };
@@ -292,6 +295,68 @@ describe("the subagent lifecycle API over HTTP", () => {
       body: { state: "CANCELLED", reason: "aborted", text: "", hash: sha256("") },
     });
     expect(await post("cancel", { handle })).toEqual({ status: 200, body: { state: "CANCELLED" } });
+  }, 90_000);
+
+  it("cancel of a child no server has claimed yet: its task is dropped, it never runs, CANCELLED", async () => {
+    // One driving slot: while the parent's turn runs, the child waits unclaimed (PENDING).
+    const { home, workspace } = tmpHome("bdsh-sa-http-one-");
+    const ownStore = await openStore({ home });
+    const one = await startServer({
+      store: ownStore,
+      config: { ...testConfig(fake.url, { max_running_per_server: 1 }), approval: "never" },
+      home,
+      workspace,
+      plugins: [lifecyclePlugin],
+    });
+    const release = gate();
+    gates.push(release);
+    try {
+      let asked = false;
+      const marker = scenario("http-child-unclaimed", () => {
+        asked = true;
+        return { text: "should never run" };
+      });
+      const callId = "launch-http-unclaimed";
+      holdAfterLaunch.set(callId, release.promise);
+      const parent = parentLaunching("http-launch-unclaimed", callId, {
+        goal: `${marker} not needed after all`,
+      });
+      const at = (path: string, body?: unknown) =>
+        api(one.url, body === undefined ? "GET" : "POST", path, body, one.auth);
+      const created = await at("/v1/sessions", { text: `${parent} go` });
+      await vi.waitFor(() => expect(handles.get(callId)).toBeDefined(), { timeout: 20_000 });
+      const handle = handles.get(callId)!;
+      expect(await at("/v1/subagents/status", { handle })).toEqual({
+        status: 200,
+        body: { state: "PENDING" },
+      });
+      // Cooperative as always: the answer is the request, not the outcome.
+      expect(await at("/v1/subagents/cancel", { handle })).toEqual({
+        status: 200,
+        body: { state: "CANCEL_REQUESTED" },
+      });
+      release.open();
+      expect(await at("/v1/subagents/wait", { handle, timeout_ms: 0 })).toEqual({
+        status: 200,
+        body: { state: "CANCELLED", timedOut: false },
+      });
+      // The parent's turn ends and the slot is free: nothing is left for a server to claim and run.
+      await vi.waitFor(
+        async () =>
+          expect(
+            (await ownStore.read(String(created.body.id), { types: ["turn/end"] })).map((e) => e.data),
+          ).toEqual([{ reason: "completed" }]),
+        { timeout: 20_000 },
+      );
+      await one.app.close(); // a stopped runner claims nothing more; the child's inbox is empty anyway
+      expect(await ownStore.pendingInbox(handle.childId)).toEqual([]);
+      expect(await ownStore.read(handle.childId, { types: ["turn/start"] })).toEqual([]);
+      expect(asked).toBe(false);
+    } finally {
+      release.open();
+      await one.app.close();
+      await ownStore.close();
+    }
   }, 90_000);
 
   it("needs the token; refuses bodies it cannot read; caps wait; is in the OpenAPI document", async () => {
