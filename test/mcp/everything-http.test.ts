@@ -1,15 +1,19 @@
 /**
  * Issue 18 against the real server-everything over Streamable HTTP, and over the older HTTP+SSE transport
- * (the fallback when a server does not take Streamable HTTP). A canary in `headers` never shows.
+ * (the fallback when a server does not take Streamable HTTP). A canary in `headers` never shows; a server
+ * that goes away and comes back is reconnected (T21).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { McpPool } from "../../src/mcp/pool.js";
 import {
   allText,
   freePort,
+  gatedSleep,
   ref,
   runSession,
   startHttpEverything,
   toolNamesOf,
+  waitForState,
   withDefaults,
 } from "./support.js";
 
@@ -71,5 +75,39 @@ describe("server-everything over HTTP", () => {
     });
     expect(session.stderr).toEqual([]);
     expect(session.results.get("echo")).toEqual({ text: "Echo: over http" });
+  });
+
+  it("reconnects to a Streamable HTTP server that went away and came back", async () => {
+    let server = await startHttpEverything("streamableHttp");
+    const gate = gatedSleep();
+    const mcp = withDefaults({ web: { url: server.url } });
+    const pool = new McpPool(mcp, { env: {}, cwd: process.cwd(), sleep: gate.sleep });
+    const echo = (id: string) => ({
+      toolCalls: [{ id, name: "mcp__web__echo", arguments: { message: id } }],
+    });
+    try {
+      const session = await runSession({
+        mcp,
+        pool,
+        prompts: ["first", "second", "third"],
+        script: [echo("before"), { text: "a" }, echo("during"), { text: "b" }, echo("after"), { text: "c" }],
+        between: async (turn) => {
+          if (turn === 0) await server.stop();
+          if (turn === 1) {
+            server = await startHttpEverything("streamableHttp", server.port);
+            gate.open();
+            await waitForState(pool.connections.get("web")!, "ready");
+          }
+        },
+      });
+      expect(session.results.get("before")).toEqual({ text: "Echo: before" });
+      expect(session.results.get("during")?.text).toMatch(
+        /^Error: MCP server "web" is unavailable .*reconnecting, attempt 1 of 10/,
+      );
+      expect(session.results.get("after")).toEqual({ text: "Echo: after" });
+    } finally {
+      await pool.close();
+      await server.stop();
+    }
   });
 });

@@ -196,8 +196,9 @@ export function ref(name: string): string {
 /** Starts server-everything over HTTP (`streamableHttp` or `sse`) on a free port; resolves once it listens. */
 export async function startHttpEverything(
   mode: "streamableHttp" | "sse",
+  onPort?: number,
 ): Promise<{ url: string; port: number; child: ChildProcess; stop(): Promise<void> }> {
-  const port = await freePort();
+  const port = onPort ?? (await freePort());
   const child = spawn(process.execPath, [EVERYTHING, mode], {
     env: { PATH: process.env.PATH, PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],
