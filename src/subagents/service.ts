@@ -373,7 +373,7 @@ export class SubagentService {
         Array.isArray(request.metadata)
       )
         throw new SubagentRefusal("INVALID_REQUEST", "metadata must be an object");
-      const bytes = Buffer.byteLength(JSON.stringify(request.metadata));
+      const bytes = Buffer.byteLength(jsonOf(request.metadata, "metadata"));
       if (bytes > settings.maxMetadataBytes)
         throw new SubagentRefusal(
           "TOO_LARGE",
@@ -403,6 +403,15 @@ export class SubagentService {
         );
     }
     return request;
+  }
+}
+
+/** The JSON text of a request field; a value JSON cannot carry (a cycle, a BigInt) is refused by name. */
+function jsonOf(value: unknown, field: string): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    throw new SubagentRefusal("INVALID_REQUEST", `${field} must be plain JSON (no cycles, no BigInt values)`);
   }
 }
 

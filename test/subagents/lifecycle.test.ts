@@ -74,6 +74,17 @@ afterEach(async () => {
   cleanups = [];
 });
 
+/** What only a program can pass (the model's arguments are JSON): metadata with a cycle or a BigInt. */
+function inProcess(request: Record<string, unknown>): LaunchRequest {
+  if (request.goal === "[cyclic]") {
+    const metadata: Record<string, unknown> = { name: "loop" };
+    metadata.self = metadata;
+    return { goal: "ok", metadata };
+  }
+  if (request.goal === "[bigint]") return { goal: "ok", metadata: { n: 10n } };
+  return request as LaunchRequest;
+}
+
 /** The plugin a host would write: a tool that launches a child through the lifecycle API during a turn. */
 function lifecyclePlugin(world: Pick<World, "launches" | "holdSettle">): Plugin {
   const launchTool: ToolDefinition<{ request: Record<string, unknown> }> = {
@@ -89,7 +100,7 @@ function lifecyclePlugin(world: Pick<World, "launches" | "holdSettle">): Plugin 
     async execute(args, exec) {
       const service = exec.services.require("subagents");
       try {
-        const handle = await service.launch(args.request as LaunchRequest);
+        const handle = await service.launch(inProcess(args.request));
         const status = await service.status(handle);
         world.launches.set(exec.callId, { handle, statusAtLaunch: status.state });
         return { text: JSON.stringify(handle) };
@@ -451,6 +462,8 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
       emptyGoal: { goal: " " },
       unknownToolset: { goal: "ok", allowedToolsets: ["no-such-toolset"] },
       broadening: { goal: "ok", allowedToolsets: ["files", "hidden-test"] },
+      cyclic: { goal: "[cyclic]" },
+      bigint: { goal: "[bigint]" },
     });
     expect(refused(world, "goalBig")).toEqual({
       code: "TOO_LARGE",
@@ -493,6 +506,11 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
       code: "TOOLSET_NOT_ALLOWED",
       message: 'toolset "hidden-test" is unknown or not offered to the parent; a child can only be narrowed',
     });
+    for (const id of ["cyclic", "bigint"])
+      expect(refused(world, id)).toEqual({
+        code: "INVALID_REQUEST",
+        message: "metadata must be plain JSON (no cycles, no BigInt values)",
+      });
     // Nothing was started by a refused request.
     expect(await world.service.children()).toEqual([]);
     // After the turn, again no parent.
