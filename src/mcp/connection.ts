@@ -89,6 +89,7 @@ export class McpConnection {
   private readonly redactor: Redactor;
   private childPid: number | undefined;
   private resourcesOffered = false;
+  private activeTransport: Transport | undefined;
 
   constructor(
     readonly name: string,
@@ -227,9 +228,22 @@ export class McpConnection {
     if (this.stateValue === "closed") return;
     this.closing.abort();
     const client = this.client;
+    const transport = this.activeTransport;
     this.client = undefined;
+    this.activeTransport = undefined;
     this.childPid = undefined;
     if (this.config.enabled) this.setState("closed");
+    // Streamable HTTP: end the server's session (DELETE), bounded; a stdio child ends with its stdin.
+    if (transport instanceof StreamableHTTPClientTransport) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        transport.terminateSession().catch(() => undefined),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, 1_000);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     await closeQuietly(client);
   }
 
@@ -341,6 +355,7 @@ export class McpConnection {
       throw signal.reason ?? new Error("closed");
     }
     this.client = client;
+    this.activeTransport = transport;
     this.resourcesOffered = client.getServerCapabilities()?.resources !== undefined;
     this.transportKind = kind;
     this.childPid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;

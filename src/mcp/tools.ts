@@ -105,7 +105,14 @@ export async function attachMcpTools(
       const name = names.get(tool.name)!;
       const known = state.names.has(tool.name);
       const definition = mcpTool(connection, tool, name, state, sink, pool.redactor);
-      if (!definition) continue;
+      if (!definition) {
+        if (!known)
+          options.onFailure?.(
+            connection.name,
+            `tool "${tool.name}" skipped: its input schema is not an object`,
+          );
+        continue;
+      }
       try {
         registry.register(definition, { allowShadow: known, source: `mcp_servers.${connection.name}` });
       } catch (error) {
