@@ -10,10 +10,14 @@
  * - cancel is cooperative: CANCEL_REQUESTED, then CANCELLED once the child settled (S3), never before;
  * - `GET /v1/sessions/:id/agents` lists the children with their states; 404 for an unknown session;
  * - the bearer token as on every /v1 route; 400 for a body the API cannot read; the OpenAPI document lists
- *   the routes.
+ *   the routes;
+ * - two servers on one PostgreSQL database (a database of its own): a handle issued through one is verified
+ *   and answered by the other (the key is in the store), and a cancel sent to either reaches the child
+ *   wherever it is driven.
  */
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Plugin } from "../../src/loop/plugin.js";
 import { installTools } from "../../src/planning/tool-installer.js";
 import { openStore } from "../../src/store/open-store.js";
@@ -389,4 +393,112 @@ describe("the subagent lifecycle API over HTTP", () => {
     }
     expect(paths["/v1/sessions/{id}/agents"]?.get?.security).toEqual([{ bearer: [] }]);
   });
+});
+
+describe("the lifecycle API across two servers on one PostgreSQL database", () => {
+  let adminUrl: string;
+  let dbName: string;
+  let storeA: Store;
+  let storeB: Store;
+  let a: TestServer;
+  let b: TestServer;
+
+  beforeAll(async () => {
+    adminUrl = inject("adminUrl");
+    dbName = `bdsh_sa_http_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${dbName}`);
+    await admin.end();
+    const url = new URL(adminUrl);
+    url.pathname = `/${dbName}`;
+    const { home, workspace } = tmpHome("bdsh-sa-http-pg-");
+    storeA = await openStore({ home, databaseUrl: url.toString() });
+    storeB = await openStore({ home, databaseUrl: url.toString() });
+    const config = { ...testConfig(fake.url), approval: "never" as const };
+    a = await startServer({ store: storeA, config, home, workspace, plugins: [lifecyclePlugin] });
+    b = await startServer({ store: storeB, config, home, workspace, plugins: [lifecyclePlugin] });
+  });
+
+  afterAll(async () => {
+    for (const g of gates) g.open();
+    await a?.app.close();
+    await b?.app.close();
+    await storeA?.close();
+    await storeB?.close();
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it("a handle from one server is answered by the other; a cancel through either reaches the child", async () => {
+    const at = (server: TestServer, path: string, body?: unknown) =>
+      api(server.url, body === undefined ? "GET" : "POST", path, body, server.auth);
+    const done = heldChild("pg-child-done", "answered across servers");
+    const held = heldChild("pg-child-held", "never sent");
+    const callDone = "launch-pg-done";
+    const callHeld = "launch-pg-held";
+    const parent = scenario("pg-parent", (_request, messages: Message[]) => {
+      if (messages.at(-1)?.role === "tool") return { text: "launched" };
+      if (toolResults(messages).length > 0) return { text: "noted" };
+      return {
+        toolCalls: [
+          { id: callDone, name: "launch_child", arguments: { request: { goal: `${done.marker} one` } } },
+          { id: callHeld, name: "launch_child", arguments: { request: { goal: `${held.marker} two` } } },
+        ],
+      };
+    });
+    const created = await at(a, "/v1/sessions", { text: `${parent} go` });
+    expect(created.status).toBe(201);
+    await vi.waitFor(() => expect(handles.get(callHeld)).toBeDefined(), { timeout: 20_000 });
+    const first = handles.get(callDone)!;
+    const second = handles.get(callHeld)!;
+
+    // Whichever server drives them, both servers verify the handles and answer the same.
+    await vi.waitFor(() => expect(done.asked() && held.asked()).toBe(true), { timeout: 20_000 });
+    for (const server of [a, b])
+      await vi.waitFor(
+        async () =>
+          expect((await at(server, "/v1/subagents/status", { handle: second })).body.state).toBe("RUNNING"),
+        { timeout: 20_000 },
+      );
+    done.release();
+    expect(await at(b, "/v1/subagents/wait", { handle: first, timeout_ms: 60_000 })).toEqual({
+      status: 200,
+      body: { state: "SUCCEEDED", timedOut: false },
+    });
+    const result = await at(b, "/v1/subagents/result", { handle: first });
+    expect(result.body).toMatchObject({ state: "SUCCEEDED", text: "answered across servers" });
+    expect(await at(a, "/v1/subagents/result", { handle: first })).toEqual(result);
+    expect(await at(b, "/v1/subagents/reconnect", { handle: first })).toEqual({
+      status: 200,
+      body: { state: "SUCCEEDED", handle: first },
+    });
+    expect(await at(b, "/v1/subagents/status", { handle: { ...first, childId: second.childId } })).toEqual({
+      status: 200,
+      body: UNKNOWN,
+    });
+
+    // A cancel through B reaches whichever server drives the child, through the store.
+    expect(await at(b, "/v1/subagents/cancel", { handle: second })).toEqual({
+      status: 200,
+      body: { state: "CANCEL_REQUESTED" },
+    });
+    expect(await at(a, "/v1/subagents/wait", { handle: second, timeout_ms: 60_000 })).toEqual({
+      status: 200,
+      body: { state: "CANCELLED", timedOut: false },
+    });
+    expect((await at(a, "/v1/subagents/result", { handle: second })).body).toMatchObject({
+      state: "CANCELLED",
+      reason: "aborted",
+    });
+    const listed = await at(b, `/v1/sessions/${created.body.id}/agents`);
+    expect(
+      (listed.body.agents as Array<{ id: string; state: string }>).map(({ id, state }) => ({ id, state })),
+    ).toEqual([
+      { id: first.childId, state: "SUCCEEDED" },
+      { id: second.childId, state: "CANCELLED" },
+    ]);
+  }, 90_000);
 });
