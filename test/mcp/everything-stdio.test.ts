@@ -160,7 +160,6 @@ describe("server-everything over stdio", () => {
                 name: "mcp__everything__trigger-long-running-operation",
                 arguments: { duration: 60, steps: 60 },
               },
-              { id: "after", name: "mcp__everything__echo", arguments: { message: "still here" } },
             ],
           },
           { text: "ok" },
@@ -170,7 +169,7 @@ describe("server-everything over stdio", () => {
         text: "Error: tool call timed out after 300ms",
         isError: true,
       });
-      expect(session.results.get("after")).toEqual({ text: "Echo: still here" });
+      expect(connection.state).toBe("ready"); // a cancelled call leaves the connection as it was
       const long = calls().find(
         (m) => JSON.stringify(m).includes("trigger-long-running-operation") && m.id !== calls()[0]!.id,
       )!;
