@@ -15,7 +15,7 @@
  *   `flush()` ends one reply of several; `end()` ends the last and resolves when its audio is in the sink.
  * - Reports never contain a credential (the providers' errors are redacted at the source).
  */
-import { convertPcm, type PcmFormat } from "./pcm.js";
+import { convertPcm, type PcmFormat, sameFormat } from "./pcm.js";
 import type { TtsErrorCode } from "./provider.js";
 import { TtsError } from "./provider.js";
 import type { SpeechPlan } from "./registry.js";
@@ -65,6 +65,7 @@ export class SpeechStream {
     stopped: false,
   };
   private readonly done: Promise<SpeechOutcome>;
+  private carry: Buffer = Buffer.alloc(0);
 
   constructor(private readonly options: SpeechStreamOptions) {
     this.chunker = new SentenceChunker({ maxChars: options.maxChunkChars });
@@ -138,6 +139,7 @@ export class SpeechStream {
   }
 
   private async speak(sentence: string, signal: AbortSignal): Promise<void> {
+    this.carry = Buffer.alloc(0);
     const { streamer, sync } = this.options.plan;
     if (streamer && !this.streamFailed) {
       let written = 0;
@@ -183,7 +185,15 @@ export class SpeechStream {
   }
 
   private async write(chunk: Uint8Array, format: PcmFormat): Promise<void> {
-    const pcm = convertPcm(chunk, format, this.options.sink.format);
+    let input = chunk;
+    if (!sameFormat(format, this.options.sink.format)) {
+      // A chunk may end inside a frame; its tail waits for the next chunk of the same sentence.
+      const joined = this.carry.byteLength ? Buffer.concat([this.carry, chunk]) : Buffer.from(chunk);
+      const whole = joined.byteLength - (joined.byteLength % (format.channels * format.sampleWidth));
+      this.carry = joined.subarray(whole);
+      input = joined.subarray(0, whole);
+    }
+    const pcm = convertPcm(input, format, this.options.sink.format);
     if (pcm.byteLength === 0) return;
     if (!this.outcome.heard) {
       this.outcome.heard = true;

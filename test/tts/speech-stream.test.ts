@@ -144,3 +144,33 @@ describe.skipIf(!HAS_ESPEAK)(
     });
   },
 );
+
+describe("PCM chunks that end inside a frame", () => {
+  it("are joined before conversion, so no sample is lost or shifted", async () => {
+    const from = int16Mono(24_000);
+    const streamer: StreamingTtsProvider = {
+      name: "odd",
+      kind: "streaming",
+      format: from,
+      available: () => true,
+      async *stream() {
+        const samples = Buffer.alloc(2 * 240);
+        for (let i = 0; i < 240; i++) samples.writeInt16LE(1000, i * 2);
+        yield samples.subarray(0, 101); // ends inside a sample
+        yield samples.subarray(101);
+      },
+    };
+    const sink = new MemorySink({ sampleRate: 24_000, channels: 2, sampleWidth: 2 });
+    const speech = new SpeechStream({
+      plan: { streamer, notes: [] },
+      sink,
+      maxChunkChars: 300,
+      maxBodyBytes: 1 << 24,
+    });
+    speech.push("Stereo now.");
+    await speech.end();
+    const out = Buffer.concat(sink.chunks);
+    expect(out.length).toBe(240 * 4);
+    for (let i = 0; i < out.length; i += 2) expect(out.readInt16LE(i)).toBe(1000);
+  });
+});
