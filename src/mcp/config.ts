@@ -39,9 +39,11 @@ export const mcpServerSchema = z
     cwd: z.string().min(1).optional(),
     url: z.url().optional(),
     headers: stringMap.optional(),
-    enabled: z.boolean().default(true),
-    timeout_ms: positiveInt.default(DEFAULT_CALL_TIMEOUT_MS), // T21
-    startup_timeout_ms: positiveInt.default(DEFAULT_STARTUP_TIMEOUT_MS),
+    // No schema defaults: each config layer is parsed on its own, and a default filled in a later layer would
+    // overwrite an earlier layer's value when they merge. `serverSettings` fills them at use.
+    enabled: z.boolean().optional(),
+    timeout_ms: positiveInt.optional(), // T21: default 60 s
+    startup_timeout_ms: positiveInt.optional(),
     tools: toolFilter,
   })
   .superRefine((server, ctx) => {
@@ -77,6 +79,22 @@ export const mcpServersSchema = z.record(
 
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 export type McpServersConfig = z.infer<typeof mcpServersSchema>;
+
+/** An entry with its defaults filled: enabled, 60 s per call (T21), 10 s to start. */
+export type McpServerSettings = McpServerConfig & {
+  enabled: boolean;
+  timeout_ms: number;
+  startup_timeout_ms: number;
+};
+
+export function serverSettings(server: McpServerConfig): McpServerSettings {
+  return {
+    ...server,
+    enabled: server.enabled ?? true,
+    timeout_ms: server.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS,
+    startup_timeout_ms: server.startup_timeout_ms ?? DEFAULT_STARTUP_TIMEOUT_MS,
+  };
+}
 
 export function isStdio(server: McpServerConfig): server is McpServerConfig & { command: string } {
   return server.command !== undefined;

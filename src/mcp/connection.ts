@@ -36,7 +36,14 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Redactor } from "../log/redact.js";
-import { expandMap, isStdio, type McpServerConfig, toolAllowed } from "./config.js";
+import {
+  expandMap,
+  isStdio,
+  type McpServerConfig,
+  type McpServerSettings,
+  serverSettings,
+  toolAllowed,
+} from "./config.js";
 import type { McpCallResult } from "./results.js";
 
 export type McpState = "disabled" | "connecting" | "ready" | "reconnecting" | "failed" | "closed";
@@ -75,6 +82,8 @@ const STDERR_KEEP = 4_000;
 
 export class McpConnection {
   readonly transport: McpTransportKind | "http";
+  /** The entry with its defaults filled. */
+  readonly config: McpServerSettings;
   private stateValue: McpState;
   private client: Client | undefined;
   private transportKind: McpTransportKind | undefined;
@@ -93,11 +102,12 @@ export class McpConnection {
 
   constructor(
     readonly name: string,
-    readonly config: McpServerConfig,
+    config: McpServerConfig,
     private readonly options: McpConnectionOptions,
   ) {
+    this.config = serverSettings(config);
     this.transport = isStdio(config) ? "stdio" : "http";
-    this.stateValue = config.enabled ? "connecting" : "disabled";
+    this.stateValue = this.config.enabled ? "connecting" : "disabled";
     this.redactor = options.redactor ?? Redactor.none;
   }
 

@@ -2,9 +2,19 @@
  * The pure parts of issue 18: tool names (T1: `[A-Za-z0-9_-]{1,64}`, deterministic, unique, stable across
  * list changes), `${VAR}` expansion and the secrets it makes, and T21's result texts.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
 import { Redactor } from "../../src/log/redact.js";
-import { expandVariables, mcpServersSchema, secretValues, toolAllowed } from "../../src/mcp/config.js";
+import {
+  expandVariables,
+  mcpServersSchema,
+  secretValues,
+  serverSettings,
+  toolAllowed,
+} from "../../src/mcp/config.js";
 import { mcpToolNames } from "../../src/mcp/names.js";
 import { emptyResultText, resultToOutput } from "../../src/mcp/results.js";
 import { TOOL_NAME } from "../../src/tools/registry.js";
@@ -42,10 +52,32 @@ describe("MCP config", () => {
       a: { command: "x", env: { K: ref("TOKEN") } },
       b: { url: "http://127.0.0.1:1/mcp", headers: { Authorization: `Bearer ${ref("TOKEN")}` } },
     });
-    expect(servers.a).toMatchObject({ enabled: true, timeout_ms: 60_000, startup_timeout_ms: 10_000 });
+    expect(serverSettings(servers.a!)).toMatchObject({
+      enabled: true,
+      timeout_ms: 60_000,
+      startup_timeout_ms: 10_000,
+    });
     const secrets = secretValues(servers, env);
     expect(secrets).toContain("tok-123456789");
     expect(secrets).toContain("Bearer tok-123456789");
+  });
+
+  it("merges a server's keys across config files without a later file's defaults undoing earlier keys", () => {
+    const root = mkdtempSync(join(tmpdir(), "bdsh-mcp-layers-"));
+    writeFileSync(join(root, "config.yaml"), "mcp_servers:\n  a: { command: x, timeout_ms: 5000 }\n");
+    writeFileSync(
+      join(root, "extra.yaml"),
+      "mcp_servers:\n  a: { command: y }\n  b: { url: 'http://127.0.0.1:1/mcp' }\n",
+    );
+    const { config } = loadConfig({
+      home: root,
+      cwd: root,
+      env: {},
+      configFile: "extra.yaml",
+      trusted: false,
+    });
+    expect(config.mcp_servers.a).toEqual({ command: "y", timeout_ms: 5000 });
+    expect(Object.keys(config.mcp_servers)).toEqual(["a", "b"]);
   });
 
   it("filters tools by include, then exclude", () => {
