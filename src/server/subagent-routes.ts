@@ -14,7 +14,8 @@
  * - State comes from the store, so any server answers for any child, whichever server drives it; a cancel
  *   travels through the store to the driving server (the plugin's `children` driver).
  * - `wait` holds the request at most `MAX_WAIT_MS` (`timeout_ms` above it is lowered to it) and answers
- *   `{timedOut: true}` rather than an error when the child is still working.
+ *   `{timedOut: true}` rather than an error when the child is still working; it stops waiting when the
+ *   client closes the connection.
  */
 import { type Static, Type } from "typebox";
 import type { Config } from "../config/schema.js";
@@ -140,10 +141,13 @@ export function registerSubagentRoutes(routes: RouteTable, context: SubagentRout
       body: WaitBody,
       response: { 200: SubagentWait, ...errorResponses },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body as Static<typeof WaitBody>;
       const timeoutMs = Math.min(body.timeout_ms ?? DEFAULT_WAIT_MS, MAX_WAIT_MS);
-      return lifecycle.wait(body.handle, { timeoutMs });
+      // A client that went away stops the wait (its store subscription with it); after the answer, a no-op.
+      const gone = new AbortController();
+      reply.raw.once("close", () => gone.abort());
+      return lifecycle.wait(body.handle, { timeoutMs, signal: gone.signal });
     },
   );
 

@@ -72,14 +72,19 @@ export class SubagentLifecycle {
     return { state: view.state, ...(view.correlationId ? { correlationId: view.correlationId } : {}) };
   }
 
-  async wait(handle: unknown, options: { timeoutMs?: number } = {}, parentId?: string): Promise<WaitAnswer> {
+  /** `signal`: the caller stopped listening (an HTTP client went away); answered as a timeout. */
+  async wait(
+    handle: unknown,
+    options: { timeoutMs?: number; signal?: AbortSignal } = {},
+    parentId?: string,
+  ): Promise<WaitAnswer> {
     let view = await this.open(handle, parentId);
     if (!view) return UNKNOWN_HANDLE;
     const deadline = Date.now() + waitBudget(options.timeoutMs);
     while (!TERMINAL_STATES.has(view.state)) {
       const left = deadline - Date.now();
-      if (left <= 0) return { state: view.state, timedOut: true };
-      await changeOf(this.store, view.id, Math.min(left, this.options.pollMs ?? 1_000));
+      if (left <= 0 || options.signal?.aborted) return { state: view.state, timedOut: true };
+      await changeOf(this.store, view.id, Math.min(left, this.options.pollMs ?? 1_000), options.signal);
       view = (await childView(this.store, view.id)) ?? view;
     }
     return { state: view.state, timedOut: false };
@@ -157,19 +162,22 @@ export async function requestChildCancel(
   await driver.cancel(childId);
 }
 
-/** Resolves on the next event or inbox change of `sessionId`, or after `ms`. */
-export function changeOf(store: Store, sessionId: string, ms: number): Promise<void> {
+/** Resolves on the next event or inbox change of `sessionId`, after `ms`, or when `signal` aborts. */
+export function changeOf(store: Store, sessionId: string, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     let finished = false;
     let stop: (() => void) | undefined;
     const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
     function done() {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
       stop?.();
       resolve();
     }
+    if (signal?.aborted) done();
     stop = store.subscribe(
       (n: StoreNotification) => {
         // The subscription's first `resync` only says it is live; it is not a change.

@@ -86,12 +86,37 @@ let fake: FakeProvider;
 let scenario: (name: string, fn: Scenario) => string;
 let server: TestServer;
 
+/** Live store subscriptions that watch events (only a lifecycle `wait` opens those), through `counted`. */
+let eventWatchers = 0;
+
+/** The store as the server sees it, counting its event subscriptions. */
+function counting(inner: Store): Store {
+  return new Proxy(inner, {
+    get(target, property) {
+      if (property === "subscribe")
+        return (listener: Parameters<Store["subscribe"]>[0], options?: Parameters<Store["subscribe"]>[1]) => {
+          const stop = target.subscribe(listener, options);
+          if (!options?.events) return stop;
+          eventWatchers++;
+          let stopped = false;
+          return () => {
+            if (!stopped) eventWatchers--;
+            stopped = true;
+            stop();
+          };
+        };
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 beforeAll(async () => {
   const { home, workspace } = tmpHome("bdsh-sa-http-");
   store = await openStore({ home });
   ({ fake, scenario } = await startScenarioProvider());
   server = await startServer({
-    store,
+    store: counting(store),
     config: { ...testConfig(fake.url), approval: "never" },
     home,
     workspace,
@@ -299,6 +324,33 @@ describe("the subagent lifecycle API over HTTP", () => {
       body: { state: "CANCELLED", reason: "aborted", text: "", hash: sha256("") },
     });
     expect(await post("cancel", { handle })).toEqual({ status: 200, body: { state: "CANCELLED" } });
+  }, 90_000);
+
+  it("a wait whose client went away stops waiting (its store subscription closed)", async () => {
+    const child = heldChild("http-child-abandoned", "later");
+    const { handle } = await launch("http-launch-abandoned", { goal: `${child.marker} take your time` });
+    await vi.waitFor(() => expect(child.asked()).toBe(true), { timeout: 20_000 });
+    await vi.waitFor(async () => expect((await post("status", { handle })).body.state).toBe("RUNNING"), {
+      timeout: 20_000,
+    });
+    const before = eventWatchers;
+    const client = new AbortController();
+    const waiting = fetch(`${server.url}/v1/subagents/wait`, {
+      method: "POST",
+      headers: { ...server.auth, "content-type": "application/json" },
+      body: JSON.stringify({ handle, timeout_ms: 60_000 }),
+      signal: client.signal,
+    }).catch(() => "aborted");
+    await vi.waitFor(() => expect(eventWatchers).toBe(before + 1), { timeout: 20_000 });
+    client.abort();
+    expect(await waiting).toBe("aborted");
+    // Well before the 60 s the wait asked for.
+    await vi.waitFor(() => expect(eventWatchers).toBe(before), { timeout: 20_000 });
+    child.release();
+    expect(await post("wait", { handle, timeout_ms: 60_000 })).toEqual({
+      status: 200,
+      body: { state: "SUCCEEDED", timedOut: false },
+    });
   }, 90_000);
 
   it("cancel of a child no server has claimed yet: its task is dropped, it never runs, CANCELLED", async () => {
