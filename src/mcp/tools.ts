@@ -150,7 +150,15 @@ export async function attachMcpTools(
       }),
     );
   }
-  if (offersResources) for (const tool of resourceTools(pool)) registry.register(tool);
+  if (offersResources) {
+    for (const tool of resourceTools(pool)) {
+      try {
+        registry.register(tool);
+      } catch (error) {
+        options.onFailure?.("resources", `${tool.name} not offered: ${(error as Error).message}`);
+      }
+    }
+  }
 
   // SP8: tools added after the agent is ready are declared after the others, through a pipeline on the
   // same registry and bus (same validation, approvals, reminder and spill), and announced before the next
