@@ -88,6 +88,8 @@ export const SubagentResult = Type.Object({
   truncated: Type.Optional(Type.Boolean()),
   /** How the child's turn ended (`turn/end` reason). */
   reason: Type.Optional(Type.String()),
+  /** Why a failed child stopped (`<code>: <message>`, at most 4,096 bytes). */
+  diagnostic: Type.Optional(Type.String()),
   settledAt: Type.Optional(Type.String()),
 });
 

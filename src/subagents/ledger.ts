@@ -93,6 +93,8 @@ export type ChildResult = {
   hash: string;
   truncated: boolean;
   reason: string;
+  /** S3: why a failed child stopped (`<code>: <message>`, at most 4,096 bytes); not part of `hash`. */
+  diagnostic?: string;
   settledAt: string;
 };
 
@@ -162,6 +164,7 @@ export function resultOf(view: ChildView): ChildResult | undefined {
     hash: createHash("sha256").update(text).digest("hex"),
     truncated: text.length < full.length,
     reason: data.reason,
+    ...(data.diagnostic === undefined ? {} : { diagnostic: data.diagnostic }),
     settledAt: at,
   };
 }

@@ -326,6 +326,26 @@ describe("the subagent lifecycle API over HTTP", () => {
     expect(await post("cancel", { handle })).toEqual({ status: 200, body: { state: "CANCELLED" } });
   }, 90_000);
 
+  it("a failed child's result over HTTP carries its diagnostic", async () => {
+    const marker = scenario("http-child-fails", () => ({
+      status: 400,
+      body: { error: { message: "refused" } },
+    }));
+    const { handle } = await launch("http-launch-fails", { goal: `${marker} try` });
+    expect(await post("wait", { handle, timeout_ms: 60_000 })).toEqual({
+      status: 200,
+      body: { state: "FAILED", timedOut: false },
+    });
+    const result = await post("result", { handle });
+    expect(result.body).toMatchObject({
+      state: "FAILED",
+      reason: "error",
+      text: "",
+      diagnostic: expect.any(String),
+    });
+    expect(String(result.body.diagnostic)).toMatch(/^[A-Z_]+: /);
+  }, 90_000);
+
   it("a wait whose client went away stops waiting (its store subscription closed)", async () => {
     const child = heldChild("http-child-abandoned", "later");
     const { handle } = await launch("http-launch-abandoned", { goal: `${child.marker} take your time` });

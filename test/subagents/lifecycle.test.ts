@@ -567,6 +567,27 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
     });
   }, 90_000);
 
+  it("a failed child: FAILED, and its result carries the diagnostic (S3), not a transcript", async () => {
+    const world = await openWorld({
+      config: (base) => ({ ...base, retry: { ...base.retry, max_retries: 0 } }),
+    });
+    world.children.set("[fails]", () => ({
+      status: 400,
+      body: { error: { message: "the request was refused" } },
+    }));
+    await world.turn({ failing: { goal: "[fails] try it" } });
+    const { handle } = launched(world, "failing");
+    expect(await world.service.wait(handle, { timeoutMs: 60_000 })).toEqual({
+      state: "FAILED",
+      timedOut: false,
+    });
+    const result = await world.service.result(handle);
+    expect(result).toMatchObject({ state: "FAILED", reason: "error", text: "", hash: sha256("") });
+    const diagnostic = "diagnostic" in result ? (result.diagnostic ?? "") : "";
+    expect(diagnostic).toMatch(/^[A-Z_]+: /);
+    expect(Buffer.byteLength(diagnostic)).toBeLessThanOrEqual(4_096);
+  }, 90_000);
+
   it("a terminal result older than subagents.result_retention_hours is RESULT_EXPIRED; its state stays", async () => {
     const world = await openWorld({
       config: (base) => ({ ...base, subagents: { ...DEFAULT_CONFIG.subagents, result_retention_hours: 1 } }),
