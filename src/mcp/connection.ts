@@ -11,7 +11,8 @@
  *   from 500 ms doubling to 30 s, 10 attempts (T21); then `failed`. Calls made while it is down answer at
  *   once with an error naming the outage; they never wait for the reconnect.
  * - The tool list is kept current: `notifications/tools/list_changed` and every reconnect re-list the tools
- *   (all pages); listeners hear only real changes. Refreshes run one at a time.
+ *   (all pages); listeners hear only real changes. Refreshes run one at a time. Tools that need MCP's
+ *   task-based execution are left out (a plain `tools/call` cannot run them).
  * - A stdio server gets the SDK's minimal inherited environment plus its configured `env`, never the
  *   harness's own secrets; its stderr is captured (last lines, redacted) for `last error`, not printed.
  * - Streamable HTTP first; a server that refuses it is tried with the older HTTP+SSE transport.
@@ -424,7 +425,11 @@ export class McpConnection {
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
-    const allowed = tools.filter((tool) => toolAllowed(this.config, tool.name));
+    // A tool that only runs as an MCP task (`execution.taskSupport: "required"`) cannot be called with a
+    // plain tools/call, so it is not offered (tasks are not supported yet).
+    const allowed = tools.filter(
+      (tool) => toolAllowed(this.config, tool.name) && tool.execution?.taskSupport !== "required",
+    );
     if (JSON.stringify(allowed) === JSON.stringify(this.toolList)) return;
     this.toolList = allowed;
     this.emit({ kind: "tools", tools: allowed });

@@ -33,6 +33,7 @@ describe("server-everything over stdio", () => {
     const names = toolNamesOf(session.fake.requests[0]!);
     expect(names).toContain("mcp__everything__echo");
     expect(names).toContain("mcp__everything__trigger-long-running-operation");
+    expect(names).not.toContain("mcp__everything__simulate-research-query"); // needs MCP tasks
     expect(names).toContain("mcp_list_resources");
     expect(names).toContain("mcp_read_resource");
     expect(names.indexOf("bash")).toBeLessThan(names.indexOf("mcp__everything__echo")); // after core tools
