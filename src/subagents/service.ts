@@ -264,7 +264,7 @@ export class SubagentService {
     return this.lifecycle.status(handle, this.sessionId);
   }
 
-  wait(handle: unknown, options: { timeoutMs?: number } = {}): Promise<WaitAnswer> {
+  wait(handle: unknown, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<WaitAnswer> {
     return this.lifecycle.wait(handle, options, this.sessionId);
   }
 

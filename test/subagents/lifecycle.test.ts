@@ -293,6 +293,11 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
       correlationId: "review-42",
     });
     expect(await service.wait(handle, { timeoutMs: 30 })).toEqual({ state: "RUNNING", timedOut: true });
+    // A caller that stops listening ends its wait: answered as a timeout, with the state seen last.
+    const stopped = new AbortController();
+    const abandoned = service.wait(handle, { timeoutMs: 60_000, signal: stopped.signal });
+    stopped.abort();
+    expect(await abandoned).toEqual({ state: "RUNNING", timedOut: true });
     // A timeout that is not a number of milliseconds answers at once (it never waits without end).
     for (const timeoutMs of [Number.NaN, -5, "100" as unknown as number])
       expect(await service.wait(handle, { timeoutMs })).toEqual({ state: "RUNNING", timedOut: true });
