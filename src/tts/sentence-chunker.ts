@@ -81,6 +81,7 @@ export class SentenceChunker {
   /** A tag's possible beginning at the end of the last delta ("<", "</thi"). */
   private carry = "";
   private pending = "";
+  private fenceScan: FenceScan = {};
 
   constructor(options: { maxChars?: number } = {}) {
     this.maxChars = Math.max(8, options.maxChars ?? DEFAULT_MAX_CHUNK_CHARS);
@@ -88,7 +89,10 @@ export class SentenceChunker {
 
   /** The pieces this delta completes (raw text; see the invariants). */
   push(delta: string): string[] {
-    this.pending += this.visible(delta);
+    const visible = this.visible(delta);
+    this.pending += visible;
+    // Inside an open code block only a new line can close it: skip the scan (and the string's flattening).
+    if (this.fenceScan.from !== undefined && !visible.includes("\n")) return [];
     return this.drain(false);
   }
 
@@ -100,12 +104,14 @@ export class SentenceChunker {
     const pieces = this.drain(true);
     if (this.pending !== "") pieces.push(this.pending);
     this.pending = "";
+    this.fenceScan = {};
     return pieces;
   }
 
   /** Drops everything pending (a stop). */
   reset(): void {
     this.pending = "";
+    this.fenceScan = {};
     this.carry = "";
     this.inThink = false;
   }
@@ -113,8 +119,9 @@ export class SentenceChunker {
   private drain(final: boolean): string[] {
     const pieces: string[] = [];
     for (;;) {
-      const decision = nextCut(this.pending, final, this.maxChars);
+      const decision = nextCut(this.pending, final, this.maxChars, this.fenceScan);
       if (decision === "wait" || decision === "rest") break;
+      this.fenceScan = {};
       pieces.push(this.pending.slice(0, decision.cut));
       this.pending = this.pending.slice(decision.cut);
     }
@@ -166,14 +173,23 @@ function fenceAt(s: string, at: number, final: boolean): boolean | undefined {
 }
 
 function fenceMarker(s: string, at: number): string {
-  return s.slice(at).trimStart().slice(0, 3);
+  return s
+    .slice(at, at + 8)
+    .trimStart()
+    .slice(0, 3);
 }
 
-function nextCut(s: string, final: boolean, max: number): Decision {
+/**
+ * Where the scan of an open code block resumes: the start of its last incomplete line, so a long block
+ * streamed in small deltas is read once, not once per delta.
+ */
+type FenceScan = { from?: number };
+
+function nextCut(s: string, final: boolean, max: number, scan: FenceScan): Decision {
   if (s === "") return "rest";
   const opening = fenceAt(s, 0, final);
   if (opening === undefined) return "wait";
-  if (opening) return fenceEnd(s, final);
+  if (opening) return fenceEnd(s, final, scan);
   for (let i = 0; ; i++) {
     if (i >= max) return { cut: capCut(s, max) };
     if (i >= s.length) return final ? "rest" : "wait";
@@ -224,9 +240,9 @@ function notAnEnd(s: string, dot: number): boolean {
 }
 
 /** The end of a fenced block that starts the text: after its closing fence line. */
-function fenceEnd(s: string, final: boolean): Decision {
+function fenceEnd(s: string, final: boolean, scan: FenceScan): Decision {
   const marker = fenceMarker(s, 0);
-  let lineStart = s.indexOf("\n");
+  let lineStart = scan.from ?? s.indexOf("\n");
   while (lineStart !== -1) {
     const at = lineStart + 1;
     const lineEnd = s.indexOf("\n", at);
@@ -236,8 +252,10 @@ function fenceEnd(s: string, final: boolean): Decision {
       (line.trim().startsWith(marker) && line.trim().replace(/[`~]/g, "") === "")
     ) {
       if (lineEnd !== -1) return { cut: lineEnd + 1 };
+      scan.from = lineStart;
       return final ? "rest" : "wait";
     }
+    if (lineEnd === -1) scan.from = lineStart; // lines before this one hold no closing fence
     lineStart = lineEnd;
   }
   return final ? "rest" : "wait";

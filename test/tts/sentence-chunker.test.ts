@@ -2,6 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SentenceChunker } from "../../src/tts/sentence-chunker.js";
+import { spokenText } from "../../src/tts/spoken-text.js";
 
 function chunk(deltas: readonly string[], maxChars?: number): string[] {
   const chunker = new SentenceChunker(maxChars === undefined ? {} : { maxChars });
@@ -109,6 +110,12 @@ describe("sentence chunker", () => {
     for (const piece of out.slice(1)) expect(piece.startsWith(" ")).toBe(true); // cut at a space, not in a word
   });
 
+  it("reads a long code block streamed in small deltas once (it stays one piece)", () => {
+    const code = `\`\`\`ts\n${"const value = compute(1, 2);\n".repeat(1500)}\`\`\`\n`;
+    const deltas = code.match(/[\s\S]{1,5}/g) ?? [];
+    expect(chunk([...deltas, "Done."])).toEqual([code, "Done."]);
+  });
+
   it("cuts a run-on at its last clause mark when it has one", () => {
     const text = `${"a".repeat(50)}, ${"b ".repeat(40)}`;
     expect(chunk([text], 60)[0]).toBe(`${"a".repeat(50)},`);
@@ -180,6 +187,24 @@ describe("sentence chunker properties", () => {
         },
       ),
       { numRuns: 400 },
+    );
+  });
+
+  it("nothing inside a think block is ever in a spoken sentence", () => {
+    const inside = text.filter((t) => !/<\/think>/i.test(t)); // a closing tag would end the block early
+    fc.assert(
+      fc.property(
+        text,
+        inside,
+        text,
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (before, secret, after, cuts) => {
+          const t = `${before}<think>${secret}SECRET${secret}</think>${after}`;
+          const spoken = chunk(splitAt(t, cuts)).map(spokenText).join(" ");
+          expect(spoken).not.toContain("SECRET");
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 
