@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
+import type { Plugin } from "../../src/loop/plugin.js";
 import { type McpServersConfig, mcpServerSchema } from "../../src/mcp/config.js";
 import type { McpConnection, McpState } from "../../src/mcp/connection.js";
 import type { McpPool } from "../../src/mcp/pool.js";
@@ -68,6 +69,7 @@ export async function runSession(options: {
   env?: NodeJS.ProcessEnv;
   pool?: McpPool;
   patch?: Partial<Config>;
+  plugins?: Plugin[];
   between?: (turn: number, agent: Awaited<ReturnType<typeof openAgent>>["agent"]) => Promise<void>;
 }): Promise<Session> {
   const home = mkdtempSync(join(tmpdir(), "bdsh-mcp-"));
@@ -83,6 +85,7 @@ export async function runSession(options: {
       workspace,
       home,
       env,
+      ...(options.plugins ? { plugins: options.plugins } : {}),
       toolOptions: {
         home,
         env,
