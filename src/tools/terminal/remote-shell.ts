@@ -23,18 +23,42 @@ export function shellQuote(value: string): string {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The script a remote `bash -c` (or sshd's shell) runs for `command` in `cwd` with `env` exported. */
-export function wrapRemoteCommand(command: string, cwd: string, env: Record<string, string> = {}): string {
+/**
+ * The script a remote shell runs for `command` in `cwd` with `env` exported.
+ *
+ * `sessionLeader`: the remote shell already leads its own session and process group (sshd calls
+ * `setsid()` for every session), so its own pid is the group to kill: a bash login shell `eval`s the
+ * command itself, any other shell `exec`s `bash -c`, and no process is spawned beyond what the command
+ * needs (an exec costs as much as the rest of a command on a loaded host; bench/terminal). Otherwise
+ * (`docker exec`) the command runs as a background job under `setsid` and the shell waits for it.
+ */
+export function wrapRemoteCommand(
+  command: string,
+  cwd: string,
+  env: Record<string, string> = {},
+  options: { sessionLeader?: boolean } = {},
+): string {
   const exports = Object.entries(env)
     .filter(([key]) => ENV_NAME.test(key))
     .map(([key, value]) => `export ${key}=${shellQuote(value)}`);
+  const marker = (pid: string) => `printf '${PID_MARKER.replace("\u001e", "\\036")}%s\\n' "${pid}" >&2`;
+  const quoted = shellQuote(command);
+  if (options.sessionLeader) {
+    return [
+      `cd -- ${shellQuote(cwd)} || exit 1`,
+      ...exports,
+      marker("$$"),
+      "exec </dev/null",
+      `if [ -n "\${BASH_VERSION:-}" ]; then eval ${shellQuote(command)}; else exec bash -c ${quoted}; fi`,
+    ].join("\n");
+  }
   return [
     `cd -- ${shellQuote(cwd)} || exit 1`,
     ...exports,
     // `setsid` makes the job its own process group without job control (whose notices would reach stderr).
-    `if command -v setsid >/dev/null 2>&1; then setsid bash -c ${shellQuote(command)} </dev/null & else set -m; bash -c ${shellQuote(command)} </dev/null & fi`,
+    `if command -v setsid >/dev/null 2>&1; then setsid bash -c ${quoted} </dev/null & else set -m; bash -c ${quoted} </dev/null & fi`,
     "__bdsh_pid=$!",
-    `printf '${PID_MARKER.replace("\u001e", "\\036")}%s\\n' "$__bdsh_pid" >&2`,
+    marker("$__bdsh_pid"),
     'wait "$__bdsh_pid"',
   ].join("\n");
 }

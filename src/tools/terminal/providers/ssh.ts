@@ -19,6 +19,7 @@
  */
 import { createHash, createHmac } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import { connect } from "node:net";
 import { homedir } from "node:os";
 import { join, posix } from "node:path";
 import ssh2 from "ssh2";
@@ -192,6 +193,10 @@ export class SshEnvironment implements TerminalEnvironment {
     };
     if (settings.identity_file) config.privateKey = readFileSync(settings.identity_file);
     else if (settings.use_agent && env.SSH_AUTH_SOCK) config.agent = env.SSH_AUTH_SOCK;
+    // Small request/response packets: without TCP_NODELAY every channel open waits on delayed ACKs.
+    const sock = connect({ host: settings.host, port: settings.port });
+    sock.setNoDelay(true);
+    config.sock = sock;
     return new Promise((resolve, reject) => {
       const client = new ssh2.Client();
       let ready = false;
@@ -286,7 +291,7 @@ export class SshEnvironment implements TerminalEnvironment {
     const env = policyFor(this.options).childEnvironment({}, options.env ?? {});
     const cwd = options.cwd || this.remoteCwd;
     const running = new ChannelCommand(
-      this.channel(wrapRemoteCommand(command, cwd, env)),
+      this.channel(wrapRemoteCommand(command, cwd, env, { sessionLeader: true })),
       (script) => this.oneOff(script),
       KILL_GRACE_MS,
     );
