@@ -11,7 +11,8 @@
  *   playback). When streaming fails before any audio was heard, or the turn was joined after it began, the
  *   whole-file reply (the turn's full text, synthesized at once) is sent instead. Audio that was heard and
  *   then broke is finished, not repeated.
- * - `stop(turn)` (a steer, a cancel) aborts that turn's audio at once and sends no whole-file reply.
+ * - `stop(turn)` (a steer, a cancel) aborts that turn's audio at once; that turn gets no whole-file reply.
+ *   Text of the same turn after a steer (the model answering it) is streamed afresh.
  */
 import type { PcmFormat } from "./pcm.js";
 import type { SyncTtsProvider } from "./provider.js";
@@ -46,7 +47,8 @@ export function withTtsDefaults(partial: Partial<StreamingTtsAdapter>): Streamin
 
 export type TurnSpeechResult = "streamed" | "whole-file" | "stopped" | "silent";
 
-type ActiveTurn = { turn: number; speech?: SpeechStream; late: boolean; muted?: boolean };
+/** `stopped`: the turn's audio was stopped; text after the stop starts a fresh stream of the same turn. */
+type ActiveTurn = { turn: number; speech?: SpeechStream; late: boolean; stopped?: boolean; muted?: boolean };
 
 export type StreamingTtsConsumerOptions = {
   sessionId: string;
@@ -66,10 +68,14 @@ export class StreamingTtsConsumer {
   startTurn(turn: number, late = false): void {
     if (this.active?.turn === turn) return;
     void this.active?.speech?.stop();
+    this.begin(turn, late, false);
+  }
+
+  private begin(turn: number, late: boolean, stopped: boolean): void {
     const { adapter, sessionId, plan } = this.options;
     const streamer = plan.streamer;
     if (late || !streamer || !adapter.supportsStreamingTts(sessionId, streamer.format)) {
-      this.active = { turn, late: true };
+      this.active = { turn, late: true, stopped };
       return;
     }
     let begun = false;
@@ -94,20 +100,20 @@ export class StreamingTtsConsumer {
       maxBodyBytes: this.options.maxBodyBytes,
       ...(this.options.onReport ? { onReport: this.options.onReport } : {}),
     });
-    this.active = { turn, speech, late: false };
+    this.active = { turn, speech, late: false, stopped };
   }
 
   delta(turn: number, text: string): void {
     if (this.active?.turn !== turn) this.startTurn(turn, true);
-    if (this.active?.muted) return;
+    if (this.active?.muted) this.begin(turn, false, true); // the reply goes on after a steer: a new stream
     this.active?.speech?.push(text);
   }
 
   /** Stops the turn's audio now (a steer or a cancel). */
   async stop(turn: number): Promise<void> {
     const active = this.active;
-    // The rest of a stopped turn stays silent: no stream and no whole-file reply.
-    this.active = { turn, late: true, muted: true };
+    // Nothing of a stopped turn is repeated: no whole-file reply; text that follows is a fresh stream.
+    this.active = { turn, late: false, stopped: true, muted: true };
     if (active?.turn === turn && active.speech) {
       await active.speech.stop();
       await this.options.adapter.abort(this.options.sessionId, turn, "stopped");
@@ -129,6 +135,7 @@ export class StreamingTtsConsumer {
       }
       await adapter.abort(sessionId, turn, "no audio");
     }
+    if (active.stopped) return "stopped"; // a whole-file reply would repeat what was stopped
     return this.sendWholeReply(turn, replyText);
   }
 

@@ -85,15 +85,28 @@ describe("StreamingTtsConsumer", () => {
     expect(calls.map((call) => call[0])).toEqual(["whole"]);
   });
 
-  it("a stop aborts the turn's audio and nothing else of that turn is played", async () => {
+  it("a stop aborts the turn's audio; nothing of it is repeated as a whole-file reply", async () => {
     const sync = toneProvider();
     const { c, calls } = consumer({ streamer: toneStreamer(), sync, notes: [] });
     c.startTurn(3);
     c.delta(3, "One. ");
     await c.stop(3);
-    c.delta(3, "Two. Three.");
-    expect(await c.endTurn(3, "One. Two. Three.")).toBe("stopped");
+    expect(await c.endTurn(3, "One.")).toBe("stopped");
     expect(calls.at(-1)).toEqual(["abort", 3, "stopped"]);
     expect(calls.filter((call) => call[0] === "whole")).toEqual([]);
+    expect(sync.calls).toEqual([]);
+  });
+
+  it("after a steer, the rest of the turn (the answer to it) is a fresh stream", async () => {
+    const streamer = toneStreamer();
+    const { c, calls } = consumer({ streamer, sync: toneProvider(), notes: [] });
+    c.startTurn(5);
+    c.delta(5, "Before the steer");
+    await c.stop(5);
+    c.delta(5, "After it. Done.");
+    expect(await c.endTurn(5, "Before the steer. After it. Done.")).toBe("streamed");
+    expect(streamer.calls).toEqual(["After it.", "Done."]);
+    expect(calls.filter((call) => call[0] === "begin")).toEqual([["begin", 5, 24_000]]);
+    expect(calls.at(-1)).toEqual(["finish", 5]);
   });
 });
