@@ -13,8 +13,9 @@
  *   connection dropped) is reported as `[stopped: <why>]` with no exit code: the outcome is unknown.
  */
 import { stat } from "node:fs/promises";
-import { posix, resolve } from "node:path";
+import { resolve } from "node:path";
 import { requestApproval } from "../approvals.js";
+import { remoteJoin } from "../files/remote-files.js";
 import { spillLocator } from "../spill/blob-store.js";
 import type { RunningCommand } from "../terminal/environment.js";
 import type { SandboxMode, ToolDefinition, ToolExec, ToolOutput } from "../types.js";
@@ -115,7 +116,7 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
   // Issue 19: on a remote backend the working directory is the remote one, and only it can check it.
   const remote = terminal.remoteCwd !== undefined;
   const cwd = remote
-    ? posix.resolve(terminal.remoteCwd ?? "/", args.workdir ?? ".")
+    ? remoteJoin(terminal.remoteCwd ?? ".", args.workdir ?? ".")
     : resolve(exec.cwd, args.workdir ?? ".");
   if (!remote) {
     const info = await stat(cwd).catch(() => undefined);

@@ -24,7 +24,15 @@ export function remoteFiles(exec: ToolExec): RemoteFiles | undefined {
   return { files: terminal.files, root: terminal.remoteCwd ?? exec.cwd };
 }
 
-export const remotePath = (remote: RemoteFiles, path: string) => posix.resolve(remote.root, path);
+/**
+ * `path` on the remote side: absolute as given, else under the environment's working directory. Never
+ * resolved against this process's cwd (a remote root may be relative to the login directory, like `.`).
+ */
+export function remoteJoin(root: string, path: string): string {
+  return posix.normalize(posix.isAbsolute(path) ? path : posix.join(root, path));
+}
+
+export const remotePath = (remote: RemoteFiles, path: string) => remoteJoin(remote.root, path);
 
 const observationKey = (path: string) => `remote:${path}`;
 
