@@ -10,6 +10,7 @@
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { addSharedOptions } from "../cli/shared-options.js";
 import { loadConfig } from "../config/load.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
@@ -107,21 +108,32 @@ export function registerSpeech(program: Command, output: Output, setExitCode: (c
   program.commands
     .find((c) => c.name() === "chat")
     ?.option("--voice", "speak replies through a local audio player");
-  program
-    .command("speak")
+  addSharedOptions(program.command("speak"))
     .description("say TEXT with the configured voice (tts.provider, tts.streaming.provider)")
     .argument("<text...>", "what to say")
     .option("--out <file>", "write a WAV file instead of playing")
     .option("--pcm", "write raw PCM to standard output")
-    .option("--provider <name>", "use this provider (overrides tts.provider and tts.streaming.provider)")
-    .action(async (words: string[], options: { out?: string; pcm?: boolean; provider?: string }) => {
-      setExitCode(await speakCommand(words.join(" "), options, output));
-    });
+    .option("--tts <name>", "use this TTS provider (overrides tts.provider and tts.streaming.provider)")
+    .action(
+      async (words: string[], options: { out?: string; pcm?: boolean; tts?: string }, command: Command) => {
+        const globals = command.optsWithGlobals<{ config?: string; cwd?: string }>();
+        const cwd = resolve(globals.cwd ?? process.cwd());
+        const speak: SpeakOptions = {
+          ...(options.out ? { out: options.out } : {}),
+          ...(options.pcm ? { pcm: true } : {}),
+          ...(options.tts ? { provider: options.tts } : {}),
+          ...(globals.config ? { configFile: globals.config } : {}),
+        };
+        setExitCode(await speakCommand(words.join(" "), speak, output, process.env, cwd));
+      },
+    );
 }
+
+type SpeakOptions = { out?: string; pcm?: boolean; provider?: string; configFile?: string };
 
 export async function speakCommand(
   text: string,
-  options: { out?: string; pcm?: boolean; provider?: string },
+  options: SpeakOptions,
   output: Output,
   env: Env = process.env,
   cwd: string = process.cwd(),
@@ -130,6 +142,7 @@ export async function speakCommand(
     home: bdshHome(env as NodeJS.ProcessEnv),
     cwd,
     env: env as NodeJS.ProcessEnv,
+    ...(options.configFile ? { configFile: options.configFile } : {}),
   });
   const tts = options.provider ? { ...config.tts, provider: options.provider, streaming: {} } : config.tts;
   let plan: SpeechPlan;
@@ -165,7 +178,7 @@ export async function speakCommand(
     speech.push(text);
     const outcome = await speech.end();
     await sink.close();
-    if (options.out)
+    if (options.out && !failed)
       output.err(`wrote ${options.out} (${outcome.sentences} sentences, ${outcome.bytes} bytes of audio)`);
     return failed || !outcome.heard ? 1 : 0;
   } finally {
