@@ -16,9 +16,15 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { LocalEnvironment } from "../../src/tools/terminal/local.js";
+import { policyFor } from "../../src/tools/terminal/policy.js";
 import { builtinRegistry } from "../../src/tools/terminal/providers/index.js";
 import type { SshEnvironment } from "../../src/tools/terminal/providers/ssh.js";
-import { wrapRemoteCommand } from "../../src/tools/terminal/remote-shell.js";
+import {
+  ChannelCommand,
+  type ChannelHandle,
+  PID_MARKER,
+  wrapRemoteCommand,
+} from "../../src/tools/terminal/remote-shell.js";
 import { SSHD_BINARY, SSHD_MISSING, startSshd } from "../../test/terminal/sshd.js";
 
 const ROUNDS = Number(process.argv[2] ?? 300);
@@ -86,12 +92,38 @@ for (const [name, values] of rows) console.log(`| ${name} | ${f(median(values))}
 console.log(
   `| overhead: backend − plain | ${f(median(backend) - median(plain))} | ${f(mean(backend) - mean(plain))} |`,
 );
+const paired = backend.map((value, i) => value - plain[i]!);
+console.log(
+  `| overhead, paired per round (median of backend_i − plain_i) | ${f(median(paired))} | ${f(mean(paired))} |`,
+);
 console.log(
   `| of which client side: backend − wrapper script | ${f(median(backend) - median(script))} | ${f(mean(backend) - mean(script))} |`,
 );
 console.log(
   `| of which remote side: wrapper script − plain | ${f(median(script) - median(plain))} | ${f(mean(script) - mean(plain))} |`,
 );
+
+// The client side without the network: what the backend adds in this process per command (policy,
+// wrapper script, ChannelCommand with its stderr marker filter and exit mapping), on a channel that
+// answers at once.
+const policy = policyFor({ cwd: "/tmp", stripEnvKeys: [] });
+const CLIENT_ROUNDS = 20_000;
+const fakeChannel = (): ChannelHandle => ({
+  onStdout: () => {},
+  onStderr: (listener) => listener(Buffer.from(`${PID_MARKER}4242\n`)),
+  onEnd: (listener) => listener({ exitCode: 0, signal: null }),
+});
+const clientStart = performance.now();
+for (let i = 0; i < CLIENT_ROUNDS; i++) {
+  const childEnv = policy.childEnvironment({}, env);
+  const script = wrapRemoteCommand("true", "/tmp", childEnv, { sessionLeader: true });
+  const running = new ChannelCommand(Promise.resolve(fakeChannel()), async () => {}, 3_000);
+  running.onOutput(() => {});
+  await running.exited;
+  if (script.length === 0) throw new Error("unreachable");
+}
+const clientMs = (performance.now() - clientStart) / CLIENT_ROUNDS;
+console.log(`| client-side work per command, no network (${CLIENT_ROUNDS} rounds) | ${f(clientMs)} | |`);
 await ssh.cleanup();
 await local.cleanup();
 await sshd.stop();
