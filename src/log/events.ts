@@ -103,8 +103,8 @@ export interface EventDataMap {
 
   // --- model-visible messages (C1) ---
   "system/message": { text: string; surfaceOp?: SurfaceOp };
-  /** Reserved for SP8: a tool list that changes mid-session (MCP `tools/list_changed`, issue 18) is
-   * announced to the model by this message, never by rewriting earlier requests. Nothing writes it yet. */
+  /** SP8: a tool list that changes mid-session (MCP `tools/list_changed`, src/mcp/tools.ts) is announced to
+   * the model by this message, never by rewriting earlier requests. */
   "developer/message": { text: string; toolAdditions?: string[]; toolRemovals?: string[] };
   "user/message": {
     text: string;

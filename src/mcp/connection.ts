@@ -20,22 +20,10 @@
  * - `close()` ends the child / the HTTP session and cancels a pending reconnect; nothing outlives it.
  */
 import { resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  ErrorCode,
-  McpError,
-  type Resource,
-  type ResourceTemplate,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { Redactor } from "../log/redact.js";
 import {
   expandMap,
@@ -46,6 +34,7 @@ import {
   toolAllowed,
 } from "./config.js";
 import type { McpCallResult } from "./results.js";
+import { loadedMcpSdk, loadMcpSdk, type McpSdk } from "./sdk.js";
 
 export type McpState = "disabled" | "connecting" | "ready" | "reconnecting" | "failed" | "closed";
 export type McpTransportKind = "stdio" | "streamable-http" | "sse";
@@ -245,7 +234,8 @@ export class McpConnection {
     this.childPid = undefined;
     if (this.config.enabled) this.setState("closed");
     // Streamable HTTP: end the server's session (DELETE), bounded; a stdio child ends with its stdin.
-    if (transport instanceof StreamableHTTPClientTransport) {
+    const sdk = loadedMcpSdk();
+    if (sdk && transport instanceof sdk.StreamableHTTPClientTransport) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         transport.terminateSession().catch(() => undefined),
@@ -260,6 +250,13 @@ export class McpConnection {
 
   // --- internals ---
 
+  /** The SDK (loaded by the first connection attempt; nothing below runs before it). */
+  private get sdk(): McpSdk {
+    const sdk = loadedMcpSdk();
+    if (!sdk) throw new Error("the MCP SDK is not loaded yet");
+    return sdk;
+  }
+
   private policy(): ReconnectPolicy {
     return this.options.reconnect ?? T21_RECONNECT;
   }
@@ -272,6 +269,7 @@ export class McpConnection {
   /** A call's failure: a dropped connection starts the reconnect and says so; anything else is the server's. */
   private callError(error: unknown, signal?: AbortSignal): Error {
     if (signal?.aborted) return new Error("tool call aborted");
+    const { McpError, ErrorCode, StreamableHTTPError } = this.sdk;
     const dropped =
       (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) ||
       (error instanceof StreamableHTTPError && error.code === 404) || // the server lost our session
@@ -283,7 +281,8 @@ export class McpConnection {
 
   private describe(error: unknown): string {
     let text = error instanceof Error ? error.message : String(error);
-    if (error instanceof McpError) text = text.replace(/^(MCP error -?\d+: )+/, "");
+    const sdk = loadedMcpSdk();
+    if (sdk && error instanceof sdk.McpError) text = text.replace(/^(MCP error -?\d+: )+/, "");
     const tail = this.stderrTail.trim().split("\n").at(-1);
     if (tail && this.stateValue !== "ready") text = `${text}; stderr: ${tail}`;
     return this.redactor.text(text.replace(/\s+/g, " ").trim().slice(0, 500));
@@ -309,6 +308,7 @@ export class McpConnection {
   /** One connection attempt, start to tool list, within one `startup_timeout_ms` deadline (issue 18 item 4). */
   private async connectOnce(): Promise<void> {
     if (this.closing.signal.aborted) throw new Error("closed");
+    await loadMcpSdk();
     const timeout = this.config.startup_timeout_ms;
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new Error(`did not start within ${timeout} ms`)), timeout);
@@ -347,8 +347,8 @@ export class McpConnection {
     timeout: number,
     signal: AbortSignal,
   ): Promise<void> {
-    const client = new Client({ name: "better-dsh", version: "0.1.0" }, { capabilities: {} });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    const client = new this.sdk.Client({ name: "better-dsh", version: "0.1.0" }, { capabilities: {} });
+    client.setNotificationHandler(this.sdk.ToolListChangedNotificationSchema, () => {
       this.refreshing = this.refreshing.then(() => this.refreshTools()).catch(() => undefined);
     });
     if (this.options.trace) traceTransport(transport, this.options.trace);
@@ -369,12 +369,13 @@ export class McpConnection {
     this.activeTransport = transport;
     this.resourcesOffered = client.getServerCapabilities()?.resources !== undefined;
     this.transportKind = kind;
-    this.childPid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+    this.childPid =
+      transport instanceof this.sdk.StdioClientTransport ? (transport.pid ?? undefined) : undefined;
   }
 
   private stdioTransport(): StdioClientTransport {
     const config = this.config as McpServerConfig & { command: string };
-    const transport = new StdioClientTransport({
+    const transport = new this.sdk.StdioClientTransport({
       command: config.command,
       args: config.args ?? [],
       env: expandMap(config.env ?? {}, this.options.env),
@@ -392,7 +393,7 @@ export class McpConnection {
     const url = new URL(this.config.url!);
     const headers = expandMap(this.config.headers ?? {}, this.options.env);
     if (kind === "sse") {
-      return new SSEClientTransport(url, {
+      return new this.sdk.SSEClientTransport(url, {
         requestInit: { headers },
         eventSourceInit: {
           fetch: (input, init) =>
@@ -400,7 +401,7 @@ export class McpConnection {
         },
       });
     }
-    return new StreamableHTTPClientTransport(url, {
+    return new this.sdk.StreamableHTTPClientTransport(url, {
       requestInit: { headers },
       // Our own back-off (T21) reconnects the session; the SDK's stream retries stay short.
       reconnectionOptions: {
