@@ -17,8 +17,11 @@
  *   sweep alone would be enough (lost notifications, lapsed owners) for input, not for a cancel.
  * - A session whose lease another live owner holds is never claimed (that owner sees the input; if it dies
  *   its lease lapses and a later claim takes the session, whose Agent repairs the interrupted turn, R1).
- * - Issue 16 item 1, orphaned turns (R1, L9): each pass first claims sessions whose last turn is open and
- *   whose lease is not live (`claimOrphanedSessions`), with no input needed. Their Agent closes the turn
+ * - Issue 16 item 1, orphaned turns (R1, L9): a pass started by the sweep, the lapse timer, a `resync` or
+ *   the runner's start first claims sessions whose last turn is open and whose lease is not live
+ *   (`claimOrphanedSessions`), with no input needed. A pass started by new input does not: an orphan appears
+ *   only when a lease lapses, which the lapse timer watches, and the query walks every open turn (with many
+ *   sessions driving, each message would pay for all of them). Their Agent closes the turn
  *   honestly on taking the lease (synthetic results for unanswered calls, `turn/end` `interrupted`) and,
  *   with nothing pending, starts nothing: no auto-continue, and a goal is not re-armed (P3; a fresh agent
  *   starts disarmed). A lease lapse makes no notification, so the pass also learns when the soonest live
@@ -85,6 +88,8 @@ export class SessionRunner {
   private claimAgain = false;
   /** A claim pass filled every free slot (or was skipped for want of one): more work may be waiting. */
   private full = false;
+  /** The next claim pass also looks for orphaned turns (set by the timers, a resync and the start). */
+  private orphansDue = true;
   private stopping = false;
 
   constructor(private readonly options: SessionRunnerOptions) {}
@@ -104,7 +109,7 @@ export class SessionRunner {
 
   start(): void {
     this.unsubscribe = this.options.store.subscribe((n) => this.onNotification(n));
-    this.sweepTimer = setInterval(() => void this.sweep(), this.options.sweepIntervalMs);
+    this.sweepTimer = setInterval(() => void this.sweep(true), this.options.sweepIntervalMs);
     this.sweepTimer.unref();
   }
 
@@ -135,8 +140,9 @@ export class SessionRunner {
     await this.sweep();
   }
 
-  /** One claim pass (coalesced: a call during a pass makes the pass run once more). */
-  sweep(): Promise<void> {
+  /** One claim pass (coalesced: a call during a pass makes the pass run once more); `orphans`: look for them too. */
+  sweep(orphans = false): Promise<void> {
+    if (orphans) this.orphansDue = true;
     if (this.claiming) {
       this.claimAgain = true;
       return this.claiming;
@@ -199,7 +205,7 @@ export class SessionRunner {
           this.options.onError?.(error, sessionId),
         );
       }
-      void this.sweep();
+      void this.sweep(true); // another process may have died meanwhile
     }
   }
 
@@ -220,9 +226,14 @@ export class SessionRunner {
     this.full = room === 0;
     if (this.stopping || room === 0) return;
     // Issue 16 item 1: orphaned turns first (closing one is short), then sessions with input.
-    const orphans = await store.claimOrphanedSessions(owner, leaseTtlMs, room);
-    // No live lease seen may only mean another server's claim of new input commits just after this read.
-    this.watchLapse(orphans.nextLapseMs ?? leaseTtlMs);
+    let orphans: { ids: string[] } = { ids: [] };
+    if (this.orphansDue) {
+      this.orphansDue = false;
+      const claimed = await store.claimOrphanedSessions(owner, leaseTtlMs, room);
+      orphans = claimed;
+      // No live lease seen may only mean another server's claim of new input commits just after this read.
+      this.watchLapse(claimed.nextLapseMs ?? leaseTtlMs);
+    }
     const left = room - orphans.ids.length;
     const pending = left > 0 ? await store.claimPendingSessions(owner, leaseTtlMs, left) : [];
     this.full = orphans.ids.length + pending.length === room;
@@ -245,7 +256,7 @@ export class SessionRunner {
     const delay = Math.ceil(nextLapseMs) + 25;
     this.lapseTimer = setTimeout(() => {
       this.lapseTimer = undefined;
-      void this.sweep();
+      void this.sweep(true);
     }, delay);
     this.lapseTimer.unref();
   }
