@@ -88,6 +88,7 @@ export class SpeechStream {
   /** One reply is complete but more will follow on this stream (a chat, goal rounds): speak the rest. */
   flush(): void {
     if (!this.ended) this.enqueue(this.chunker.end());
+    this.streamFailed = false; // the next reply tries the streamer again
   }
 
   /** Stops what is being said now (a steer, Ctrl-C) and drops what is queued; the stream stays usable. */
