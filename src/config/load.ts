@@ -171,7 +171,9 @@ function describeIssue(issue: z.core.$ZodIssue, input: unknown): [string, string
   }
   const key = path.join(".") || "(top level)";
   const got = valueAt(input, path);
-  const shown = got === undefined ? "nothing" : JSON.stringify(got);
+  // An MCP server's entry may hold literal secrets (its `env`, its `headers`): never quoted back (issue 18).
+  const secret = path[0] === "mcp_servers";
+  const shown = got === undefined ? "nothing" : secret ? "a value that is not shown" : JSON.stringify(got);
   if (issue.code === "invalid_value") {
     return [key, `expected one of ${issue.values.map(String).join("|")}, got ${shown}`];
   }
