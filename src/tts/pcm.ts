@@ -71,7 +71,7 @@ export function parseWav(bytes: Uint8Array): ParsedWav | undefined {
       };
     } else if (id === "data") {
       if (!format) return undefined;
-      const end = body + size <= buffer.length ? body + size : buffer.length;
+      const end = Math.min(body + size, buffer.length);
       const frame = format.channels * format.sampleWidth;
       const usable = end - ((end - body) % frame);
       return { format, data: buffer.subarray(body, usable) };

@@ -100,7 +100,7 @@ export async function startWireServer(name: WireName, script: WireScript = {}): 
   if (name === "xai") {
     wss = new WebSocketServer({
       server,
-      verifyClient: (info, done) => {
+      verifyClient: (_info, done) => {
         const current = state.script;
         if (current.status) done(false, current.status);
         else done(true);
