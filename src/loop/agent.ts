@@ -251,14 +251,17 @@ export class Agent {
     );
     if (!held) return; // another process drives this session; it will see the input.
     this.inboxDirty = true;
-    const unsubscribe = this.store.subscribe((notification) => {
-      if (
-        notification.channel === "resync" ||
-        (notification.channel === "inbox" && notification.sessionId === this.sessionId)
-      ) {
-        this.inboxDirty = true;
-      }
-    });
+    const unsubscribe = this.store.subscribe(
+      (notification) => {
+        if (
+          notification.channel === "resync" ||
+          (notification.channel === "inbox" && notification.sessionId === this.sessionId)
+        ) {
+          this.inboxDirty = true;
+        }
+      },
+      { sessionId: this.sessionId },
+    );
     try {
       await this.log.load();
       await this.repair();

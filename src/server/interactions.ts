@@ -51,9 +51,12 @@ async function awaitAnswer(
     dirty = true;
     wake?.();
   };
-  const unsubscribe = store.subscribe((n) => {
-    if (n.channel === "resync" || (n.channel === "inbox" && n.sessionId === sessionId)) poke();
-  });
+  const unsubscribe = store.subscribe(
+    (n) => {
+      if (n.channel === "resync" || (n.channel === "inbox" && n.sessionId === sessionId)) poke();
+    },
+    { sessionId },
+  );
   signal.addEventListener("abort", poke);
   const timer = timeoutMs === undefined ? undefined : setTimeout(poke, timeoutMs);
   const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;

@@ -41,7 +41,7 @@ export async function* followEvents(
       if (n.channel === "resync" || (n.channel === "events" && n.sessionId === sessionId && n.seq > cursor))
         poke();
     },
-    { events: true },
+    { events: true, sessionId },
   );
   signal?.addEventListener("abort", poke);
   try {

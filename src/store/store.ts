@@ -151,7 +151,14 @@ export type BlobRef = {
 
 export type OrphanClaim = { ids: string[]; nextLapseMs: number | undefined };
 
-export type SubscribeOptions = { events?: boolean };
+export type SubscribeOptions = {
+  events?: boolean;
+  /**
+   * Only this session's notifications (and every `resync`). A process driving many sessions has a
+   * subscriber per session; delivering each notification to all of them would cost O(sessions) per append.
+   */
+  sessionId?: string;
+};
 
 export type StoreNotification =
   | { channel: "events"; sessionId: string; seq: number }

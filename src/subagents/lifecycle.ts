@@ -183,7 +183,7 @@ export function changeOf(store: Store, sessionId: string, ms: number, signal?: A
         // The subscription's first `resync` only says it is live; it is not a change.
         if (n.channel !== "resync" && n.sessionId === sessionId) done();
       },
-      { events: true },
+      { events: true, sessionId },
     );
     if (finished) stop();
   });
