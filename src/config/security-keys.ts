@@ -49,6 +49,9 @@ const RULES: readonly Rule[] = [
   { key: "terminal.container_persistent", mayApply: unchanged },
   { key: "auto_review", mayApply: unchanged },
   { key: "mcp_servers", mayApply: unchanged },
+  // Issue 20: a provider's endpoint and key live here; a project pointing `tts.<provider>.base_url` elsewhere
+  // would have the user's speech key sent to that host.
+  { key: "tts", mayApply: unchanged },
 ];
 
 export type Restricted = { layer: Record<string, unknown>; dropped: string[] };
