@@ -45,6 +45,7 @@ function receiptsFor(store: Store, host: string, keep = 50): JobReceipts {
     backend: "local",
     retention: { maxAgeMs: 3_600_000, maxPerSession: keep },
     getSession: (id) => store.getSession(id),
+    runningElsewhere: async (r) => (await store.getLease(`job:${r.sessionId}:${r.jobId}`)) !== undefined,
   });
 }
 
@@ -167,6 +168,33 @@ describe("process receipts", () => {
     expect(kept).toEqual(ids.slice(1));
     // No notice for a job whose output a waiting job_output collected (T9).
     expect(one.notices).toEqual([]);
+  });
+
+  it("a job still running on another server reads as running while that server holds its lease, as lost once it does not", async () => {
+    db = await sqliteHarness().fresh();
+    const store = await db.open();
+    const session = await store.createSession({});
+    await store.processReceipts.checkpoint({
+      sessionId: session.id,
+      jobId: "job_far",
+      kind: "bash",
+      label: "far away",
+      command: "sleep 600",
+      backend: "local",
+      host: "server-9",
+      pid: 1234,
+      startTicks: 1,
+      startedAt: 1,
+    });
+    const here = server(store, "server-2");
+    await store.acquireLease(`job:${session.id}:job_far`, "server-9", 60_000);
+    expect(await here.run(session.id, "job_output", { job_id: "job_far" })).toBe(
+      "(output not available here: the job runs on another server, server-9)\n[status: running]",
+    );
+    await store.releaseLease(`job:${session.id}:job_far`, "server-9");
+    expect(await here.run(session.id, "job_list", {})).toBe(
+      "job_far [bash] lost (the server that ran it (server-9) stopped; its outcome is unknown and its output is gone) — far away",
+    );
   });
 
   it("after a restart, a checkpoint is adopted only when pid and start time both match; otherwise it is lost", async () => {

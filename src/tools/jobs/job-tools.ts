@@ -120,8 +120,9 @@ export const jobListTool: ToolDefinition<Record<string, never>> = {
     const receipts = exec.services.get("jobReceipts");
     if (receipts) {
       const known = new Set(live.map((job) => job.id));
-      for (const receipt of await receipts.settings.receipts.list(exec.session.sessionId).catch(() => [])) {
-        if (known.has(receipt.jobId)) continue;
+      for (const stored of await receipts.settings.receipts.list(exec.session.sessionId).catch(() => [])) {
+        if (known.has(stored.jobId)) continue;
+        const receipt = await receipts.current(stored);
         lines.push(`${receipt.jobId} [${receipt.kind}] ${receiptStatus(receipt)} — ${receipt.label}`);
       }
     }

@@ -36,6 +36,11 @@ export type ReceiptSettings = {
   retention: { maxAgeMs: number; maxPerSession: number };
   /** The session row, for the fork chain of `mayRead`. */
   getSession: (id: string) => Promise<Pick<SessionRow, "id" | "parentId" | "kind"> | undefined>;
+  /**
+   * Whether a checkpoint of another host still runs there (`bdsh serve` holds the job's lease while it
+   * runs, server/lost-jobs.ts). Without it a running checkpoint is taken at its word.
+   */
+  runningElsewhere?: (receipt: ProcessReceipt) => Promise<boolean>;
 };
 
 /** This host in this boot: a pid means nothing on another host or after a reboot. */
@@ -149,12 +154,27 @@ export class JobReceipts {
     return this.settings.receipts.get(owner, jobId);
   }
 
+  /**
+   * A checkpoint that says `running` on another host whose job is no longer alive there reads as lost
+   * (nothing is written: the host may yet write its receipt).
+   */
+  async current(receipt: ProcessReceipt): Promise<ProcessReceipt> {
+    if (receipt.state !== "running" || receipt.host === this.settings.host || !this.settings.runningElsewhere)
+      return receipt;
+    if (await this.settings.runningElsewhere(receipt).catch(() => true)) return receipt;
+    return {
+      ...receipt,
+      state: "lost",
+      note: `the server that ran it (${receipt.host}) stopped; its outcome is unknown and its output is gone`,
+    };
+  }
+
   /** The receipt of `jobId` started by `reader` or by a session it was forked from. */
   async find(reader: string, jobId: string): Promise<ProcessReceipt | undefined> {
     let current: string | undefined = reader;
     for (let depth = 0; current && depth < 64; depth++) {
       const receipt = await this.settings.receipts.get(current, jobId);
-      if (receipt) return receipt;
+      if (receipt) return this.current(receipt);
       const row = await this.settings.getSession(current);
       current = row?.kind === "fork" ? (row.parentId ?? undefined) : undefined;
     }

@@ -106,6 +106,9 @@ export async function setupTerminal(
       maxPerSession: config.terminal.receipts.max_per_session,
     },
     getSession: (id) => store.getSession(id),
+    // The lease `bdsh serve` holds while a job runs (server/lost-jobs.ts `job:<session>:<job>`).
+    runningElsewhere: async (receipt) =>
+      (await store.getLease(`job:${receipt.sessionId}:${receipt.jobId}`)) !== undefined,
   });
   const jobs = new InMemoryJobStore({ onNotice: options.onNotice, receipts });
   await adoptAfterRestart(ctx.sessionId, receipts, jobs).catch(() => undefined);
