@@ -4,7 +4,7 @@
  * connection cut mid-command says so honestly and the next command reconnects; no variable of the
  * harness's environment is visible remotely; host-key checking refuses unknown and changed keys.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -156,6 +156,30 @@ describe.skipIf(!SSHD_BINARY)("the ssh backend against a real sshd", () => {
     } catch {}
     expect((await run("bash", { description: "Again", command: "echo back" })).text).toBe("back");
     expect(terminal.connections).toBe(2);
+  });
+
+  it("authenticates through the ssh agent when no key file is set, and the agent is not forwarded", async () => {
+    const socket = join(tempDir("bdsh-agent-"), "agent.sock");
+    const agent = spawn("ssh-agent", ["-D", "-a", socket], { stdio: "ignore" });
+    try {
+      await until(() => existsSync(socket));
+      execFileSync("ssh-add", ["-q", sshd.identityFile], { env: { ...process.env, SSH_AUTH_SOCK: socket } });
+      const local = tempDir("bdsh-local-");
+      const terminal = builtinRegistry({ ssh: settings({ identity_file: "" }) }).create("ssh", {
+        cwd: local,
+        stripEnvKeys: [],
+        baseEnv: { ...process.env, SSH_AUTH_SOCK: socket },
+      });
+      environments.push(terminal);
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax run remotely.
+      const result = await terminal.execute("echo agent-ok; echo sock=${SSH_AUTH_SOCK:-none}", {
+        cwd: remoteDir,
+        timeoutMs: 30_000,
+      });
+      expect(result.output).toBe("agent-ok\nsock=none\n");
+    } finally {
+      agent.kill("SIGTERM");
+    }
   });
 
   it("host-key checking is on by default: an unknown host and a changed key are refused with a clear message", async () => {
