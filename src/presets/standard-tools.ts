@@ -100,6 +100,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         registry,
         hooks: ctx.hooks,
         backends,
+        backendDirectory: join(options.home, "plugins"), // issue 19: never a project's plugin
         allowToolOverride: config.plugins.allow_tool_override,
       });
       for (const failure of report.failed) options.onPluginFailure?.(failure);

@@ -6,11 +6,12 @@
  * - A broken plugin (import error, no `register`, a throw, a rejected registration) is reported and skipped,
  *   never fatal; nothing it registered before failing is kept (registrations are staged, then committed).
  * - A plugin may replace an existing tool only when its name is in `allowToolOverride` (config opt-in, as
- *   Hermes's `allow_tool_override`); plugin terminal backends may not take reserved names.
+ *   Hermes's `allow_tool_override`); plugin terminal backends may not take reserved names, and only a
+ *   plugin under `backendDirectory` (`$BDSH_HOME/plugins`) may register one (issue 19).
  * - Directories load in the order given, files in name order, so the tool order is stable.
  */
 import { readdir, stat } from "node:fs/promises";
-import { basename, extname, join } from "node:path";
+import { basename, extname, isAbsolute, join, relative, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { HookBus } from "../hooks/hook-bus.js";
 import type { ToolRegistry } from "./registry.js";
@@ -37,6 +38,12 @@ export type LoadPluginsOptions = {
   registry: ToolRegistry;
   hooks: HookBus;
   backends?: TerminalBackendRegistry;
+  /**
+   * Issue 19: the one directory whose plugins may register terminal backends (`$BDSH_HOME/plugins`). A
+   * backend runs every command outside the sandbox, so a project's plugin (which the model may have
+   * written into a workspace later trusted) never registers one. Unset: no plugin may.
+   */
+  backendDirectory?: string;
   allowToolOverride?: readonly string[];
 };
 
@@ -127,6 +134,10 @@ async function loadOne(name: string, path: string, options: LoadPluginsOptions):
     for (const toolset of staged.toolsets) options.registry.defineComposite(toolset.name, toolset.members);
     for (const backend of staged.backends) {
       if (!options.backends) throw new Error("terminal backends cannot be registered here");
+      if (!options.backendDirectory || !isInside(options.backendDirectory, path))
+        throw new Error(
+          `terminal backend "${backend.name}": only plugins in $BDSH_HOME/plugins may register terminal backends`,
+        );
       options.backends.register(backend);
     }
   } catch (error) {
@@ -134,4 +145,9 @@ async function loadOne(name: string, path: string, options: LoadPluginsOptions):
     throw error;
   }
   return registered;
+}
+
+function isInside(root: string, path: string): boolean {
+  const inside = relative(root, path);
+  return inside !== "" && inside.split(sep)[0] !== ".." && !isAbsolute(inside);
 }

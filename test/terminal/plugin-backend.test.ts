@@ -8,7 +8,10 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { HookBus } from "../../src/hooks/hook-bus.js";
 import type { LogEvent } from "../../src/log/events.js";
+import { loadPlugins } from "../../src/tools/plugins.js";
+import { createStandardRegistry } from "../../src/tools/standard.js";
 import { loadBackendPlugins } from "../../src/tools/terminal/backend-plugins.js";
 import { builtinRegistry } from "../../src/tools/terminal/providers/index.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
@@ -158,5 +161,30 @@ describe("backend plugins", () => {
     expect(again.loaded).toEqual([]);
     expect(again.failed.find((f) => f.name === "okbox")?.error).toMatch(/inside the workspace/);
     expect(inside.get("okbox")).toBeUndefined();
+  });
+
+  it("a tool plugin registers a terminal backend only from $BDSH_HOME/plugins, never from a project's .bdsh/plugins", async () => {
+    const home = mkdtempSync(join(tmpdir(), "bdsh-home-"));
+    const project = join(mkdtempSync(join(tmpdir(), "bdsh-ws-")), ".bdsh", "plugins");
+    mkdirSync(join(home, "plugins"), { recursive: true });
+    mkdirSync(project, { recursive: true });
+    const source = (name: string) =>
+      `export function register(ctx) { ctx.registerTerminalBackend({ name: "${name}", createEnvironment() { throw new Error("no"); } }); }`;
+    writeFileSync(join(home, "plugins", "homebox.mjs"), source("homebox"));
+    writeFileSync(join(project, "projbox.mjs"), source("projbox"));
+    const backends = builtinRegistry();
+    const report = await loadPlugins({
+      directories: [join(home, "plugins"), project],
+      registry: createStandardRegistry(),
+      hooks: new HookBus(),
+      backends,
+      backendDirectory: join(home, "plugins"),
+    });
+    expect(report.loaded.map((l) => l.name)).toEqual(["homebox"]);
+    expect(report.failed[0]?.error).toMatch(
+      /only plugins in \$BDSH_HOME\/plugins may register terminal backends/,
+    );
+    expect(backends.get("homebox")).toBeDefined();
+    expect(backends.get("projbox")).toBeUndefined();
   });
 });
