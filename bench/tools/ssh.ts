@@ -11,7 +11,7 @@
  * process between the calls, measured by running the wrapper's script through rawExec) and the remote
  * side (the wrapper's extra shell work).
  *
- *   node --import tsx bench/terminal/run.ts [rounds]
+ *   node --import tsx bench/tools/ssh.ts [rounds]
  */
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
