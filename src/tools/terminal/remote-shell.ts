@@ -29,7 +29,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * `sessionLeader`: the remote shell already leads its own session and process group (sshd calls
  * `setsid()` for every session), so its own pid is the group to kill: a bash login shell `eval`s the
  * command itself, any other shell `exec`s `bash -c`, and no process is spawned beyond what the command
- * needs (an exec costs as much as the rest of a command on a loaded host; bench/terminal). Otherwise
+ * needs (an exec costs as much as the rest of a command on a loaded host; bench/tools/ssh.ts). Otherwise
  * (`docker exec`) the command runs as a background job under `setsid` and the shell waits for it.
  */
 export function wrapRemoteCommand(
