@@ -21,6 +21,12 @@ export const SQLITE_SQL = {
          AND (@parent IS NULL OR parent_id = @parent)
          AND (@workspace IS NULL OR json_extract(metadata, '$.workspace') = @workspace)
        ORDER BY id DESC LIMIT @limit`,
+  // A parent's children through the (parent_id, id) index: the general statement's `@parent IS NULL OR …`
+  // cannot use it, so a childless session scanned every session (S1: each agent open and wait asks).
+  listChildren: `SELECT ${SESSION_COLUMNS} FROM sessions
+       WHERE parent_id = @parent AND (@before IS NULL OR id < @before) AND (@all = 1 OR archived = 0)
+         AND (@workspace IS NULL OR json_extract(metadata, '$.workspace') = @workspace)
+       ORDER BY id DESC LIMIT @limit`,
   // Issue 15: a prefix is an id range (session-ids.ts); one more row than is named tells "and more".
   sessionIdsInRange: "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
   latestSession: `SELECT ${SESSION_COLUMNS} FROM sessions

@@ -173,7 +173,8 @@ export class SqliteStore implements Store {
 
   async listSessions(options: ListSessionsOptions = {}): Promise<SessionRow[]> {
     checkLimit(options.limit);
-    const rows = this.s.listSessions.all({
+    const statement = options.parentId === undefined ? this.s.listSessions : this.s.listChildren;
+    const rows = statement.all({
       before: options.before ?? null,
       all: options.includeArchived ? 1 : 0,
       parent: options.parentId ?? null,
