@@ -36,7 +36,7 @@ import type {
   TerminalEnvironment,
   TerminalEnvironmentProvider,
 } from "./environment.js";
-import { executeBySpawn, joinOutput } from "./remote-shell.js";
+import { executeBySpawn, RunningCommands } from "./remote-shell.js";
 
 export const KILL_GRACE_MS = 3_000;
 
@@ -49,7 +49,7 @@ export class SandboxUnavailableError extends Error {
 
 export class LocalEnvironment implements TerminalEnvironment {
   readonly backend = "local";
-  private readonly running = new Set<RunningCommand>();
+  private readonly running = new RunningCommands();
   private temp: string | undefined;
   private readonly policy: EnvironmentPolicy;
 
@@ -114,22 +114,16 @@ export class LocalEnvironment implements TerminalEnvironment {
             stdio: ["ignore", "pipe", "pipe"],
           });
     const running = new LocalCommand(child, sandboxed, this.options.graceMs ?? KILL_GRACE_MS);
-    this.running.add(running);
-    void running.exited.then(() => this.running.delete(running));
+    this.running.track(running);
     return running;
   }
 
-  async execute(command: string, options: ExecuteOptions): Promise<ExecuteResult> {
-    const { status, stdout, stderr, timedOut } = await executeBySpawn(
-      this.spawn(command, options),
-      options.timeoutMs,
-      options.signal,
-    );
-    return { ...status, stdout, stderr, output: joinOutput(stdout, stderr), timedOut };
+  execute(command: string, options: ExecuteOptions): Promise<ExecuteResult> {
+    return executeBySpawn(this.spawn(command, options), options.timeoutMs, options.signal);
   }
 
   async cleanup(): Promise<void> {
-    await Promise.all([...this.running].map((command) => command.kill()));
+    await this.running.killAll();
     if (this.temp !== undefined) rmSync(this.temp, { recursive: true, force: true });
     this.temp = undefined;
   }

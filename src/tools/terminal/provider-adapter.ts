@@ -26,7 +26,7 @@ import type {
 } from "./environment.js";
 import { execFiles } from "./exec-files.js";
 import { policyFor } from "./policy.js";
-import { executeBySpawn, joinOutput } from "./remote-shell.js";
+import { executeBySpawn, RunningCommands } from "./remote-shell.js";
 
 export function adaptProviderEnvironment(
   made: ProviderEnvironment,
@@ -40,7 +40,7 @@ class AdaptedEnvironment implements TerminalEnvironment {
   readonly backend: string;
   readonly files;
   readonly remoteCwd: string | undefined;
-  private readonly running = new Set<RunningCommand>();
+  private readonly running = new RunningCommands();
 
   constructor(
     private readonly inner: ProviderEnvironment,
@@ -71,22 +71,16 @@ class AdaptedEnvironment implements TerminalEnvironment {
     const running = this.inner.spawn
       ? this.inner.spawn(command, { ...options, env })
       : new ExecuteCommand(this.inner, command, options.cwd, env);
-    this.running.add(running);
-    void running.exited.then(() => this.running.delete(running));
+    this.running.track(running);
     return running;
   }
 
-  async execute(command: string, options: ExecuteOptions): Promise<ExecuteResult> {
-    const { status, stdout, stderr, timedOut } = await executeBySpawn(
-      this.spawn(command, options),
-      options.timeoutMs,
-      options.signal,
-    );
-    return { ...status, stdout, stderr, output: joinOutput(stdout, stderr), timedOut };
+  execute(command: string, options: ExecuteOptions): Promise<ExecuteResult> {
+    return executeBySpawn(this.spawn(command, options), options.timeoutMs, options.signal);
   }
 
   async cleanup(): Promise<void> {
-    await Promise.all([...this.running].map((command) => command.kill()));
+    await this.running.killAll();
     await this.inner.cleanup?.();
   }
 }

@@ -12,7 +12,7 @@
  * - A channel that closes without an exit status (connection lost) ends with `lost` set and a null exit
  *   code: the result says the outcome is unknown, never a made-up exit code.
  */
-import type { ExitStatus, OutputListener, RunningCommand } from "./environment.js";
+import type { ExecuteResult, ExitStatus, OutputListener, RunningCommand } from "./environment.js";
 
 export const PID_MARKER = "\u001ebdsh-pid ";
 
@@ -193,7 +193,7 @@ export async function executeBySpawn(
   running: RunningCommand,
   timeoutMs: number,
   signal: AbortSignal | undefined,
-): Promise<{ status: ExitStatus; stdout: string; stderr: string; timedOut: boolean }> {
+): Promise<ExecuteResult> {
   const out = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
   running.onOutput((stream, chunk) => out[stream].push(chunk));
   let timedOut = false;
@@ -207,12 +207,24 @@ export async function executeBySpawn(
   const status = await running.exited;
   clearTimeout(timer);
   signal?.removeEventListener("abort", onAbort);
-  return {
-    status,
-    stdout: Buffer.concat(out.stdout).toString("utf8"),
-    stderr: Buffer.concat(out.stderr).toString("utf8"),
-    timedOut,
-  };
+  const stdout = Buffer.concat(out.stdout).toString("utf8");
+  const stderr = Buffer.concat(out.stderr).toString("utf8");
+  return { ...status, stdout, stderr, output: joinOutput(stdout, stderr), timedOut };
+}
+
+/** The commands an environment has running: tracked from start to exit, all killed at its cleanup. */
+export class RunningCommands {
+  private readonly commands = new Set<RunningCommand>();
+
+  track<T extends RunningCommand>(command: T): T {
+    this.commands.add(command);
+    void command.exited.then(() => this.commands.delete(command));
+    return command;
+  }
+
+  async killAll(): Promise<void> {
+    await Promise.all([...this.commands].map((command) => command.kill()));
+  }
 }
 
 export function joinOutput(stdout: string, stderr: string): string {

@@ -34,7 +34,7 @@ import {
   ChannelCommand,
   type ChannelHandle,
   executeBySpawn,
-  joinOutput,
+  RunningCommands,
   wrapRemoteCommand,
 } from "../remote-shell.js";
 
@@ -147,7 +147,7 @@ export class DockerEnvironment implements TerminalEnvironment {
   readonly backend = "docker";
   readonly name: string;
   private started: Promise<void> | undefined;
-  private readonly running = new Set<RunningCommand>();
+  private readonly running = new RunningCommands();
 
   constructor(
     private readonly settings: DockerSettings,
@@ -213,22 +213,16 @@ export class DockerEnvironment implements TerminalEnvironment {
       },
       KILL_GRACE_MS,
     );
-    this.running.add(running);
-    void running.exited.then(() => this.running.delete(running));
+    this.running.track(running);
     return running;
   }
 
-  async execute(command: string, options: ExecuteOptions): Promise<ExecuteResult> {
-    const { status, stdout, stderr, timedOut } = await executeBySpawn(
-      this.spawn(command, options),
-      options.timeoutMs,
-      options.signal,
-    );
-    return { ...status, stdout, stderr, output: joinOutput(stdout, stderr), timedOut };
+  execute(command: string, options: ExecuteOptions): Promise<ExecuteResult> {
+    return executeBySpawn(this.spawn(command, options), options.timeoutMs, options.signal);
   }
 
   async cleanup(): Promise<void> {
-    await Promise.all([...this.running].map((command) => command.kill()));
+    await this.running.killAll();
     // A per-session container goes with its session; a persistent one stays for the next.
     if (this.started && !(this.options.persistent ?? true)) await this.run(["rm", "-f", this.name]);
   }

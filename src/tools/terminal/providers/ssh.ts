@@ -41,7 +41,7 @@ import {
   ChannelCommand,
   type ChannelHandle,
   executeBySpawn,
-  joinOutput,
+  RunningCommands,
   shellQuote,
   wrapRemoteCommand,
 } from "../remote-shell.js";
@@ -113,7 +113,7 @@ export class SshEnvironment implements TerminalEnvironment {
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
   private sftpSession: Promise<Sftp> | undefined;
-  private readonly running = new Set<RunningCommand>();
+  private readonly running = new RunningCommands();
   private readonly live = new Set<(lost: string) => void>();
   private closed = false;
   /** How many connections were opened (tests, the bench). */
@@ -295,18 +295,12 @@ export class SshEnvironment implements TerminalEnvironment {
       (script) => this.oneOff(script),
       KILL_GRACE_MS,
     );
-    this.running.add(running);
-    void running.exited.then(() => this.running.delete(running));
+    this.running.track(running);
     return running;
   }
 
-  async execute(command: string, options: ExecuteOptions): Promise<ExecuteResult> {
-    const { status, stdout, stderr, timedOut } = await executeBySpawn(
-      this.spawn(command, options),
-      options.timeoutMs,
-      options.signal,
-    );
-    return { ...status, stdout, stderr, output: joinOutput(stdout, stderr), timedOut };
+  execute(command: string, options: ExecuteOptions): Promise<ExecuteResult> {
+    return executeBySpawn(this.spawn(command, options), options.timeoutMs, options.signal);
   }
 
   /** The bench: a command on the same connection without the wrapper, the policy or the listeners. */
@@ -395,7 +389,7 @@ export class SshEnvironment implements TerminalEnvironment {
   }
 
   async cleanup(): Promise<void> {
-    await Promise.all([...this.running].map((command) => command.kill()));
+    await this.running.killAll();
     this.closed = true;
     this.client?.end();
     this.client = undefined;
