@@ -4,7 +4,7 @@
  */
 import { stat } from "node:fs/promises";
 import { posix, resolve } from "node:path";
-import type { ToolDefinition, ToolOutput } from "../types.js";
+import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { listWithOverflow } from "./overflow.js";
 import { remoteFiles, remotePath } from "./remote-files.js";
 import { ripgrepAvailable, runRipgrep } from "./ripgrep.js";
@@ -41,15 +41,7 @@ export const globTool: ToolDefinition<GlobArgs> = {
       const found = await remote.files.glob(root, args.pattern, exec.signal);
       if (found.length === 0) return { text: "No files found" };
       const dated = found.map((entry) => ({ path: posix.join(root, entry.path), mtime: entry.mtimeMs }));
-      dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : 1));
-      return {
-        text: await listWithOverflow(
-          exec,
-          dated.map((entry) => entry.path),
-          GLOB_MAX_PATHS,
-          "paths",
-        ),
-      };
+      return { text: await newestFirst(exec, dated) };
     }
     const root = resolve(exec.cwd, args.path ?? ".");
     const info = await stat(root).catch(() => undefined);
@@ -69,14 +61,17 @@ export const globTool: ToolDefinition<GlobArgs> = {
         return { path, mtime };
       }),
     );
-    dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : 1));
-    return {
-      text: await listWithOverflow(
-        exec,
-        dated.map((entry) => entry.path),
-        GLOB_MAX_PATHS,
-        "paths",
-      ),
-    };
+    return { text: await newestFirst(exec, dated) };
   },
 };
+
+/** T13: the paths, most recently modified first (ties by path), cut at the limit with the rest spilled. */
+function newestFirst(exec: ToolExec, dated: Array<{ path: string; mtime: number }>): Promise<string> {
+  dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : 1));
+  return listWithOverflow(
+    exec,
+    dated.map((entry) => entry.path),
+    GLOB_MAX_PATHS,
+    "paths",
+  );
+}
