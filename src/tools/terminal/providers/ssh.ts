@@ -22,7 +22,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { homedir } from "node:os";
 import { join, posix } from "node:path";
-import ssh2 from "ssh2";
+import type ssh2 from "ssh2";
 import type {
   CreateEnvironmentOptions,
   EnvironmentFiles,
@@ -164,7 +164,9 @@ export class SshEnvironment implements TerminalEnvironment {
     return this.connecting;
   }
 
-  private connect(): Promise<Client> {
+  private async connect(): Promise<Client> {
+    // Loaded on the first connection: a process that never uses the ssh backend never loads ssh2.
+    const { Client } = (await import("ssh2")).default;
     const { settings } = this;
     const env = this.options.baseEnv ?? process.env;
     let hostKeyProblem: string | undefined;
@@ -198,7 +200,7 @@ export class SshEnvironment implements TerminalEnvironment {
     sock.setNoDelay(true);
     config.sock = sock;
     return new Promise((resolve, reject) => {
-      const client = new ssh2.Client();
+      const client = new Client();
       let ready = false;
       client.once("ready", () => {
         ready = true;
