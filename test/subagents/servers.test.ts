@@ -2,8 +2,9 @@
  * Subagents across real `bdsh serve` processes on one PostgreSQL database (a database of its own).
  *
  * - S3 across servers: with one driving slot per server, the parent's server is busy when its child is
- *   queued, so the other server drives the child; the child's settlement (an inbox row plus NOTIFY) wakes
- *   the parent on the first server.
+ *   queued, so the other server drives the child. That server is then shut down gracefully while the child
+ *   works: it finishes the child's turn (the settlement is written) but claims nothing new, so the
+ *   settlement (an inbox row plus NOTIFY) can only wake the idle parent on the first server.
  * - R1 for children: the server is SIGKILLed while a child runs a tool; after a restart the child's turn is
  *   closed (`interrupted`, the call's outcome unknown, never re-run), the child settles INTERRUPTED, and the
  *   parent is told.
@@ -63,15 +64,15 @@ afterAll(async () => {
   await admin.end();
 });
 
-function serveEnv(maxRunning: number) {
-  const configFile = join(dir, `config-${maxRunning}.yaml`);
+function serveEnv(maxRunning: number, graceMs = 0) {
+  const configFile = join(dir, `config-${maxRunning}-${graceMs}.yaml`);
   writeFileSync(
     configFile,
     [
       "server:",
       `  lease_ttl_ms: ${LEASE_TTL_MS}`,
       "  sweep_interval_ms: 500",
-      "  shutdown_grace_ms: 0",
+      `  shutdown_grace_ms: ${graceMs}`,
       `  max_running_per_server: ${maxRunning}`,
       "session:",
       "  titles: false",
@@ -118,6 +119,8 @@ describe("subagents across servers (S3, R1)", () => {
         if (text.includes("CROSS CHILD")) {
           const childId = childIdOf(await store.read(parentId))!;
           seen.childDriver = await driverPid(childId);
+          // The child's server finishes this turn and claims nothing more (graceful shutdown).
+          servers.find((s) => String(s.child.pid) === seen.childDriver)?.child.kill("SIGTERM");
           await delay(1_000); // the parent's turn has ended by now: its server is free again
           return { text: "child answer" };
         }
@@ -133,7 +136,7 @@ describe("subagents across servers (S3, R1)", () => {
         return { text: "waiting" };
       },
     });
-    const env = serveEnv(1);
+    const env = serveEnv(1, 20_000);
     servers.push(await startServe(env), await startServe(env));
     const session = await post(`${servers[0]!.url}/v1/sessions`, { title: "cross" });
     parentId = String(session.id);
@@ -149,6 +152,9 @@ describe("subagents across servers (S3, R1)", () => {
     expect(seen.parentDriver).not.toBe(seen.childDriver);
     expect(seen.wakeDriver).not.toBe(seen.childDriver); // woken on the other server
     expect(notice.type === "user/message" && notice.data.text).toContain("child answer");
+    // The child's server shut down cleanly after finishing the child's turn.
+    const stopped = servers.find((s) => String(s.child.pid) === seen.childDriver)!;
+    expect(await stopped.exited).toBe(0);
   }, 90_000);
 
   it("a child whose server died is repaired after a restart, settles INTERRUPTED, the parent is told, nothing runs twice", async () => {
