@@ -9,9 +9,8 @@
  */
 import { addUsage, USAGE_EVENT_TYPES, type UsageTotals, usageOf } from "../log/usage.js";
 import { costOf, type Price } from "../model/pricing.js";
+import { childSessions } from "../store/children.js";
 import type { Store } from "../store/store.js";
-
-const PAGE = 100;
 
 export async function sessionUsage(
   store: Store,
@@ -24,7 +23,7 @@ export async function sessionUsage(
   const queue = [sessionId];
   while (queue.length > 0) {
     const parent = queue.shift() as string;
-    for (const child of await childrenOf(store, parent)) {
+    for (const { id: child } of await childSessions(store, parent)) {
       if (seen.has(child)) continue;
       seen.add(child);
       queue.push(child);
@@ -37,20 +36,4 @@ export async function sessionUsage(
 async function ownUsage(store: Store, sessionId: string): Promise<UsageTotals> {
   const events = await store.read(sessionId, { types: USAGE_EVENT_TYPES });
   return usageOf(events).session;
-}
-
-async function childrenOf(store: Store, parentId: string): Promise<string[]> {
-  const ids: string[] = [];
-  let before: string | undefined;
-  for (;;) {
-    const page = await store.listSessions({
-      parentId,
-      includeArchived: true,
-      limit: PAGE,
-      ...(before ? { before } : {}),
-    });
-    ids.push(...page.map((s) => s.id));
-    if (page.length < PAGE) return ids;
-    before = page[page.length - 1]?.id;
-  }
 }

@@ -15,6 +15,7 @@
  */
 import { createHash } from "node:crypto";
 import type { LogEvent } from "../log/events.js";
+import { childSessions } from "../store/children.js";
 import { type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
 
 export const LIFECYCLE_STATES = [
@@ -169,19 +170,7 @@ export function resultOf(view: ChildView): ChildResult | undefined {
   };
 }
 
-/** The delegated children of a session, oldest first (every page). */
+/** The delegated children of a session, oldest first. */
 export async function childrenOf(store: Store, parentId: string): Promise<SessionRow[]> {
-  const rows: SessionRow[] = [];
-  let before: string | undefined;
-  for (;;) {
-    const page = await store.listSessions({
-      parentId,
-      includeArchived: true,
-      limit: 100,
-      ...(before ? { before } : {}),
-    });
-    rows.push(...page.filter((row) => delegationOf(row)));
-    if (page.length < 100) return rows.reverse();
-    before = page[page.length - 1]?.id;
-  }
+  return (await childSessions(store, parentId)).filter((row) => delegationOf(row));
 }
