@@ -11,21 +11,20 @@
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { post, type ServeProcess, startServe, writeServeConfig } from "../chaos/serve-process.js";
+import { type FreshDatabase, freshPostgresDatabase } from "../support/fresh-database.js";
 
 const LEASE_TTL_MS = 1_500;
 /** Far longer than the lease: the repair must not wait for a sweep. */
 const SWEEP_INTERVAL_MS = 20_000;
 
-let adminUrl: string;
+let database: FreshDatabase;
 let databaseUrl: string;
-let dbName: string;
 let dir: string;
 let fake: FakeProvider;
 let store: Store;
@@ -38,15 +37,8 @@ const messagesOf = (body: unknown) =>
   }>;
 
 beforeAll(async () => {
-  adminUrl = inject("adminUrl");
-  dbName = `bdsh_orphan_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
-  databaseUrl = url.toString();
+  database = await freshPostgresDatabase("orphan");
+  databaseUrl = database.url;
   dir = mkdtempSync(join(tmpdir(), "bdsh-orphan-"));
   mkdirSync(join(dir, "ws"));
   mkdirSync(join(dir, "home"));
@@ -78,10 +70,7 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.exited));
   await store?.close();
   await fake?.close();
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
+  await database?.drop();
 });
 
 /** The first event after `after` that matches, from the store's own follow. */

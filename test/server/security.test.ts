@@ -16,14 +16,14 @@ import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
 import Fastify from "fastify";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { bdshPlugin } from "../../src/server/plugin.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { type ServeProcess, startServe, writeServeConfig } from "../chaos/serve-process.js";
+import { freshPostgresDatabase } from "../support/fresh-database.js";
 import {
   api,
   type Message,
@@ -54,23 +54,7 @@ type Kind = "sqlite" | "postgres";
 /** A database of this file's own (dropped in `drop`), or none for SQLite. */
 async function freshDatabase(kind: Kind): Promise<{ url?: string; drop: () => Promise<void> }> {
   if (kind === "sqlite") return { drop: async () => undefined };
-  const adminUrl = inject("adminUrl");
-  const name = `bdsh_security_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
+  return freshPostgresDatabase("security");
 }
 
 type Answer = { status: number; headers: Record<string, string | string[] | undefined>; text: string };

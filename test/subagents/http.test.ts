@@ -16,8 +16,7 @@
  *   wherever it is driven.
  */
 import { createHash } from "node:crypto";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Plugin } from "../../src/loop/plugin.js";
 import { installTools } from "../../src/planning/tool-installer.js";
 import { openStore } from "../../src/store/open-store.js";
@@ -37,6 +36,7 @@ import {
   tmpHome,
   toolResults,
 } from "../server/harness.js";
+import { type FreshDatabase, freshPostgresDatabase } from "../support/fresh-database.js";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const UNKNOWN = { state: "UNKNOWN", code: "UNKNOWN_HANDLE" };
@@ -468,25 +468,17 @@ describe("the subagent lifecycle API over HTTP", () => {
 });
 
 describe("the lifecycle API across two servers on one PostgreSQL database", () => {
-  let adminUrl: string;
-  let dbName: string;
+  let database: FreshDatabase;
   let storeA: Store;
   let storeB: Store;
   let a: TestServer;
   let b: TestServer;
 
   beforeAll(async () => {
-    adminUrl = inject("adminUrl");
-    dbName = `bdsh_sa_http_${process.pid}_${Date.now().toString(36)}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    await admin.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${dbName}`;
+    database = await freshPostgresDatabase("sa_http");
     const { home, workspace } = tmpHome("bdsh-sa-http-pg-");
-    storeA = await openStore({ home, databaseUrl: url.toString() });
-    storeB = await openStore({ home, databaseUrl: url.toString() });
+    storeA = await openStore({ home, databaseUrl: database.url });
+    storeB = await openStore({ home, databaseUrl: database.url });
     const config = { ...testConfig(fake.url), approval: "never" as const };
     a = await startServer({ store: storeA, config, home, workspace, plugins: [lifecyclePlugin] });
     b = await startServer({ store: storeB, config, home, workspace, plugins: [lifecyclePlugin] });
@@ -498,10 +490,7 @@ describe("the lifecycle API across two servers on one PostgreSQL database", () =
     await b?.app.close();
     await storeA?.close();
     await storeB?.close();
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await database?.drop();
   });
 
   it("a handle from one server is answered by the other; a cancel through either reaches the child", async () => {

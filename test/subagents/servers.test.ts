@@ -12,36 +12,28 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import { childView } from "../../src/subagents/ledger.js";
 import { type FakeProvider, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { post, type ServeProcess, startServe } from "../chaos/serve-process.js";
+import { type FreshDatabase, freshPostgresDatabase } from "../support/fresh-database.js";
 import { delay, lastToolMessage, toolResultsSinceLastUser, userText } from "./support.js";
 
 const LEASE_TTL_MS = 1_500;
 
-let adminUrl: string;
+let database: FreshDatabase;
 let databaseUrl: string;
-let dbName: string;
 let dir: string;
 let store: Store;
 let fake: FakeProvider | undefined;
 const servers: ServeProcess[] = [];
 
 beforeAll(async () => {
-  adminUrl = inject("adminUrl");
-  dbName = `bdsh_subagents_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
-  databaseUrl = url.toString();
+  database = await freshPostgresDatabase("subagents");
+  databaseUrl = database.url;
   dir = mkdtempSync(join(tmpdir(), "bdsh-sa-servers-"));
   mkdirSync(join(dir, "ws"));
   mkdirSync(join(dir, "home"));
@@ -58,10 +50,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   await store?.close();
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
+  await database?.drop();
 });
 
 function serveEnv(maxRunning: number, graceMs = 0) {
