@@ -17,6 +17,7 @@
 import type { GoalSnapshot, NewEvent, UserSource } from "../log/events.js";
 import type { GoalPatch, GoalRow } from "../store/planning-rows.js";
 import type { PlanningStore } from "../store/store.js";
+import { ToolRefusal } from "../tools/refusal.js";
 import {
   blockedTooEarlyText,
   GOAL_CHANGED,
@@ -31,14 +32,8 @@ export type GoalAction = "edit" | "pause" | "resume" | "complete" | "blocked";
 export type GoalActor = "model" | "user";
 
 /** A refused update: the text is what the model (or the user) is told. */
-export class GoalRefusal extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "GoalRefusal";
-  }
+export class GoalRefusal extends ToolRefusal {
+  override name = "GoalRefusal";
 }
 
 export type GoalServiceOptions = {

@@ -6,7 +6,7 @@
  * `create_goal` works only in a turn with direct human input, on a top-level agent.
  */
 import type { ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
-import { GoalRefusal, type GoalService } from "./goal-service.js";
+import type { GoalService } from "./goal-service.js";
 import {
   CREATE_GOAL_DESCRIPTION,
   CREATE_NEEDS_HUMAN,
@@ -18,15 +18,6 @@ import {
 
 function errorText(text: string, code: string): ToolOutput {
   return { text: `Error: ${text}`, isError: true, code };
-}
-
-async function guarded(work: () => Promise<ToolOutput>): Promise<ToolOutput> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof GoalRefusal) return errorText(error.message, error.code);
-    throw error;
-  }
 }
 
 const goalsOf = (exec: ToolExec): GoalService => exec.services.require("goalService");
@@ -47,10 +38,8 @@ export const createGoalTool: ToolDefinition<{ objective: string }> = {
       return errorText(CREATE_TOP_LEVEL_ONLY, "TOP_LEVEL_ONLY");
     const goals = goalsOf(exec);
     if (!goals.humanInputThisTurn()) return errorText(CREATE_NEEDS_HUMAN, "NEEDS_HUMAN_INPUT");
-    return guarded(async () => {
-      const goal = await goals.create(args.objective);
-      return { text: goalJson(goal, goals.armed) };
-    });
+    const goal = await goals.create(args.objective);
+    return { text: goalJson(goal, goals.armed) };
   },
 };
 
@@ -87,14 +76,12 @@ export const updateGoalTool: ToolDefinition<{
   },
   async execute(args, exec) {
     const goals = goalsOf(exec);
-    return guarded(async () => {
-      const details = {
-        ...(args.objective !== undefined ? { objective: args.objective } : {}),
-        ...(args.reason !== undefined ? { reason: args.reason } : {}),
-      };
-      const goal = await goals.update(args.action, "model", details);
-      return { text: goalJson(goal, goals.armed) };
-    });
+    const details = {
+      ...(args.objective !== undefined ? { objective: args.objective } : {}),
+      ...(args.reason !== undefined ? { reason: args.reason } : {}),
+    };
+    const goal = await goals.update(args.action, "model", details);
+    return { text: goalJson(goal, goals.armed) };
   },
 };
 

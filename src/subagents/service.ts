@@ -21,6 +21,7 @@
 import type { NewEvent } from "../log/events.js";
 import { forkSession } from "../loop/fork.js";
 import type { SessionRow, Store } from "../store/store.js";
+import { ToolRefusal } from "../tools/refusal.js";
 import type { SubagentHandle } from "./handles.js";
 import { type ChildView, childrenOf, childView, type Delegation, REPORT_TOOLSET } from "./ledger.js";
 import {
@@ -62,14 +63,8 @@ export type LaunchRequest = {
 };
 
 /** A launch refused: `code` for programs, `message` for people and models. */
-export class SubagentRefusal extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "SubagentRefusal";
-  }
+export class SubagentRefusal extends ToolRefusal {
+  override name = "SubagentRefusal";
 }
 
 export type SubagentServiceOptions = {

@@ -6,7 +6,7 @@
  * Model-visible strings: ./texts.ts.
  */
 import { canonicalJson } from "../tools/arguments.js";
-import type { ObjectSchema, ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
+import type { ObjectSchema, ToolDefinition, ToolExec } from "../tools/types.js";
 import { type ChildView, REPORT_TOOLSET } from "./ledger.js";
 import { SubagentRefusal, type SubagentService } from "./service.js";
 import {
@@ -44,16 +44,6 @@ function depthOf(value: unknown, depth = 0): number {
 
 const serviceOf = (exec: ToolExec): SubagentService => exec.services.require("subagents");
 
-async function refusing(work: () => Promise<ToolOutput>): Promise<ToolOutput> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof SubagentRefusal)
-      return { text: `Error: ${error.message}`, isError: true, code: error.code };
-    throw error;
-  }
-}
-
 const canLaunch: ToolDefinition["isAvailable"] = ({ services, session }) => {
   const service = services.get("subagents");
   return service !== undefined && session.depth < service.settings.maxDepth;
@@ -87,22 +77,20 @@ export const subagentTool: ToolDefinition<{ task: string; output_schema?: Record
   isAvailable: canLaunch,
   concurrency: "safe", // S2: launches may run side by side
   async execute(args, exec) {
-    return refusing(async () => {
-      const schema = args.output_schema;
-      if (schema !== undefined && schema.type !== "object")
-        throw new SubagentRefusal("INVALID_REQUEST", 'output_schema must have type "object"');
-      // The model writes the schema: keep it small and shallow enough for the validator to walk.
-      if (
-        schema !== undefined &&
-        (JSON.stringify(schema).length > MAX_SCHEMA_CHARS || depthOf(schema) > MAX_SCHEMA_DEPTH)
-      )
-        throw new SubagentRefusal(
-          "INVALID_REQUEST",
-          `output_schema must be at most ${MAX_SCHEMA_CHARS} characters of JSON and ${MAX_SCHEMA_DEPTH} levels deep`,
-        );
-      const id = await serviceOf(exec).start("spawn", args.task, schema ? { schema } : {});
-      return { text: startedText(id), metadata: { childId: id } };
-    });
+    const schema = args.output_schema;
+    if (schema !== undefined && schema.type !== "object")
+      throw new SubagentRefusal("INVALID_REQUEST", 'output_schema must have type "object"');
+    // The model writes the schema: keep it small and shallow enough for the validator to walk.
+    if (
+      schema !== undefined &&
+      (JSON.stringify(schema).length > MAX_SCHEMA_CHARS || depthOf(schema) > MAX_SCHEMA_DEPTH)
+    )
+      throw new SubagentRefusal(
+        "INVALID_REQUEST",
+        `output_schema must be at most ${MAX_SCHEMA_CHARS} characters of JSON and ${MAX_SCHEMA_DEPTH} levels deep`,
+      );
+    const id = await serviceOf(exec).start("spawn", args.task, schema ? { schema } : {});
+    return { text: startedText(id), metadata: { childId: id } };
   },
 };
 
@@ -114,10 +102,8 @@ export const subagentForkTool: ToolDefinition<{ task: string }> = {
   isAvailable: canLaunch,
   concurrency: "safe",
   async execute(args, exec) {
-    return refusing(async () => {
-      const id = await serviceOf(exec).start("fork", args.task);
-      return { text: startedText(id), metadata: { childId: id } };
-    });
+    const id = await serviceOf(exec).start("fork", args.task);
+    return { text: startedText(id), metadata: { childId: id } };
   },
 };
 
@@ -141,10 +127,8 @@ export const sendMessageTool: ToolDefinition<{ agent_id: string; message: string
   isAvailable: hasService,
   concurrency: "safe",
   async execute(args, exec) {
-    return refusing(async () => {
-      await serviceOf(exec).send(args.agent_id, args.message);
-      return { text: `message delivered to agent ${args.agent_id}` };
-    });
+    await serviceOf(exec).send(args.agent_id, args.message);
+    return { text: `message delivered to agent ${args.agent_id}` };
   },
 };
 
@@ -163,14 +147,12 @@ export const interruptAgentTool: ToolDefinition<{ agent_id: string }> = {
   isAvailable: hasService,
   concurrency: "safe",
   async execute(args, exec) {
-    return refusing(async () => {
-      const view = await serviceOf(exec).interrupt(args.agent_id);
-      return {
-        text: view.active
-          ? `asked subagent ${view.id} to stop; you will be notified when it settles`
-          : `subagent ${view.id} is not running (${view.state.toLowerCase()}); nothing to interrupt`,
-      };
-    });
+    const view = await serviceOf(exec).interrupt(args.agent_id);
+    return {
+      text: view.active
+        ? `asked subagent ${view.id} to stop; you will be notified when it settles`
+        : `subagent ${view.id} is not running (${view.state.toLowerCase()}); nothing to interrupt`,
+    };
   },
 };
 

@@ -23,6 +23,7 @@ import {
   reviewerDeniedText,
 } from "./approvals.js";
 import { NOT_AN_OBJECT_TEXT } from "./arguments.js";
+import { ToolRefusal } from "./refusal.js";
 import type { ToolRegistry } from "./registry.js";
 import { invalidArgumentsText, validateArguments } from "./schema-validator.js";
 import type {
@@ -181,7 +182,8 @@ export class ToolPipeline {
           }, tool.timeoutMs);
     const body = (async () => tool.execute(call.args, { ...exec, signal: controller.signal }))().then(
       (value): ToolOutput => value,
-      (error: unknown): ToolOutput => errorOutput(`Error: ${messageOf(error)}`, "TOOL_THREW"),
+      (error: unknown): ToolOutput =>
+        errorOutput(`Error: ${messageOf(error)}`, error instanceof ToolRefusal ? error.code : "TOOL_THREW"),
     );
     try {
       const first = await Promise.race([body, interrupted]);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { HookBus } from "../../src/hooks/hook-bus.js";
 import { ScriptedApprovals } from "../../src/tools/approvals.js";
 import { ToolPipeline } from "../../src/tools/pipeline.js";
+import { ToolRefusal } from "../../src/tools/refusal.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { AnyToolDefinition, ApprovalAnswer, ApprovalPolicy } from "../../src/tools/types.js";
 import { call, makeExec, tempDir } from "./support.js";
@@ -83,6 +84,26 @@ describe("T2 pipeline", () => {
       text: "Error: disk full",
       isError: true,
     });
+  });
+
+  it("T3 keeps a thrown refusal's own code; any other throw is TOOL_THREW", async () => {
+    const refuser: AnyToolDefinition = {
+      ...echo,
+      name: "refuser",
+      execute: async () => Promise.reject(new ToolRefusal("LIMIT_REACHED", "no more room")),
+    };
+    const thrower: AnyToolDefinition = {
+      ...echo,
+      name: "thrower",
+      execute: async () => Promise.reject(new Error("x")),
+    };
+    const { pipeline, ctx } = setup([refuser, thrower]);
+    expect(await pipeline.run(call("refuser", { text: "" }), ctx.exec)).toMatchObject({
+      text: "Error: no more room",
+      isError: true,
+      code: "LIMIT_REACHED",
+    });
+    expect(await pipeline.run(call("thrower", { text: "" }), ctx.exec)).toMatchObject({ code: "TOOL_THREW" });
   });
 
   it("T6 times out a declared timeout and waits for the body to settle", async () => {
