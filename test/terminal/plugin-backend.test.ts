@@ -75,7 +75,7 @@ afterEach(async () => {
   fake = undefined;
 });
 
-describe("backend plugins", () => {
+describe("backend plugins (Hermes terminal-environment contract: stripEnvKeys, skipContainerGuards, reserved names)", () => {
   it("a plugin backend selected by config runs the agent's commands; its strip keys are stripped; a throwing skipContainerGuards keeps the guard", async () => {
     const home = mkdtempSync(join(tmpdir(), "bdsh-home-"));
     const workspace = mkdtempSync(join(tmpdir(), "bdsh-ws-"));

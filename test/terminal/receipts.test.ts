@@ -80,7 +80,7 @@ function server(store: Store, host: string, keep = 50) {
   return { run, jobs, receipts, notices };
 }
 
-describe("process receipts", () => {
+describe("process receipts (T9 jobs read on any server; Hermes tools runtime)", () => {
   it("two servers on one PostgreSQL: the job's output is read on the second after the first is killed; only its session (and a fork) can", async () => {
     db = await postgresHarness(inject("databaseUrl")).fresh();
     const store = await db.open();

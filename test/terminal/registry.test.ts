@@ -47,7 +47,7 @@ function recordingProvider(name: string, extra: Partial<TerminalEnvironmentProvi
   return { provider, seen };
 }
 
-describe("the provider registry", () => {
+describe("the provider registry (Hermes terminal-environment contract)", () => {
   it("reads every attribute fail-soft: a throwing one counts as its default", () => {
     const registry = new TerminalBackendRegistry();
     const throwing: TerminalEnvironmentProvider = {

@@ -31,7 +31,7 @@ async function until(condition: () => boolean, limitMs = 20_000): Promise<void> 
   }
 }
 
-describe.skipIf(!SSHD_BINARY)("the ssh backend against a real sshd", () => {
+describe.skipIf(!SSHD_BINARY)("the ssh backend against a real sshd (T7, T8, T10, T11, T13 remotely)", () => {
   let sshd: TestSshd;
   let remoteDir: string;
   const environments: TerminalEnvironment[] = [];

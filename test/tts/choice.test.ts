@@ -50,7 +50,7 @@ describe("credentials resolve through one function: config first, then environme
   });
 });
 
-describe("choosing a provider", () => {
+describe("choosing a provider (Hermes streaming TTS rules)", () => {
   const registry = builtinTtsRegistry();
 
   it("by default streams with tts.provider when it has a chunked API", () => {

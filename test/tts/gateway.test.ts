@@ -41,7 +41,7 @@ describe("StreamingTtsAdapter defaults", () => {
   });
 });
 
-describe("StreamingTtsConsumer", () => {
+describe("StreamingTtsConsumer (Hermes gateway seam)", () => {
   it("streams a turn, finishes it, and suppresses the whole-file reply", async () => {
     const sync = toneProvider();
     const { c, calls } = consumer({ streamer: toneStreamer(), sync, notes: [] });

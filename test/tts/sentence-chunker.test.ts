@@ -31,7 +31,7 @@ function splitAt(text: string, cuts: readonly number[]): string[] {
 
 const sentences = (pieces: string[]) => pieces.map((p) => p.trim()).filter((p) => p !== "");
 
-describe("sentence chunker", () => {
+describe("sentence chunker (Hermes streaming TTS)", () => {
   it("flushes each sentence as soon as the next character shows it is complete", () => {
     const chunker = new SentenceChunker();
     expect(chunker.push("Hello there.")).toEqual([]);
@@ -161,7 +161,7 @@ const alphabet = [
 ];
 const text = fc.array(fc.constantFrom(...alphabet), { maxLength: 80 }).map((parts) => parts.join(""));
 
-describe("sentence chunker properties", () => {
+describe("sentence chunker properties (Hermes streaming TTS)", () => {
   it("any split of the same text into deltas yields the same sentences", () => {
     fc.assert(
       fc.property(
