@@ -17,7 +17,7 @@
 import { EventEmitter } from "node:events";
 import { cpus } from "node:os";
 import { ChatScreen } from "../../src/cli/chat/chat-screen.js";
-import { withProductionReact } from "../../src/cli/chat/load-tui.js";
+import { withTuiEnvironment } from "../../src/cli/chat/load-tui.js";
 import { palette } from "../../src/cli/render/style.js";
 import { RunView, type TermStream } from "../../src/cli/run-view.js";
 
@@ -35,7 +35,7 @@ export class FakeTerm implements TermStream {
 }
 
 // As `bdsh chat` loads them: React's production build (src/cli/chat/load-tui.ts).
-const { render, createElement, ChatApp } = await withProductionReact(async () => ({
+const { render, createElement, ChatApp } = await withTuiEnvironment(async () => ({
   ...(await import("ink")),
   ...(await import("react")),
   ...(await import("../../src/cli/chat/chat-app.js")),

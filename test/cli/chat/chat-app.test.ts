@@ -1,12 +1,22 @@
 import { EventEmitter } from "node:events";
-import { render as inkRender } from "ink";
-import { render } from "ink-testing-library";
 import { createElement } from "react";
 import { describe, expect, it, vi } from "vitest";
-import { ChatApp } from "../../../src/cli/chat/chat-app.js";
 import { ChatScreen } from "../../../src/cli/chat/chat-screen.js";
 import { editorOf } from "../../../src/cli/chat/editor.js";
+import { withTuiEnvironment } from "../../../src/cli/chat/load-tui.js";
 import { PLAIN } from "../../../src/cli/render/style.js";
+
+// Ink is loaded as `bdsh chat` loads it (load-tui.ts), and with `CI` set as in a CI job: Ink decides at
+// load whether it runs under CI and then draws no live region until exit, which blanked the editor.
+const ciBefore = process.env.CI;
+process.env.CI = "true";
+const { inkRender, render, ChatApp } = await withTuiEnvironment(async () => ({
+  inkRender: (await import("ink")).render,
+  render: (await import("ink-testing-library")).render,
+  ChatApp: (await import("../../../src/cli/chat/chat-app.js")).ChatApp,
+}));
+if (ciBefore === undefined) delete process.env.CI;
+else process.env.CI = ciBefore;
 
 const tick = (ms = 80) => new Promise((r) => setTimeout(r, ms));
 
