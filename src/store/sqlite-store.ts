@@ -89,6 +89,16 @@ export type SqliteStoreOptions = {
 
 export type SqliteSynchronous = "full" | "effects" | "normal";
 
+type AppendWrite = Database.Transaction<
+  (
+    sessionId: string,
+    encoded: ReturnType<typeof encodeEvents>,
+    expectedSeq: number,
+    leaseOwner: string | undefined,
+    claims: string[],
+  ) => void
+>;
+
 type LeaseRecord = { name: string; owner: string; expires_at: number; fence: number };
 
 export class SqliteStore implements Store {
@@ -104,6 +114,7 @@ export class SqliteStore implements Store {
   readonly processReceipts: SqliteProcessReceipts;
   /** `effects`: an append asking for `disk` durability commits under `synchronous=FULL`. */
   private readonly honourDurability: boolean;
+  private appendWrite: AppendWrite | undefined;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.location = path;
@@ -229,45 +240,17 @@ export class SqliteStore implements Store {
   ): Promise<LogEvent[]> {
     const encoded = encodeEvents(events, expectedSeq);
     const claims = uniqueIds(options.claimInbox ?? []);
-    const write = this.db.transaction(() => {
-      const s = this.s;
-      const lastSeq = s.lastSeq.get(sessionId) as number | undefined;
-      if (lastSeq === undefined) throw new SessionNotFoundError(sessionId);
-      if (options.leaseOwner !== undefined) {
-        const held = s.leaseHeld.get(sessionLeaseName(sessionId), options.leaseOwner, Date.now());
-        if (!held) throw new LeaseLostError(sessionId, options.leaseOwner);
-      }
-      if (lastSeq !== expectedSeq) throw new AppendConflictError(sessionId, expectedSeq, lastSeq);
-      const now = isoNow();
-      if (claims.length > 0) {
-        const claimed = s.claimInbox.all(now, expectedSeq + 1, sessionId, JSON.stringify(claims)) as string[];
-        if (claimed.length !== claims.length) {
-          const taken = new Set(claimed);
-          throw new InboxClaimError(
-            sessionId,
-            claims.filter((id) => !taken.has(id)),
-          );
-        }
-      }
-      encoded.forEach((e, i) => {
-        s.insertEvent.run(sessionId, expectedSeq + 1 + i, e.type, e.at, e.turn, e.step, e.data);
-      });
-      const open = turnOpenAfter(encoded);
-      s.advanceSession.run(
-        expectedSeq + encoded.length,
-        now,
-        open === undefined ? null : open ? 1 : 0,
-        sessionId,
-      );
-    });
+    const write = this.appendTransaction();
     if (this.honourDurability && options.durability !== "commit") {
-      this.db.pragma("synchronous = FULL");
+      // `exec`, not `pragma`: nothing to read back (a prepared PRAGMA statement takes effect when prepared,
+      // not reliably when run, so it cannot be kept).
+      this.db.exec("PRAGMA synchronous = FULL");
       try {
-        write.immediate();
+        write.immediate(sessionId, encoded, expectedSeq, options.leaseOwner, claims);
       } finally {
-        this.db.pragma("synchronous = NORMAL");
+        this.db.exec("PRAGMA synchronous = NORMAL");
       }
-    } else write.immediate();
+    } else write.immediate(sessionId, encoded, expectedSeq, options.leaseOwner, claims);
     const appended = encoded.map((e, i) => decodeEvent(sessionId, expectedSeq + 1 + i, e));
     this.hub.emit({ channel: "events", sessionId, seq: expectedSeq + encoded.length });
     return appended;
@@ -426,6 +409,59 @@ export class SqliteStore implements Store {
   }
 
   /** Statements are prepared on first use: the tables exist only after `migrate()`. */
+  /**
+   * Issue 16 (1,000 sessions on one server): the append's transaction, wrapped once per store rather than
+   * on every call (better-sqlite3 builds five wrappers per `transaction()`); its checks and writes as the
+   * header says.
+   */
+  private appendTransaction(): AppendWrite {
+    this.appendWrite ??= this.db.transaction(
+      (
+        sessionId: string,
+        encoded: ReturnType<typeof encodeEvents>,
+        expectedSeq: number,
+        leaseOwner: string | undefined,
+        claims: string[],
+      ) => {
+        const s = this.s;
+        const lastSeq = s.lastSeq.get(sessionId) as number | undefined;
+        if (lastSeq === undefined) throw new SessionNotFoundError(sessionId);
+        if (leaseOwner !== undefined) {
+          const held = s.leaseHeld.get(sessionLeaseName(sessionId), leaseOwner, Date.now());
+          if (!held) throw new LeaseLostError(sessionId, leaseOwner);
+        }
+        if (lastSeq !== expectedSeq) throw new AppendConflictError(sessionId, expectedSeq, lastSeq);
+        const now = isoNow();
+        if (claims.length > 0) {
+          const claimed = s.claimInbox.all(
+            now,
+            expectedSeq + 1,
+            sessionId,
+            JSON.stringify(claims),
+          ) as string[];
+          if (claimed.length !== claims.length) {
+            const taken = new Set(claimed);
+            throw new InboxClaimError(
+              sessionId,
+              claims.filter((id) => !taken.has(id)),
+            );
+          }
+        }
+        encoded.forEach((e, i) => {
+          s.insertEvent.run(sessionId, expectedSeq + 1 + i, e.type, e.at, e.turn, e.step, e.data);
+        });
+        const open = turnOpenAfter(encoded);
+        s.advanceSession.run(
+          expectedSeq + encoded.length,
+          now,
+          open === undefined ? null : open ? 1 : 0,
+          sessionId,
+        );
+      },
+    );
+    return this.appendWrite;
+  }
+
   private get s(): SqliteStatements {
     this.statements ??= sqliteStatements(this.db);
     return this.statements;
