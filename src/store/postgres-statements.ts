@@ -60,7 +60,8 @@ function claimStatement(candidates: string, extra?: string): string {
 const APPEND_CTES = `
       WITH upd AS (
         UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now(),
-          turn_open = coalesce($10::boolean, turn_open)
+          turn_open = coalesce($10::boolean, turn_open),
+          status = coalesce(CASE $10::boolean WHEN true THEN 'running' WHEN false THEN 'idle' END, status)
         WHERE id = $1 AND last_seq = $2::int AND ($4::text IS NULL OR EXISTS (${LIVE_LEASE}))
         RETURNING id, last_seq
       ), ins AS (

@@ -451,12 +451,12 @@ export class SqliteStore implements Store {
           s.insertEvent.run(sessionId, expectedSeq + 1 + i, e.type, e.at, e.turn, e.step, e.data);
         });
         const open = turnOpenAfter(encoded);
-        s.advanceSession.run(
-          expectedSeq + encoded.length,
+        s.advanceSession.run({
+          seq: expectedSeq + encoded.length,
           now,
-          open === undefined ? null : open ? 1 : 0,
-          sessionId,
-        );
+          open: open === undefined ? null : open ? 1 : 0,
+          id: sessionId,
+        });
       },
     );
     return this.appendWrite;

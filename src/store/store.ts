@@ -38,6 +38,7 @@ export type SessionRow = {
   parentId: string | null;
   kind: SessionKind;
   title: string | null;
+  /** `running` while a turn is open (set by the append that writes `turn/start`), `idle` after `turn/end`. */
   status: string;
   archived: boolean;
   /** ISO-8601 UTC. */

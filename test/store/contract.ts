@@ -290,6 +290,17 @@ export function storeContract(harness: StoreHarness): void {
       expect(await store.read(s.id)).toEqual([...first, ...second]);
     });
 
+    it("marks the session running while a turn is open, idle again after its end (the listings' status)", async () => {
+      const s = await store.createSession();
+      expect(s.status).toBe("idle");
+      await store.append(s.id, [{ type: "turn/start", data: {}, turn: 1 }], 0);
+      expect((await store.getSession(s.id))!.status).toBe("running");
+      await store.append(s.id, [{ type: "user/message", data: { text: "hi", source: "human" }, turn: 1 }], 1);
+      expect((await store.listSessions()).find((row) => row.id === s.id)!.status).toBe("running");
+      await store.append(s.id, [{ type: "turn/end", data: { reason: "completed" }, turn: 1 }], 2);
+      expect((await store.getSession(s.id))!.status).toBe("idle");
+    });
+
     it("keeps a given time, stamps ISO-8601 UTC otherwise, and keeps turn and step", async () => {
       const s = await store.createSession();
       const [given, stamped] = await store.append(
