@@ -18,25 +18,9 @@ import type { LogEvent } from "../log/events.js";
 import { childSessions } from "../store/children.js";
 import { type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
 
-export const LIFECYCLE_STATES = [
-  "PENDING",
-  "STARTING",
-  "RUNNING",
-  "SUCCEEDED",
-  "FAILED",
-  "INTERRUPTED",
-  "CANCEL_REQUESTED",
-  "CANCELLED",
-  "UNKNOWN",
-] as const;
-export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
+export { LIFECYCLE_STATES, type LifecycleState, TERMINAL_STATES } from "./states.js";
 
-export const TERMINAL_STATES: ReadonlySet<LifecycleState> = new Set([
-  "SUCCEEDED",
-  "FAILED",
-  "INTERRUPTED",
-  "CANCELLED",
-]);
+import type { LifecycleState } from "./states.js";
 
 /** Terminal result text bound (Hermes: 32k characters). */
 export const MAX_RESULT_CHARS = 32_000;
