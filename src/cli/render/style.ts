@@ -21,7 +21,10 @@ export type Palette = {
 };
 
 /** NO_COLOR (non-empty) off; FORCE_COLOR=0/false off; any other FORCE_COLOR on; else the stream's TTY-ness. */
-export function colorEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+export function colorEnabled(
+  stream: { isTTY?: boolean },
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
   if (env.NO_COLOR) return false;
   const force = env.FORCE_COLOR;
   if (force !== undefined) return !(force === "0" || force.toLowerCase() === "false");

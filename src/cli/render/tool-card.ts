@@ -31,7 +31,8 @@ export function toolCard(call: Call, result: Result | undefined, p: Palette, wid
   return lines.map((line) => truncate(line, Math.max(8, width - 1)));
 }
 
-function parseArgs(text: string): Args {
+/** A call's arguments as an object (model output: anything else is `{}`). */
+export function parseArgs(text: string): Args {
   try {
     const value: unknown = JSON.parse(text);
     return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Args) : {};
@@ -53,9 +54,8 @@ const body = (p: Palette, text: string) => `  ${p.dim("│")} ${text}`;
 function cardLines(call: Call, args: Args, result: Result | undefined, p: Palette): string[] {
   const name = sanitize(call.name);
   if (name === "bash") return bashCard(args, result, p);
-  if (name === "edit" || name === "multi_edit") return editCard(name, args, result, p);
-  if (name === "write") return writeCard(args, result, p);
-  if (name === "apply_patch") return patchCard(args, call.arguments, result, p);
+  const change = fileChangeOf(name, args, call.arguments);
+  if (change) return fileCard(name, change, result, p);
   if (name.startsWith("todo") || name === "update_plan") {
     const card = todoCard(name, args, result, p);
     if (card) return card;
@@ -135,44 +135,42 @@ function countOf(kinds: { kind: string }[]): string {
   return `+${added} -${removed}`;
 }
 
-function editCard(name: string, args: Args, result: Result | undefined, p: Palette): string[] {
-  const path = sanitize(str(args.file_path) ?? str(args.path) ?? "?");
-  const edits = Array.isArray(args.edits) ? (args.edits as unknown[]) : [args];
-  const kinds = edits.flatMap((edit, index) => {
-    const e = edit !== null && typeof edit === "object" ? (edit as Args) : {};
-    const lines = lineDiff(str(e.old_string) ?? "", str(e.new_string) ?? "");
-    return index > 0 ? [{ kind: "@", text: "…" }, ...lines] : lines;
-  });
-  const all = args.replace_all === true ? p.dim(" (all occurrences)") : "";
-  const header = `${mark(result, p)} ${p.bold(name)} ${path} ${p.dim(countOf(kinds))}${all}`;
-  if (result?.isError) return [header, ...errorLines(result, p)];
-  return [header, ...diffLines(kinds, p)];
+type DiffKind = { kind: string; text: string };
+
+/** What an edit, write or apply_patch call changes, from its arguments: the files and the diff lines. */
+export type FileChange = { files: string[]; lines: DiffKind[]; allOccurrences?: boolean; written?: number };
+
+/** The change a file tool's arguments describe (the web dashboard draws the same); undefined for other tools. */
+export function fileChangeOf(name: string, args: Args, raw: string): FileChange | undefined {
+  if (name === "edit" || name === "multi_edit") {
+    const edits = Array.isArray(args.edits) ? (args.edits as unknown[]) : [args];
+    const lines = edits.flatMap((edit, index) => {
+      const e = edit !== null && typeof edit === "object" ? (edit as Args) : {};
+      const diff = lineDiff(str(e.old_string) ?? "", str(e.new_string) ?? "");
+      return index > 0 ? [{ kind: "@", text: "…" }, ...diff] : diff;
+    });
+    const files = [sanitize(str(args.file_path) ?? str(args.path) ?? "?")];
+    return { files, lines, allOccurrences: args.replace_all === true };
+  }
+  if (name === "write") {
+    const content = str(args.content) ?? "";
+    const written = content === "" ? [] : content.replace(/\n$/, "").split("\n");
+    const files = [sanitize(str(args.file_path) ?? str(args.path) ?? "?")];
+    return { files, lines: written.map((text) => ({ kind: "+", text })), written: written.length };
+  }
+  if (name === "apply_patch") return patchChange(args, raw);
+  return undefined;
 }
 
-function writeCard(args: Args, result: Result | undefined, p: Palette): string[] {
-  const path = sanitize(str(args.file_path) ?? str(args.path) ?? "?");
-  const content = str(args.content) ?? "";
-  const lines = content === "" ? [] : content.replace(/\n$/, "").split("\n");
-  const header = `${mark(result, p)} ${p.bold("write")} ${path} ${p.dim(`${lines.length} line${lines.length === 1 ? "" : "s"}`)}`;
-  if (result?.isError) return [header, ...errorLines(result, p)];
-  return [
-    header,
-    ...diffLines(
-      lines.map((text) => ({ kind: "+", text })),
-      p,
-    ),
-  ];
-}
-
-function patchCard(args: Args, raw: string, result: Result | undefined, p: Palette): string[] {
+function patchChange(args: Args, raw: string): FileChange {
   const patch =
     str(args.patch) ?? str(args.input) ?? str(args.diff) ?? (Object.keys(args).length === 0 ? raw : "");
-  const kinds: { kind: string; text: string }[] = [];
+  const lines: DiffKind[] = [];
   const files: string[] = [];
   for (const line of patch.split("\n")) {
     const file = /^(?:\+\+\+ (?:b\/)?|\*\*\* (?:Update|Add|Delete) File: )(.+)$/.exec(line);
     if (file) {
-      files.push(file[1]!.trim());
+      files.push(sanitize(file[1]!.trim()));
       continue;
     }
     if (
@@ -182,29 +180,52 @@ function patchCard(args: Args, raw: string, result: Result | undefined, p: Palet
       line.startsWith("index ")
     )
       continue;
-    if (line.startsWith("@@")) kinds.push({ kind: "@", text: line });
+    if (line.startsWith("@@")) lines.push({ kind: "@", text: line });
     else if (line.startsWith("+") || line.startsWith("-"))
-      kinds.push({ kind: line[0]!, text: line.slice(1) });
-    else if (line.startsWith(" ")) kinds.push({ kind: " ", text: line.slice(1) });
+      lines.push({ kind: line[0]!, text: line.slice(1) });
+    else if (line.startsWith(" ")) lines.push({ kind: " ", text: line.slice(1) });
   }
-  const header = `${mark(result, p)} ${p.bold("apply_patch")} ${sanitize(files.join(", ") || "?")} ${p.dim(countOf(kinds))}`;
+  return { files, lines };
+}
+
+function fileCard(name: string, change: FileChange, result: Result | undefined, p: Palette): string[] {
+  const files = change.files.join(", ") || "?";
+  const count =
+    change.written !== undefined
+      ? `${change.written} line${change.written === 1 ? "" : "s"}`
+      : countOf(change.lines);
+  const all = change.allOccurrences ? p.dim(" (all occurrences)") : "";
+  const header = `${mark(result, p)} ${p.bold(name)} ${files} ${p.dim(count)}${all}`;
   if (result?.isError) return [header, ...errorLines(result, p)];
-  return [header, ...diffLines(kinds, p)];
+  return [header, ...diffLines(change.lines, p)];
 }
 
 // --- todos ---
 
-function todoCard(name: string, args: Args, result: Result | undefined, p: Palette): string[] | undefined {
+export type TodoItem = { text: string; state: "done" | "doing" | "pending" };
+
+/** The checklist a todo tool's arguments carry (P1); undefined when they carry none. */
+export function todoItemsOf(args: Args): TodoItem[] | undefined {
   const list = Array.isArray(args.todos) ? args.todos : Array.isArray(args.plan) ? args.plan : undefined;
   if (!list) return undefined;
-  const lines = [`${mark(result, p)} ${p.bold(name)}`];
-  if (result?.isError) return [...lines, ...errorLines(result, p)];
-  for (const item of list as unknown[]) {
+  return (list as unknown[]).map((item) => {
     const entry = item !== null && typeof item === "object" ? (item as Args) : {};
     const text = sanitize(str(entry.content) ?? str(entry.step) ?? str(entry.title) ?? "?");
     const status = str(entry.status);
-    if (status === "completed" || status === "done") lines.push(body(p, p.dim(`${p.green("[x]")} ${text}`)));
-    else if (status === "in_progress") lines.push(body(p, `${p.yellow("[~]")} ${p.bold(text)}`));
+    const state =
+      status === "completed" || status === "done" ? "done" : status === "in_progress" ? "doing" : "pending";
+    return { text, state };
+  });
+}
+
+function todoCard(name: string, args: Args, result: Result | undefined, p: Palette): string[] | undefined {
+  const items = todoItemsOf(args);
+  if (!items) return undefined;
+  const lines = [`${mark(result, p)} ${p.bold(name)}`];
+  if (result?.isError) return [...lines, ...errorLines(result, p)];
+  for (const { text, state } of items) {
+    if (state === "done") lines.push(body(p, p.dim(`${p.green("[x]")} ${text}`)));
+    else if (state === "doing") lines.push(body(p, `${p.yellow("[~]")} ${p.bold(text)}`));
     else lines.push(body(p, `[ ] ${text}`));
   }
   return lines;
