@@ -7,13 +7,15 @@
  * - Durable events come from `store.follow` (rows, woken by NOTIFY), so any server serves any session's
  *   stream, whichever server drives it.
  * - Ephemeral text/reasoning deltas are `event: delta` without an `id:` (never part of the resume cursor,
- *   never needed for correctness); only the server driving the session has them.
+ *   never needed for correctness); only the server driving the session has them, from the agent it has
+ *   open, looked up at connection and again at every `turn/start` and `step/start`.
  * - A comment line every `keepAliveMs` keeps proxies from closing an idle stream. Closing the request
  *   ends the follow.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Static } from "typebox";
 import { eventJson } from "../log/serialize.js";
+import type { Agent } from "../loop/agent.js";
 import type { Store } from "../store/store.js";
 import { ApiError } from "./api-error.js";
 import type { RouteTable } from "./openapi.js";
@@ -76,18 +78,30 @@ async function stream(
   request.raw.on("close", close);
   const keepAlive = setInterval(() => raw.write(": keep-alive\n\n"), context.keepAliveMs);
   keepAlive.unref();
+  // Deltas come from the agent this server has open for the session, which may be opened (or replaced
+  // after an eviction) after the client connected: look again whenever a turn or a step starts.
   let unsubscribeDeltas: (() => void) | undefined;
-  if (query.deltas !== false) {
+  let attached: Promise<Agent> | undefined;
+  const attachDeltas = () => {
+    if (query.deltas === false || controller.signal.aborted) return;
     const agent = context.runner.cachedAgent(id);
-    void agent?.then((a) => {
-      if (controller.signal.aborted) return;
-      unsubscribeDeltas = a.onDelta((delta) => {
-        raw.write(`event: delta\ndata: ${JSON.stringify({ ephemeral: true, ...delta })}\n\n`);
-      });
-    });
-  }
+    if (!agent || agent === attached) return;
+    attached = agent;
+    void agent.then(
+      (a) => {
+        if (controller.signal.aborted || attached !== agent) return;
+        unsubscribeDeltas?.();
+        unsubscribeDeltas = a.onDelta((delta) => {
+          raw.write(`event: delta\ndata: ${JSON.stringify({ ephemeral: true, ...delta })}\n\n`);
+        });
+      },
+      () => undefined,
+    );
+  };
+  attachDeltas();
   try {
     for await (const event of context.store.follow(id, { after, signal: controller.signal })) {
+      if (event.type === "turn/start" || event.type === "step/start") attachDeltas();
       if (!raw.write(`id: ${event.seq}\nevent: event\ndata: ${eventJson(event)}\n\n`)) {
         await new Promise<void>((resolve) => {
           raw.once("drain", resolve);

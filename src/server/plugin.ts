@@ -16,6 +16,8 @@
  * - Only `application/json` bodies are parsed; any other content type is a 415.
  * - Every refusal has the shape `{error: {code, message}}` (./api-error.ts); `bdshServerOptions()` gives
  *   the host the two server options that route the router's and Node's own refusals there too.
+ * - `/` and `/assets/*` serve the web dashboard's static files without the token (they hold no data; the
+ *   page asks for the token): ./dashboard.ts.
  * - The plugin starts a SessionRunner on `onReady` and stops it on `onClose` (graceful shutdown: finish or
  *   cancel in-flight turns, release leases).
  */
@@ -31,6 +33,7 @@ import type { Store } from "../store/store.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
 import { ApiError, clientErrorHandler, errorHandler, frameworkErrors } from "./api-error.js";
 import { bearerOf, hostAllowed, isLoopbackAddress, tokenChecker } from "./auth.js";
+import { defaultDashboardDir, registerDashboard } from "./dashboard.js";
 import { registerEventStream } from "./event-stream.js";
 import { registerInteractionRoutes } from "./interaction-routes.js";
 import { httpInteractionsPlugin } from "./interactions.js";
@@ -64,6 +67,11 @@ export type BdshPluginOptions = {
   /** Plugins appended to the standard preset of every agent this server opens. */
   plugins?: readonly Plugin[];
   onError?: (error: unknown, sessionId?: string) => void;
+  /**
+   * The built web dashboard served at `/` (issue 21): a directory holding `index.html` and `assets/`
+   * (default: the one `npm run build` makes, ./dashboard.ts), or `false` for none.
+   */
+  dashboard?: string | false;
 };
 
 /** Server options for the host's `Fastify({...})`: the router's and Node's refusals in the API's shape. */
@@ -242,6 +250,9 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         request.routeOptions.url?.replace(/\/v1\/openapi\.json$/, "") ?? "",
       ),
   );
+
+  // Issue 21: the dashboard's static page at `/`, talking to the routes above only.
+  if (options.dashboard !== false) registerDashboard(app, options.dashboard ?? defaultDashboardDir());
 
   app.addHook("onReady", async () => {
     runner.start();

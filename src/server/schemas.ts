@@ -32,6 +32,8 @@ export const Session = Type.Object({
   createdAt: Type.String(),
   updatedAt: Type.String(),
   lastSeq: Type.Integer(),
+  /** The directory it runs in (`null`: not recorded); the dashboard filters by it. */
+  workspace: Type.Union([Type.String(), Type.Null()]),
   /** The server driving it now, if any (a live lease); idle sessions have none. */
   drivenBy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
@@ -75,6 +77,8 @@ export const ListSessionsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
   before: Type.Optional(Id),
   archived: Type.Optional(Type.Boolean()),
+  /** Only sessions that run in exactly this directory. */
+  workspace: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
 });
 
 export const SessionList = Type.Object({ sessions: Type.Array(Session) });

@@ -42,8 +42,9 @@ export type SessionRoutesContext = {
 };
 
 export function viewOf(row: SessionRow, drivenBy?: string | null): SessionView {
-  const { metadata: _metadata, ...rest } = row;
-  return drivenBy === undefined ? rest : { ...rest, drivenBy };
+  const { metadata, ...rest } = row;
+  const workspace = typeof metadata.workspace === "string" ? metadata.workspace : null;
+  return drivenBy === undefined ? { ...rest, workspace } : { ...rest, workspace, drivenBy };
 }
 
 export async function requireSession(store: Store, id: string): Promise<SessionRow> {
@@ -115,6 +116,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
         limit: query.limit ?? 50,
         includeArchived: query.archived ?? false,
         ...(query.before ? { before: query.before } : {}),
+        ...(query.workspace ? { workspace: query.workspace } : {}),
       });
       return { sessions: rows.map((row) => viewOf(row)) };
     },

@@ -6,9 +6,12 @@
  * when a streamed turn stops).
  *
  * Invariants:
- * - The upgrade needs the same bearer token as every `/v1` route (`Authorization` header; never a query
- *   parameter, which would land in logs) and, on loopback, a loopback `Host`. Refusals are plain HTTP
- *   401/403/404 before the upgrade.
+ * - The upgrade needs the same bearer token as every `/v1` route and, on loopback, a loopback `Host`.
+ *   The token travels in the `Authorization` header or, from a browser (whose WebSocket API cannot set
+ *   headers: the dashboard, issue 21), as the subprotocol `bdsh.bearer.<base64url of the token>` next to
+ *   `bdsh`, which the server then selects. Never a query parameter, which would land in logs. Refusals
+ *   are plain HTTP 401/403/404 before the upgrade.
+ * - The path carries the plugin's prefix when the host app mounts it under one.
  * - Only the server that drives the session has its deltas: the route attaches to the session's cached agent
  *   when a client connects and again whenever the session's durable log moves (the agent was opened later).
  * - A streamed turn whose audio completed gets no whole-file reply; one that failed before any audio, or that
@@ -29,7 +32,24 @@ import { builtinTtsRegistry, planSpeech, type SpeechPlan } from "../tts/registry
 import { bearerOf, hostAllowed, isLoopbackAddress } from "./auth.js";
 import type { SessionRunner } from "./session-runner.js";
 
-const SPEECH_PATH = /^\/v1\/sessions\/([^/?#]+)\/speech(?:\?.*)?$/;
+/** The route's path under the plugin's `prefix` (`""` at the root). */
+function speechPath(prefix: string): RegExp {
+  const escaped = prefix.replace(/\/+$/, "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`^${escaped}/v1/sessions/([^/?#]+)/speech(?:\\?.*)?$`);
+}
+
+/** The subprotocol a browser offers with its credential, and the one the server answers with. */
+export const SPEECH_PROTOCOL = "bdsh";
+const BEARER_PROTOCOL = "bdsh.bearer.";
+
+/** The credential of an upgrade: the `Authorization` header, else a `bdsh.bearer.<base64url>` subprotocol. */
+export function upgradeCredential(request: IncomingMessage): string {
+  const header = bearerOf(request.headers.authorization);
+  if (header) return header;
+  const offered = String(request.headers["sec-websocket-protocol"] ?? "").split(",");
+  const bearer = offered.map((p) => p.trim()).find((p) => p.startsWith(BEARER_PROTOCOL));
+  return bearer ? Buffer.from(bearer.slice(BEARER_PROTOCOL.length), "base64url").toString("utf8") : "";
+}
 
 export type SpeechRouteOptions = {
   store: Store;
@@ -60,7 +80,13 @@ function formatHeader(format: PcmFormat) {
 
 export function registerSpeechRoutes(app: FastifyInstance, options: SpeechRouteOptions): void {
   const sessions = new Map<string, SessionSpeech>();
-  const wss = new WebSocketServer({ noServer: true });
+  // A browser that offered its credential as a subprotocol must get one of its offers back, or it fails the
+  // handshake; the credential itself is never echoed.
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (offered) => (offered.has(SPEECH_PROTOCOL) ? SPEECH_PROTOCOL : false),
+  });
+  const SPEECH_PATH = speechPath(app.prefix);
   let plan: SpeechPlan | undefined = options.plan;
   const planFor = () =>
     (plan ??= planSpeech(builtinTtsRegistry(), {
@@ -159,8 +185,7 @@ export function registerSpeechRoutes(app: FastifyInstance, options: SpeechRouteO
       !hostAllowed(request.headers.host, options.allowedHosts)
     )
       return refuse(socket, 403, "Forbidden");
-    if (!options.tokenMatches(bearerOf(request.headers.authorization)))
-      return refuse(socket, 401, "Unauthorized");
+    if (!options.tokenMatches(upgradeCredential(request))) return refuse(socket, 401, "Unauthorized");
     const sessionId = decodeURIComponent(match[1] ?? "");
     void options.store.getSession(sessionId).then(
       async (row) => {

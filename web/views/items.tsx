@@ -1,0 +1,291 @@
+/**
+ * One conversation item as the dashboard draws it (issue 21 item 2). Everything shown is model or user
+ * output: it is rendered as text nodes only (Preact escapes it), never as HTML.
+ */
+import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
+import { exitCodeOf, fileChangeOf, parseArgs, todoItemsOf } from "../../src/cli/render/tool-card.js";
+import type { Decision } from "../api.js";
+import { type Item, SOURCE_LABELS, type ToolState } from "../conversation.js";
+
+export type ItemActions = {
+  decide(approvalId: string, decision: Decision): void;
+  answer(questionId: string, answers: string[]): void;
+  open(sessionId: string): void;
+};
+
+export function ItemView({ item, actions }: { item: Item; actions: ItemActions }) {
+  const common = { "data-testid": "event", "data-seq": item.seq, "data-kind": item.kind };
+  switch (item.kind) {
+    case "user":
+      return (
+        <div {...common} class="msg user">
+          <div class="who">you</div>
+          <Text text={item.text} />
+        </div>
+      );
+    case "context":
+      return (
+        <details {...common} class="msg context" data-source={item.source}>
+          <summary>{SOURCE_LABELS[item.source] ?? item.source}</summary>
+          <pre>{item.text}</pre>
+        </details>
+      );
+    case "reasoning":
+      return (
+        <details {...common} class="msg reasoning">
+          <summary>thinking</summary>
+          <pre>{item.text}</pre>
+        </details>
+      );
+    case "assistant":
+      return (
+        <div {...common} class="msg assistant">
+          <div class="who">{item.model || "assistant"}</div>
+          <Text text={item.text} />
+          {item.interrupted ? <div class="tag warn">interrupted</div> : null}
+        </div>
+      );
+    case "tool":
+      return <ToolCard tool={item.tool} common={common} />;
+    case "approval": {
+      const a = item.approval;
+      return (
+        <div {...common} class={`card approval ${a.answer ? "done" : "open"}`} data-approval-id={a.id}>
+          <div class="card-head">
+            approval: <b>{a.tool}</b>
+          </div>
+          <pre>{a.summary}</pre>
+          {a.reason ? <div class="muted">{a.reason}</div> : null}
+          {a.answer ? (
+            <div class="tag" data-testid="approval-answer">
+              {a.answer}
+            </div>
+          ) : (
+            <div class="buttons">
+              {(["allow-once", "allow-session", "deny"] as const).map((d) => (
+                <button key={d} type="button" data-decision={d} onClick={() => actions.decide(a.id, d)}>
+                  {d === "allow-once" ? "Allow once" : d === "allow-session" ? "Allow for session" : "Deny"}
+                </button>
+              ))}
+            </div>
+          )}
+        </div>
+      );
+    }
+    case "question":
+      return <QuestionCard item={item} actions={actions} common={common} />;
+    case "turn-start":
+      return <div {...common} class="marker" />;
+    case "turn-end":
+      return (
+        <div {...common} class={`marker end ${item.reason}`} data-reason={item.reason}>
+          turn {item.turn ?? ""} {item.reason}
+          {item.error ? `: ${item.error.code} ${item.error.message}` : ""}
+        </div>
+      );
+    case "retry":
+      return (
+        <div {...common} class="marker warn">
+          retry {item.attempt} in {Math.round(item.delayMs / 100) / 10} s: {item.error.code}{" "}
+          {item.error.message}
+        </div>
+      );
+    case "attempt":
+      return (
+        <div {...common} class="marker warn">
+          attempt {item.attempt} failed ({item.error.code}){item.text ? `, partial reply discarded` : ""}
+        </div>
+      );
+    case "compaction": {
+      const c = item.compaction;
+      const tokens =
+        c.tokensBefore !== undefined && c.tokensAfter !== undefined
+          ? `, ${c.tokensBefore} → ${c.tokensAfter} tokens`
+          : "";
+      return (
+        <div {...common} class="marker info">
+          compaction ({c.reason})
+          {c.done ? (c.ok ? ` done${tokens}` : ` failed: ${c.error ?? "?"}`) : " running…"}
+        </div>
+      );
+    }
+    case "goal":
+      return (
+        <div {...common} class="marker info">
+          goal {item.action}: {item.goal.objective} ({item.goal.phase}, round {item.goal.roundsStarted}/
+          {item.goal.maxRounds})
+        </div>
+      );
+    case "goal-round":
+      return (
+        <div {...common} class="marker info">
+          goal round {item.round}/{item.maxRounds}
+        </div>
+      );
+    case "subagent":
+      return (
+        <div {...common} class="card subagent">
+          <div class="card-head">
+            {item.child.mode === "fork" ? "fork" : "subagent"}{" "}
+            <a href={`#/sessions/${encodeURIComponent(item.child.childId)}`}>
+              {item.child.childId.slice(0, 13)}
+            </a>{" "}
+            <span class="tag">{item.child.settled ? item.child.settled.reason : "running"}</span>
+          </div>
+          <div class="muted">{item.child.task}</div>
+          {item.child.settled?.closingMessage ? <Text text={item.child.settled.closingMessage} /> : null}
+        </div>
+      );
+    case "job":
+      return (
+        <div {...common} class="marker">
+          job {item.label}: {item.status ?? "running"}
+          {item.exitCode !== undefined ? ` (exit ${item.exitCode})` : ""}
+        </div>
+      );
+    case "error":
+      return (
+        <div {...common} class="marker error">
+          {item.code}: {item.message}
+        </div>
+      );
+    case "note":
+      return (
+        <div {...common} class="marker">
+          {item.text}
+        </div>
+      );
+  }
+}
+
+const OUTPUT_LINES = 12;
+
+function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, unknown> }) {
+  const args = parseArgs(tool.arguments);
+  const result = tool.result;
+  const exit = result ? exitCodeOf(result.text) : undefined;
+  const failed = result?.isError === true || (exit !== undefined && exit !== 0);
+  const state = !result
+    ? tool.decision?.decision === "ask"
+      ? "waiting"
+      : "running"
+    : failed
+      ? "failed"
+      : "ok";
+  const change = fileChangeOf(tool.name, args, tool.arguments);
+  const todos = tool.name.startsWith("todo") || tool.name === "update_plan" ? todoItemsOf(args) : undefined;
+  let head: ComponentChildren = tool.name;
+  if (tool.name === "bash" && typeof args.command === "string") head = <code>$ {args.command}</code>;
+  else if (change) head = `${tool.name} ${change.files.join(", ")}`;
+  return (
+    <div {...common} class={`card tool ${state}`} data-tool={tool.name} data-state={state}>
+      <div class="card-head">
+        <span class="mark">{state === "ok" ? "✓" : state === "failed" ? "✗" : "•"}</span> {head}
+        {exit !== undefined && exit !== 0 ? <span class="tag error">exit {exit}</span> : null}
+        {result?.durationMs !== undefined ? <span class="muted"> {result.durationMs} ms</span> : null}
+      </div>
+      {change && !result?.isError ? (
+        <pre class="diff">
+          {change.lines.map((line, i) => (
+            <div
+              key={i}
+              class={`d${line.kind === "+" ? "add" : line.kind === "-" ? "del" : line.kind === "@" ? "hunk" : "ctx"}`}
+            >
+              {line.kind === "@" ? line.text : `${line.kind} ${line.text}`}
+            </div>
+          ))}
+        </pre>
+      ) : null}
+      {todos ? (
+        <ul class="todos">
+          {todos.map((t, i) => (
+            <li key={i} class={t.state}>
+              {t.state === "done" ? "☑" : t.state === "doing" ? "◐" : "☐"} {t.text}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {result && (!change || result.isError) && !todos ? <Output text={result.text} /> : null}
+      {tool.decision && tool.decision.decision !== "allow" ? (
+        <div class="muted">
+          {tool.decision.decision}
+          {tool.decision.reason ? `: ${tool.decision.reason}` : ""}
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function Output({ text }: { text: string }) {
+  const [all, setAll] = useState(false);
+  const lines = text.replace(/\n+$/, "").split("\n");
+  const cut = !all && lines.length > OUTPUT_LINES;
+  return (
+    <div>
+      <pre class="output">{cut ? lines.slice(-OUTPUT_LINES).join("\n") : text}</pre>
+      {cut ? (
+        <button type="button" class="link" onClick={() => setAll(true)}>
+          show all {lines.length} lines
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+function QuestionCard({
+  item,
+  actions,
+  common,
+}: {
+  item: Item & { kind: "question" };
+  actions: ItemActions;
+  common: Record<string, unknown>;
+}) {
+  const q = item.question;
+  const [text, setText] = useState("");
+  const prompts = q.questions.map((entry) =>
+    typeof entry === "string"
+      ? entry
+      : String((entry as { question?: unknown }).question ?? JSON.stringify(entry)),
+  );
+  return (
+    <div {...common} class={`card question ${q.answers ? "done" : "open"}`} data-question-id={q.id}>
+      <div class="card-head">question</div>
+      {prompts.map((p, i) => (
+        <div key={i}>{p}</div>
+      ))}
+      {q.answers ? (
+        <div class="tag">{q.answers.map(String).join("; ")}</div>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (text.trim()) actions.answer(q.id, [text.trim()]);
+          }}
+        >
+          <input name="answer" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+          <button type="submit">Answer</button>
+        </form>
+      )}
+    </div>
+  );
+}
+
+/** Plain text with fenced code blocks set apart; no HTML is ever interpreted. */
+export function Text({ text }: { text: string }) {
+  const parts = text.split(/```[^\n]*\n?/);
+  return (
+    <div class="text">
+      {parts.map((part, i) =>
+        i % 2 === 1 ? (
+          <pre key={i} class="code">
+            {part.replace(/\n$/, "")}
+          </pre>
+        ) : (
+          <p key={i}>{part}</p>
+        ),
+      )}
+    </div>
+  );
+}
