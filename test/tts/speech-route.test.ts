@@ -127,3 +127,52 @@ describe("GET /v1/sessions/:id/speech", () => {
     client.socket.close();
   });
 });
+
+describe("the speech WebSocket from a browser (issue 21: the dashboard's speak button)", () => {
+  const bearer = (token: string) => `bdsh.bearer.${Buffer.from(token).toString("base64url")}`;
+
+  it("takes the token as a `bdsh.bearer.<base64url>` subprotocol and answers with `bdsh`, never echoing the token", async () => {
+    const id = await createSession(`${scenario("subprotocol", () => ({ text: "ok" }))} hi`);
+    const url = `${server.url.replace("http", "ws")}/v1/sessions/${id}/speech`;
+    const socket = new WebSocket(url, ["bdsh", bearer(TOKEN)]);
+    const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      socket.on("message", (data) => resolve(JSON.parse(data.toString()) as Record<string, unknown>));
+      socket.on("error", reject);
+    });
+    expect(socket.protocol).toBe("bdsh");
+    expect(ready).toMatchObject({ type: "ready", session: id });
+    socket.close();
+    const wrong = await new Promise<number>((resolve) => {
+      const refused = new WebSocket(url, ["bdsh", bearer("not-the-token")]);
+      refused.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      refused.on("error", () => undefined);
+    });
+    expect(wrong).toBe(401);
+  });
+
+  it("is found under the host app's prefix", async () => {
+    const { home, workspace } = tmpHome("bdsh-speech-prefix-");
+    const prefixed = await startServer({
+      store,
+      config: testConfig(fake.url),
+      home,
+      workspace,
+      token: TOKEN,
+      prefix: "/agents",
+    } as Parameters<typeof startServer>[0]);
+    try {
+      const id = await createSession(`${scenario("prefixed", () => ({ text: "ok" }))} hi`);
+      const socket = new WebSocket(`${prefixed.url.replace("http", "ws")}/agents/v1/sessions/${id}/speech`, {
+        headers: AUTH,
+      });
+      const first = await new Promise<string>((resolve, reject) => {
+        socket.on("message", (data) => resolve(data.toString()));
+        socket.on("error", reject);
+      });
+      expect(JSON.parse(first)).toMatchObject({ type: "ready" });
+      socket.close();
+    } finally {
+      await prefixed.app.close();
+    }
+  });
+});
