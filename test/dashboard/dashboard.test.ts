@@ -14,9 +14,8 @@
  */
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { get } from "node:http";
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildDashboard } from "../../scripts/build-dashboard.mjs";
 import { openStore } from "../../src/store/open-store.js";
@@ -31,50 +30,11 @@ import {
   tmpHome,
   toolResults,
 } from "../server/harness.js";
+import { Balancer, launchChromium } from "../support/browser.js";
 
 const TOKEN = "dashboard-test-token";
-const CHROMIUM = process.env.BDSH_CHROMIUM ?? "/usr/bin/chromium";
 const SHOTS =
   process.env.BDSH_SCREENSHOTS === "1" ? join(import.meta.dirname, "..", "..", "docs") : undefined;
-
-/** A load balancer in front of the servers: new connections go to `target`; `fail` drops A's. */
-class Balancer {
-  private server: Server | undefined;
-  private readonly open = new Map<Socket, string>();
-  url = "";
-  constructor(public target: string) {}
-
-  async start(): Promise<void> {
-    this.server = createServer((client) => {
-      const { hostname, port } = new URL(this.target);
-      const upstream = connect(Number(port), hostname);
-      const target = this.target;
-      this.open.set(client, target);
-      client.pipe(upstream).pipe(client);
-      const close = () => {
-        client.destroy();
-        upstream.destroy();
-        this.open.delete(client);
-      };
-      client.on("error", close).on("close", close);
-      upstream.on("error", close).on("close", close);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
-    const address = this.server.address();
-    this.url = `http://localhost:${typeof address === "object" && address ? address.port : 0}`;
-  }
-
-  /** The server behind `from` is gone: its connections drop, new ones reach `to`. */
-  failOver(from: string, to: string): void {
-    this.target = to;
-    for (const [socket, target] of this.open) if (target === from) socket.destroy();
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.open.keys()) socket.destroy();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-}
 
 let browser: Browser;
 let fake: FakeProvider;
@@ -103,7 +63,7 @@ beforeAll(async () => {
   serverB = await startServer({ store: storeB, config, home, workspace, token: TOKEN });
   balancer = new Balancer(serverA.url);
   await balancer.start();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"], headless: true });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
