@@ -27,6 +27,7 @@ import { surfaceMessagesOf } from "../../src/log/surface.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { guard } from "../support/wait.js";
 import {
   effectsPath,
   FINAL_TEXT,
@@ -60,7 +61,7 @@ const STEPS = LONG ? 6 : 4;
 const KILL_EVERY_MS = LONG ? 2_000 : 1_500;
 /** Model latency per reply (frames × delay), so kills land mid-turn. */
 const FRAME_DELAY_MS = 40;
-const DEADLINE_MS = LONG ? 600_000 : 75_000;
+const DEADLINE_MS = guard(LONG ? 600_000 : 75_000);
 
 let adminUrl: string;
 let databaseUrl: string;

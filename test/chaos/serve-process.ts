@@ -1,5 +1,6 @@
 /**
- * Real `bdsh serve` processes for the chaos test and the serve bench: spawned from source through tsx,
+ * Real `bdsh serve` processes for the chaos test and the serve bench: the built CLI (or the sources through
+ * tsx when asked),
  * killed with SIGKILL or stopped with SIGTERM, and a scripted fake model whose task is a number of `bash`
  * steps, each appending its own call id to a side-effect log (a call that ran twice shows up twice).
  * Each process's bearer token (`BDSH_SERVER_TOKEN` when the env gives one, else the one the process made
@@ -10,11 +11,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FakeReply, FakeRequest } from "../../testing/fake-provider/index.js";
-import { TSX_LOADER } from "../support/run-cli.js";
+import { BDSH_MAIN, TSX_LOADER } from "../support/run-cli.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
-/** The built CLI (`npm run build`), what a deployment runs: the serve bench measures it, not tsx. */
-const BUILT_MAIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 export type ServeProcess = {
   child: ChildProcess;
@@ -35,7 +34,7 @@ export type ServeEnv = {
   token?: string;
   /** Extra node flags (a profile: `--cpu-prof`). */
   nodeArgs?: string[];
-  /** Run `dist/cli/main.js` instead of the sources through tsx. */
+  /** `false`: run the sources through tsx instead of the built `dist/cli/main.js` (what a deployment runs). */
   built?: boolean;
   /** `BDSH_APPROVAL` (default `never`). */
   approval?: string;
@@ -81,7 +80,7 @@ export function startServe(env: ServeEnv): Promise<ServeProcess> {
     process.execPath,
     [
       ...(env.nodeArgs ?? []),
-      ...(env.built ? [BUILT_MAIN] : ["--import", TSX_LOADER, MAIN]),
+      ...(env.built === false ? ["--import", TSX_LOADER, MAIN] : [BDSH_MAIN]),
       "serve",
       "--port",
       "0",

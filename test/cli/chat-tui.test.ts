@@ -5,7 +5,6 @@
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type FakeProvider,
@@ -13,10 +12,9 @@ import {
   type FakeScript,
   startFakeProvider,
 } from "../../testing/fake-provider/index.js";
-import { TSX_LOADER } from "../support/run-cli.js";
+import { BDSH } from "../support/run-cli.js";
 import { TmuxSession, tmuxAvailable } from "../support/tmux.js";
 
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 const HARNESS_TEXT = /^(Runtime context|Time sampled|<)/;
 
 let fake: FakeProvider | undefined;
@@ -39,7 +37,7 @@ function place(): Place {
 }
 
 function chat(at: Place, url: string, extraEnv: NodeJS.ProcessEnv = {}): TmuxSession {
-  const session = TmuxSession.start([process.execPath, "--import", TSX_LOADER, MAIN, "chat"], {
+  const session = TmuxSession.start([...BDSH, "chat"], {
     cwd: at.workspace,
     env: { BDSH_HOME: at.home, BDSH_BASE_URL: url, DEEPSEEK_API_KEY: "sk-test-chat-tui", ...extraEnv },
   });
@@ -115,7 +113,7 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     tui.type("thanks");
     tui.keys("Enter");
     await tui.waitForText("Second answer.");
-  }, 90_000);
+  });
 
   it("Esc/Ctrl-C stops a streaming reply at once and keeps what was shown", async () => {
     const at = place();
@@ -145,7 +143,7 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     tui.type("go on");
     tui.keys("Enter");
     await tui.waitForText("next turn ok");
-  }, 90_000);
+  });
 
   it("a pasted three-line message is one message; /exit leaves; history survives a restart", async () => {
     const at = place();
@@ -173,7 +171,7 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     second.keys("C-u");
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(second.screen()).not.toContain("[exited");
-  }, 90_000);
+  });
 
   it("a provider 401 is shown inline with what to do, and chat stays open", async () => {
     const at = place();
@@ -194,5 +192,5 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     await tui.waitForText("Press Ctrl-C again to leave");
     tui.keys("C-c");
     await tui.waitForText("[exited 0]");
-  }, 90_000);
+  });
 });

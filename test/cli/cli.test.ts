@@ -1,11 +1,12 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newEvent } from "../../src/log/events.js";
 import { eventJson } from "../../src/log/serialize.js";
 import { openStore } from "../../src/store/open-store.js";
-import { runCli } from "../support/run-cli.js";
+import { testDatabaseUrl } from "../support/database.js";
+import { BDSH_MAIN, runCli } from "../support/run-cli.js";
 
 /** A fresh home and workspace per test, so the tests can run concurrently. */
 function dirs(): { home: string; work: string } {
@@ -48,7 +49,7 @@ describe.concurrent("bdsh CLI skeleton", () => {
 
   it("doctor reports PostgreSQL when DATABASE_URL is set, without its password", async () => {
     const { home, work } = dirs();
-    const url = new URL(inject("databaseUrl"));
+    const url = new URL(testDatabaseUrl());
     url.password = "hunter2-password";
     const result = await runCli(["doctor"], { BDSH_HOME: home, DATABASE_URL: url.toString() }, work);
     expect(result.code).toBe(0);
@@ -134,9 +135,7 @@ describe.concurrent("bdsh CLI skeleton", () => {
     );
     await store.append(session.id, [newEvent("session/start", { kind: "main" }), ...many], 0);
     await store.close();
-    const main = join(process.cwd(), "src/cli/main.ts");
-    const loader = join(process.cwd(), "node_modules/tsx/dist/loader.mjs");
-    const script = `"${process.execPath}" --import "file://${loader}" "${main}" sessions events ${session.id} --json | head -n 1 > /dev/null; echo "status=\${PIPESTATUS[0]}"`;
+    const script = `"${process.execPath}" "${BDSH_MAIN}" sessions events ${session.id} --json | head -n 1 > /dev/null; echo "status=\${PIPESTATUS[0]}"`;
     const { execFileSync } = await import("node:child_process");
     const out = execFileSync("bash", ["-c", `${script} 2>&1`], {
       env: { PATH: process.env.PATH, BDSH_HOME: home },

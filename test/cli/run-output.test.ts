@@ -9,13 +9,12 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
-import { runCli, TSX_LOADER } from "../support/run-cli.js";
+import { testDatabaseUrl } from "../support/database.js";
+import { BDSH_MAIN, runCli } from "../support/run-cli.js";
 
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escapes is the point
 const ANSI = /\u001b\[/;
 
@@ -27,7 +26,7 @@ afterEach(async () => {
 
 const stores: Array<[string, () => NodeJS.ProcessEnv]> = [
   ["SQLite", () => ({})],
-  ["PostgreSQL", () => ({ DATABASE_URL: inject("databaseUrl") })],
+  ["PostgreSQL", () => ({ DATABASE_URL: testDatabaseUrl() })],
 ];
 
 const failingTool = {
@@ -131,15 +130,11 @@ for (const [name, storeEnv] of stores) {
         stderr: string;
         firstLine: string;
       }>((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          ["--import", TSX_LOADER, MAIN, "sessions", "events", id, "--json"],
-          {
-            env: { PATH: process.env.PATH, ...env },
-            cwd: work,
-            stdio: ["ignore", "pipe", "pipe"],
-          },
-        );
+        const child = spawn(process.execPath, [BDSH_MAIN, "sessions", "events", id, "--json"], {
+          env: { PATH: process.env.PATH, ...env },
+          cwd: work,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
         let out = "";
         let err = "";
         let line = "";

@@ -8,9 +8,10 @@
 import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { runCli } from "../support/run-cli.js";
 
 let fake: FakeProvider | undefined;
@@ -21,7 +22,7 @@ afterEach(async () => {
 
 const stores: Array<[string, () => NodeJS.ProcessEnv]> = [
   ["SQLite", () => ({})],
-  ["PostgreSQL", () => ({ DATABASE_URL: inject("databaseUrl") })],
+  ["PostgreSQL", () => ({ DATABASE_URL: testDatabaseUrl() })],
 ];
 
 type Message = { role: string; content: unknown };

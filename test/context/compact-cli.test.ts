@@ -40,5 +40,5 @@ describe("C11 bdsh compact ID", () => {
     } finally {
       await fake.close();
     }
-  }, 60_000);
+  });
 });

@@ -1,14 +1,15 @@
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isCheckpointText } from "../../src/context/compaction/texts.js";
 import type { LogEvent } from "../../src/log/events.js";
 import { findPairingError } from "../../src/log/pairing.js";
 import { SurfaceProjector } from "../../src/log/surface.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { GOAL, isSummaryRequest, longSession, prefixReuse } from "./long-session.js";
 
 for (const storeKind of ["sqlite", "postgres"] as const) {
   describe(`C4 C5 C8 a 300-step session with a small window on ${storeKind}`, () => {
     it("compacts at least 3 times, never splits a tool pair, and finishes with todos and goal re-injected", async () => {
-      const databaseUrl = storeKind === "postgres" ? inject("databaseUrl") : undefined;
+      const databaseUrl = storeKind === "postgres" ? testDatabaseUrl() : undefined;
       const { fixture, workRequests } = await longSession({
         steps: 300,
         ...(databaseUrl ? { databaseUrl } : {}),
@@ -70,6 +71,6 @@ for (const storeKind of ["sqlite", "postgres"] as const) {
       } finally {
         await fixture.close();
       }
-    }, 120_000);
+    });
   });
 }

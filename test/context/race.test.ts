@@ -4,12 +4,13 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { COMPACTION_BUSY } from "../../src/context/compaction/texts.js";
 import { findPairingError } from "../../src/log/pairing.js";
 import { surfaceMessagesOf } from "../../src/log/surface.js";
 import type { FakeReply } from "../../testing/fake-provider/index.js";
 import { loopFixture, personaPlugin } from "../loop/harness.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { TSX_LOADER } from "../support/run-cli.js";
 import { isSummaryRequest } from "./long-session.js";
 
@@ -40,7 +41,7 @@ function compactIn(env: NodeJS.ProcessEnv): Promise<{ kind: string; message: str
 for (const storeKind of ["sqlite", "postgres"] as const) {
   describe(`C9 two processes racing to compact on ${storeKind}`, () => {
     it("one compacts, the other is busy, and the log holds one transaction", async () => {
-      const databaseUrl = storeKind === "postgres" ? inject("databaseUrl") : undefined;
+      const databaseUrl = storeKind === "postgres" ? testDatabaseUrl() : undefined;
       const slowSummary: FakeReply = {
         text: "## Primary Request and Intent\n- go",
         chunkSize: 2,
@@ -81,6 +82,6 @@ for (const storeKind of ["sqlite", "postgres"] as const) {
       } finally {
         await f.close();
       }
-    }, 60_000);
+    });
   });
 }

@@ -31,6 +31,7 @@ import {
   toolResults,
 } from "../server/harness.js";
 import { Balancer, launchChromium } from "../support/browser.js";
+import { guard } from "../support/wait.js";
 
 const TOKEN = "dashboard-test-token";
 const SHOTS =
@@ -64,7 +65,7 @@ beforeAll(async () => {
   balancer = new Balancer(serverA.url);
   await balancer.start();
   browser = await launchChromium();
-}, 60_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -154,7 +155,7 @@ describe("the dashboard in Chromium", () => {
     await page.waitForSelector("[data-testid=reconnect-notice]");
     gate.release?.();
     await page.waitForSelector("[data-testid=connection][data-state=live]");
-    await page.waitForSelector("[data-kind=turn-end][data-reason=completed]", { timeout: 20_000 });
+    await page.waitForSelector("[data-kind=turn-end][data-reason=completed]", { timeout: guard(20_000) });
     await page.waitForFunction("document.body.textContent.includes('All done')");
     await shot(page, "session");
 
@@ -175,7 +176,7 @@ describe("the dashboard in Chromium", () => {
     expect(await row.getAttribute("data-status")).toBe("idle");
     await shot(page, "sessions");
     await page.close();
-  }, 90_000);
+  });
 
   it("asks for the token again when it is wrong, and keeps it in the tab's session storage only", async () => {
     const page = await browser.newPage();

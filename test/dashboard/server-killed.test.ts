@@ -19,6 +19,7 @@ import { type FakeProvider, startFakeProvider } from "../../testing/fake-provide
 import { type ServeProcess, startServe, writeServeConfig } from "../chaos/serve-process.js";
 import { Balancer, launchChromium } from "../support/browser.js";
 import { type FreshDatabase, freshPostgresDatabase } from "../support/fresh-database.js";
+import { guard } from "../support/wait.js";
 
 const TOKEN = "dashboard-kill-test-token";
 const LEASE_TTL_MS = 1_500;
@@ -75,7 +76,7 @@ beforeAll(async () => {
   balancer = new Balancer(servers[0]!.url);
   await balancer.start();
   browser = await launchChromium();
-}, 60_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -95,7 +96,9 @@ describe("the dashboard when the server driving a turn dies", () => {
     await page.click("form[data-testid=sign-in] button[type=submit]");
     await page.fill("textarea[name=prompt]", "run the long job");
     await page.click("[data-testid=create-session]");
-    await page.waitForSelector("[data-kind=tool][data-tool=bash][data-state=running]", { timeout: 20_000 });
+    await page.waitForSelector("[data-kind=tool][data-tool=bash][data-state=running]", {
+      timeout: guard(20_000),
+    });
     const id = (await page.getAttribute("[data-testid=session-view]", "data-session-id"))!;
 
     // Put the browser's stream on the server that drives the turn.
@@ -113,7 +116,7 @@ describe("the dashboard when the server driving a turn dies", () => {
     balancer.failOver(driver.url, survivor.url);
     await driver.exited;
     await page.waitForSelector("[data-testid=reconnect-notice]");
-    await page.waitForSelector("[data-kind=turn-end][data-reason=interrupted]", { timeout: 20_000 });
+    await page.waitForSelector("[data-kind=turn-end][data-reason=interrupted]", { timeout: guard(20_000) });
     await page.waitForSelector("[data-kind=tool][data-tool=bash][data-state=failed]");
 
     const stored = (await store.read(id)).map((e: LogEvent) => e.seq);
@@ -122,5 +125,5 @@ describe("the dashboard when the server driving a turn dies", () => {
     expect(seen).toEqual(stored);
     expect(survivor.child.exitCode).toBeNull();
     await page.close();
-  }, 90_000);
+  });
 });

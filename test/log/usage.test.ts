@@ -5,7 +5,7 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { compactionPlugin } from "../../src/context/compaction/plugin.js";
 import type { LogEvent, NewEvent, Usage } from "../../src/log/events.js";
 import { emptyUsage, type UsageTotals, usageOf, usageTotalsOf } from "../../src/log/usage.js";
@@ -19,6 +19,7 @@ import type { Store } from "../../src/store/store.js";
 import type { FakeReply } from "../../testing/fake-provider/index.js";
 import { loopFixture, personaPlugin } from "../loop/harness.js";
 import { adapterFor, closeFakes, fakeWith, request } from "../model/support.js";
+import { testDatabaseUrl } from "../support/database.js";
 
 afterEach(closeFakes);
 
@@ -31,7 +32,7 @@ const tools = { work: { run: () => ({ text: "result ".repeat(300) }) } };
 
 const STORES = [
   ["SQLite", () => undefined],
-  ["PostgreSQL", () => inject("databaseUrl")],
+  ["PostgreSQL", () => testDatabaseUrl()],
 ] as const;
 
 describe("M20 usage of a real run", () => {

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { findPairingError } from "../../src/log/pairing.js";
 import { surfaceMessagesOf } from "../../src/log/surface.js";
@@ -16,6 +16,7 @@ import { NOT_STARTED_TEXT, OUTCOME_UNKNOWN_TEXT } from "../../src/loop/recovery.
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FakeProvider, type FakeReply, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { TSX_LOADER } from "../support/run-cli.js";
 
 const SCRIPT = fileURLToPath(new URL("./fixtures/crash-agent.ts", import.meta.url));
@@ -135,7 +136,7 @@ for (const storeKind of ["sqlite", "postgres"] as const) {
     for (const boundary of BOUNDARIES) {
       it(`SIGKILL ${boundary.name}: resume closes the turn honestly and runs nothing twice`, async () => {
         const home = mkdtempSync(join(tmpdir(), "bdsh-crash-"));
-        const databaseUrl = storeKind === "postgres" ? inject("databaseUrl") : undefined;
+        const databaseUrl = storeKind === "postgres" ? testDatabaseUrl() : undefined;
         const store: Store = await openStore({ home, ...(databaseUrl ? { databaseUrl } : {}) });
         const session = await store.createSession({ title: boundary.name });
         const effectFile = join(home, "effects.log");

@@ -8,13 +8,15 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { findPairingError } from "../../src/log/pairing.js";
 import { surfaceMessagesOf } from "../../src/log/surface.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { TSX_LOADER } from "../support/run-cli.js";
+import { waitUntil } from "../support/wait.js";
 import { userMessages } from "./fixture.js";
 
 const SCRIPT = fileURLToPath(new URL("./fixtures/goal-agent.ts", import.meta.url));
@@ -35,14 +37,6 @@ function start(env: NodeJS.ProcessEnv): {
   return { child, marks, exited: new Promise((resolve) => child.on("exit", resolve)) };
 }
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 const reasons = (events: LogEvent[]) => events.flatMap((e) => (e.type === "turn/end" ? [e.data.reason] : []));
 
 for (const kind of ["sqlite", "postgres"] as const) {
@@ -57,7 +51,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
 
     it("resumes disarmed: no round runs by itself, and a human message runs one turn and no round", async () => {
       const home = mkdtempSync(join(tmpdir(), "bdsh-goal-crash-"));
-      const databaseUrl = kind === "postgres" ? inject("databaseUrl") : undefined;
+      const databaseUrl = kind === "postgres" ? testDatabaseUrl() : undefined;
       const store = await openStore({ home, ...(databaseUrl ? { databaseUrl } : {}) });
       const session = await store.createSession({ title: "goal crash" });
       const base = {
@@ -75,7 +69,11 @@ for (const kind of ["sqlite", "postgres"] as const) {
         return { text: "Done." };
       });
       const victim = start({ ...base, MODE: "run", PROMPT: "ship the feature" });
-      await until(() => victim.marks.includes("tool-running"), "the round's tool");
+      // The process may take a while to start on a loaded machine; it is waited for by its own mark.
+      await waitUntil(() => {
+        if (victim.child.exitCode !== null) throw new Error(`the run exited (${victim.child.exitCode})`);
+        return victim.marks.includes("tool-running");
+      }, "the round's tool");
       victim.child.kill("SIGKILL");
       await victim.exited;
       const requestsAtKill = fake.requests.length;

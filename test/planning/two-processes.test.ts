@@ -4,10 +4,11 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { nextOccurrence, timingFrom } from "../../src/planning/schedule-timing.js";
 import type { Store } from "../../src/store/store.js";
 import { type FreshDatabase, postgresHarness } from "../store/harness.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { TSX_LOADER } from "../support/run-cli.js";
 
 const WORKER = fileURLToPath(new URL("./fixtures/claim-worker.ts", import.meta.url));
@@ -38,7 +39,7 @@ describe("P4, S8: two processes on one PostgreSQL", () => {
   });
 
   it("never deliver the same goal round or schedule occurrence twice", async () => {
-    db = await postgresHarness(inject("databaseUrl")).fresh();
+    db = await postgresHarness(testDatabaseUrl()).fresh();
     const store: Store = await db.open();
     if (db.target.kind !== "postgres") throw new Error("postgres expected");
     const session = await store.createSession();

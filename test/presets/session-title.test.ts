@@ -6,7 +6,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, inject, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
 import { openAgent } from "../../src/presets/open-agent.js";
@@ -20,10 +20,12 @@ import {
   type FakeScript,
   startFakeProvider,
 } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
+import { guard } from "../support/wait.js";
 
 const STORES = [
   ["SQLite", () => undefined],
-  ["PostgreSQL", () => inject("databaseUrl")],
+  ["PostgreSQL", () => testDatabaseUrl()],
 ] as const;
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -86,9 +88,12 @@ describe("session titles", () => {
         titles: { text: '"Fix the parser test."\n', usage: { input: 40, output: 6 } },
       });
       const id = await run("the parser test fails on empty input, please fix it");
-      await vi.waitFor(async () => {
-        expect((await store.getSession(id))?.title).toBe("Fix the parser test");
-      });
+      await vi.waitFor(
+        async () => {
+          expect((await store.getSession(id))?.title).toBe("Fix the parser test");
+        },
+        { timeout: guard(30_000) },
+      );
       const events = await store.read(id);
       const title = events.find((e) => e.type === "session/title");
       expect(title?.data).toEqual({
@@ -128,9 +133,12 @@ describe("session titles", () => {
       expect(types(before)).not.toContain("session/title");
       expect(fake.titleRequests).toHaveLength(1); // asked, not answered
       release();
-      await vi.waitFor(async () => {
-        expect((await store.getSession(id))?.title).toBe("Slow title");
-      });
+      await vi.waitFor(
+        async () => {
+          expect((await store.getSession(id))?.title).toBe("Slow title");
+        },
+        { timeout: guard(30_000) },
+      );
       const events = await store.read(id);
       const turnEnd = events.findLast((e) => e.type === "turn/end")!;
       const title = events.find((e) => e.type === "session/title")!;
@@ -142,9 +150,12 @@ describe("session titles", () => {
   it("a title answered during the drive is logged by the driver, and a second turn runs on (SQLite)", async () => {
     const { fake, store, run } = await setup({});
     const id = await run("first");
-    await vi.waitFor(async () => {
-      expect((await store.getSession(id))?.title).toBe(DEFAULT_FAKE_TITLE);
-    });
+    await vi.waitFor(
+      async () => {
+        expect((await store.getSession(id))?.title).toBe(DEFAULT_FAKE_TITLE);
+      },
+      { timeout: guard(30_000) },
+    );
     await run("second"); // the agent's log took the title in; its next appends do not conflict
     const events = await store.read(id);
     expect(events.filter((e) => e.type === "turn/end").map((e) => e.data)).toEqual([
@@ -158,7 +169,7 @@ describe("session titles", () => {
   it("a failing title request leaves the turn untouched", async () => {
     const failing = await setup({ titles: { status: 500 } });
     const failedId = await failing.run("do the thing");
-    await vi.waitFor(() => expect(failing.fake.titleRequests).toHaveLength(1));
+    await vi.waitFor(() => expect(failing.fake.titleRequests).toHaveLength(1), { timeout: guard(30_000) });
     const off = await setup({ config: (c) => ({ ...c, session: { titles: false } }) });
     const offId = await off.run("do the thing");
     const failedEvents = await failing.store.read(failedId);

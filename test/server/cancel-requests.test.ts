@@ -7,7 +7,7 @@
  * stale one neither aborts nor reaches the next turn, and during a turn it aborts that turn (the pending
  * inbox cleared) without ever being shown to the model.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
 import { openAgent } from "../../src/presets/open-agent.js";
@@ -15,6 +15,7 @@ import { SessionRunner } from "../../src/server/session-runner.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
 import {
   deferred,
   type Message,
@@ -38,7 +39,7 @@ afterAll(async () => {
 
 const targets: Array<{ name: string; databaseUrl?: () => string }> = [
   { name: "sqlite" },
-  { name: "postgres", databaseUrl: () => inject("databaseUrl") },
+  { name: "postgres", databaseUrl: () => testDatabaseUrl() },
 ];
 
 const contentOf = (m: Message) =>

@@ -4,11 +4,13 @@
  * a burst larger than one server's capacity spreads over the servers and every session still completes
  * exactly once. Two in-process servers, each with its own store, on one PostgreSQL database.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
+import { waitUntil } from "../support/wait.js";
 import {
   api,
   type Scenario,
@@ -25,11 +27,20 @@ let stores: Store[] = [];
 let fake: FakeProvider;
 let scenario: (name: string, fn: Scenario) => string;
 let servers: TestServer[] = [];
+/** The sessions each server's store appended to. */
+const appendedBy = [new Set<string>(), new Set<string>()];
 
 beforeAll(async () => {
-  const databaseUrl = inject("databaseUrl");
+  const databaseUrl = testDatabaseUrl();
   const { home, workspace } = tmpHome("bdsh-capacity-");
   stores = [await openStore({ home, databaseUrl }), await openStore({ home, databaseUrl })];
+  stores.forEach((store, i) => {
+    const append = store.append.bind(store);
+    store.append = (sessionId, ...rest) => {
+      appendedBy[i]!.add(sessionId);
+      return append(sessionId, ...rest);
+    };
+  });
   ({ fake, scenario } = await startScenarioProvider());
   const config = testConfig(fake.url, { max_running_per_server: CAP, sweep_interval_ms: 200 });
   servers = await Promise.all(
@@ -79,8 +90,9 @@ describe("server capacity (max_running_per_server)", () => {
       const all: LogEvent[][] = await Promise.all(ids.map((id) => stores[0]!.read(id)));
       return all.map((events) => events.filter((e) => e.type === "turn/end"));
     };
-    const deadline = Date.now() + 30_000;
-    while ((await ends()).some((e) => e.length === 0) && Date.now() < deadline) await sleep(50);
+    await waitUntil(async () => (await ends()).every((e) => e.length > 0), "every session's turn/end", {
+      everyMs: 50,
+    });
     const turnEnds = await ends();
     expect(turnEnds.map((e) => e.length)).toEqual(ids.map(() => 1));
     expect(turnEnds.map((e) => (e[0]!.data as { reason: string }).reason)).toEqual(
@@ -92,14 +104,10 @@ describe("server capacity (max_running_per_server)", () => {
       expect(results).toHaveLength(2); // no step ran twice
       expect(await stores[0]!.getLease(sessionLeaseName(id))).toBeUndefined(); // idle holds nothing
     }
-    // Both servers drove some (each keeps the agents it drove cached): the second one only ever saw the
-    // work through the rows, since every session was posted to the first.
-    const cached = await Promise.all(
-      servers.map(
-        async (s) => ((await api(s.url, "GET", "/readyz")).body.sessions as { cached: number }).cached,
-      ),
-    );
-    expect(cached.every((n) => n > 0)).toBe(true);
-    expect(cached.reduce((a, b) => a + b, 0)).toBe(ids.length);
+    // The second server took a share from the rows: it got no request, so whatever it appended to a
+    // session's log it wrote driving that session. How many sessions each drove, and how many agents each
+    // keeps cached (a server that loses a claim race may keep the agent it opened), depend on the
+    // interleaving and are not asserted.
+    expect(ids.filter((id) => appendedBy[1]!.has(id)).length).toBeGreaterThan(0);
   });
 });

@@ -5,11 +5,12 @@
  * deterministic: B serves A's session stream, relays a cancel, and queues an approval answer, and A sees
  * each through the shared rows and NOTIFY alone.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
 import {
   api,
   deferred,
@@ -34,7 +35,7 @@ let a: TestServer;
 let b: TestServer;
 
 beforeAll(async () => {
-  const databaseUrl = inject("databaseUrl");
+  const databaseUrl = testDatabaseUrl();
   const { home, workspace } = tmpHome("bdsh-multi-");
   storeA = await openStore({ home, databaseUrl });
   storeB = await openStore({ home, databaseUrl });

@@ -156,5 +156,5 @@ describe("a turn whose server died (issue 16 item 1)", () => {
     const goal = await store.planning.getGoal(id);
     expect(goal).toMatchObject({ phase: "active", roundsStarted: 0 });
     expect(survivor!.child.exitCode).toBeNull();
-  }, 60_000);
+  });
 });

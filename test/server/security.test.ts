@@ -748,7 +748,7 @@ describe.each(["sqlite", "postgres"] as const)(
         approval: "ask",
       });
       port = Number(new URL(serve.url).port);
-    }, 60_000);
+    });
 
     afterAll(async () => {
       if (serve) {
@@ -814,7 +814,7 @@ describe.each(["sqlite", "postgres"] as const)(
       } finally {
         await store.close();
       }
-    }, 60_000);
+    });
   },
 );
 

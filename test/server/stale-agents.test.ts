@@ -11,7 +11,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
 import type { Agent } from "../../src/loop/agent.js";
@@ -20,6 +20,7 @@ import { SessionRunner } from "../../src/server/session-runner.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
 import {
   type Scenario,
   startScenarioProvider,
@@ -47,7 +48,7 @@ async function leaseFree(store: Store, sessionId: string): Promise<void> {
 
 const targets: Array<{ name: string; databaseUrl?: () => string }> = [
   { name: "sqlite" },
-  { name: "postgres", databaseUrl: () => inject("databaseUrl") },
+  { name: "postgres", databaseUrl: () => testDatabaseUrl() },
 ];
 
 describe.each(targets)("a cached agent after another server drove its session ($name)", (target) => {

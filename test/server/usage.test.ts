@@ -2,10 +2,11 @@
  * M20 over HTTP: `GET /v1/sessions/:id` carries the session's usage and cost, with its children rolled up,
  * on SQLite and on PostgreSQL; the OpenAPI document describes it.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
 import {
   api,
   type Scenario,
@@ -32,7 +33,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const { home, workspace } = tmpHome("bdsh-usage-http-");
       store = await openStore({
         home,
-        ...(kind === "postgres" ? { databaseUrl: inject("databaseUrl") } : {}),
+        ...(kind === "postgres" ? { databaseUrl: testDatabaseUrl() } : {}),
       });
       ({ fake, scenario } = await startScenarioProvider());
       const config = testConfig(fake.url);

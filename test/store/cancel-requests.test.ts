@@ -7,9 +7,10 @@
  */
 import Database from "better-sqlite3";
 import pg from "pg";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from "../../src/store/migrations.js";
 import type { Store } from "../../src/store/store.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { type FreshDatabase, postgresHarness, sqliteHarness } from "./harness.js";
 
 let fresh: FreshDatabase | undefined;
@@ -85,7 +86,7 @@ describe("the cancel-request migration (issue 16 item 6)", () => {
   });
 
   it("converts pending cancel markers on PostgreSQL", async () => {
-    fresh = await postgresHarness(inject("databaseUrl")).fresh();
+    fresh = await postgresHarness(testDatabaseUrl()).fresh();
     await fresh.open({ migrate: false });
     const client = new pg.Client({ connectionString: (fresh.target as { url: string }).url });
     await client.connect();

@@ -8,12 +8,13 @@
  */
 import Database from "better-sqlite3";
 import pg from "pg";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { newEvent } from "../../src/log/events.js";
 import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from "../../src/store/migrations.js";
 import { SQL as POSTGRES_SQL } from "../../src/store/postgres-statements.js";
 import { SQLITE_SQL } from "../../src/store/sqlite-statements.js";
 import type { Store } from "../../src/store/store.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { type FreshDatabase, postgresHarness, sqliteHarness } from "./harness.js";
 
 let fresh: FreshDatabase | undefined;
@@ -119,7 +120,7 @@ describe("PostgreSQL claim (issue 16 item 12)", () => {
   };
 
   it("reads no inbox row: its plan names only the ready queue, open turns and leases", async () => {
-    fresh = await postgresHarness(inject("databaseUrl")).fresh();
+    fresh = await postgresHarness(testDatabaseUrl()).fresh();
     await fresh.open();
     for (const statement of [POSTGRES_SQL.claimPendingSessions, POSTGRES_SQL.claimOrphanedSessions]) {
       const plan = await withClient(async (client) => {
@@ -133,7 +134,7 @@ describe("PostgreSQL claim (issue 16 item 12)", () => {
   });
 
   it("the migration fills the ready queue and the open-turn flag from the rows already there", async () => {
-    fresh = await postgresHarness(inject("databaseUrl")).fresh();
+    fresh = await postgresHarness(testDatabaseUrl()).fresh();
     await fresh.open({ migrate: false });
     await withClient(async (client) => {
       await client.query(

@@ -3,12 +3,12 @@
  * taken by another owner): the signal aborts and renewals stop; busy: undefined, or the lease once the
  * holder lets go within `waitMs`; released once.
  */
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { holdLease, withLease } from "../../src/store/hold-lease.js";
 import type { Store } from "../../src/store/store.js";
+import { testDatabaseUrl } from "../support/database.js";
+import { waitUntil } from "../support/wait.js";
 import { type FreshDatabase, postgresHarness, sqliteHarness } from "./harness.js";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let fresh: FreshDatabase | undefined;
 afterEach(async () => {
@@ -16,7 +16,7 @@ afterEach(async () => {
   fresh = undefined;
 });
 
-for (const harness of [() => sqliteHarness(), () => postgresHarness(inject("databaseUrl"))]) {
+for (const harness of [() => sqliteHarness(), () => postgresHarness(testDatabaseUrl())]) {
   describe(`holdLease on ${harness().name}`, () => {
     async function open(): Promise<Store> {
       fresh ??= await harness().fresh();
@@ -26,10 +26,17 @@ for (const harness of [() => sqliteHarness(), () => postgresHarness(inject("data
     it("keeps the lease past its TTL while held, and frees it on release", async () => {
       const a = await open();
       const b = await open();
-      const held = await holdLease(a, "job:x", "A", 300);
+      const ttl = 1_000;
+      const held = await holdLease(a, "job:x", "A", ttl);
       expect(held?.lease.owner).toBe("A");
-      await sleep(900); // three TTLs: only the heartbeat keeps it
-      expect(await b.acquireLease("job:x", "B", 300)).toBeUndefined();
+      // Held past three TTLs of its first expiry: only the heartbeat's renewals can have kept it.
+      const firstExpiry = held!.lease.expiresAt;
+      await waitUntil(
+        async () => ((await b.getLease("job:x"))?.expiresAt ?? 0) >= firstExpiry + 2 * ttl,
+        "the heartbeat to renew the lease past two more TTLs",
+        { everyMs: 50 },
+      );
+      expect(await b.acquireLease("job:x", "B", ttl)).toBeUndefined();
       expect(held!.signal.aborted).toBe(false);
       await held!.release();
       await held!.release(); // once
@@ -47,8 +54,7 @@ for (const harness of [() => sqliteHarness(), () => postgresHarness(inject("data
           ? "UPDATE leases SET owner = 'B', fence = fence + 1, expires_at = expires_at + 600000 WHERE name = 'session:y'"
           : "UPDATE leases SET owner = 'B', fence = fence + 1, expires_at = now() + interval '10 minutes' WHERE name = 'session:y'",
       );
-      await sleep(400);
-      expect(held!.signal.aborted).toBe(true);
+      await waitUntil(() => held!.signal.aborted, "the next renewal to find the lease gone");
       expect((await b.getLease("session:y"))?.owner).toBe("B");
       await held!.release(); // releasing a lease it no longer holds leaves B's alone
       expect((await b.getLease("session:y"))?.owner).toBe("B");
@@ -60,7 +66,7 @@ for (const harness of [() => sqliteHarness(), () => postgresHarness(inject("data
       const first = await holdLease(a, "compaction:z", "A", 5_000);
       expect(await holdLease(b, "compaction:z", "B", 5_000)).toBeUndefined();
       setTimeout(() => void first!.release(), 200);
-      const second = await holdLease(b, "compaction:z", "B", 5_000, { waitMs: 3_000 });
+      const second = await holdLease(b, "compaction:z", "B", 5_000, { waitMs: 60_000 });
       expect(second?.lease.owner).toBe("B");
       await second!.release();
     });

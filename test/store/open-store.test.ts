@@ -2,10 +2,11 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/open-store.js";
 import { redactUrl } from "../../src/store/redact-url.js";
 import type { Store } from "../../src/store/store.js";
+import { testDatabaseUrl } from "../support/database.js";
 
 let dir: string | undefined;
 let store: Store | undefined;
@@ -29,7 +30,7 @@ describe("openStore", () => {
   });
 
   it("opens PostgreSQL when a database URL is given, and never shows its password", async () => {
-    const url = new URL(inject("databaseUrl"));
+    const url = new URL(testDatabaseUrl());
     url.password = "hunter2-secret";
     dir = mkdtempSync(join(tmpdir(), "bdsh-open-"));
     store = await openStore({ databaseUrl: url.toString(), home: dir });

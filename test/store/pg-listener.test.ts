@@ -3,13 +3,14 @@
  * re-LISTENs, says `resync`, and notifications flow again.
  */
 import net from "node:net";
-import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newEvent } from "../../src/log/events.js";
 import { PgListener } from "../../src/store/pg-listener.js";
 import type { Store, StoreNotification } from "../../src/store/store.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { adminQuery, type FreshDatabase, postgresHarness } from "./harness.js";
 
-const databaseUrl = inject("databaseUrl");
+const databaseUrl = testDatabaseUrl();
 
 function nextNotification(
   store: Store,

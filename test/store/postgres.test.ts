@@ -1,11 +1,12 @@
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/open-store.js";
 import type { PostgresStore } from "../../src/store/postgres-store.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { storeContract } from "./contract.js";
 import { postgresHarness } from "./harness.js";
 
 describe("PostgresStore", () => {
-  storeContract(postgresHarness(inject("databaseUrl")));
+  storeContract(postgresHarness(testDatabaseUrl()));
 });
 
 describe("store.postgres_synchronous_commit", () => {
@@ -17,7 +18,7 @@ describe("store.postgres_synchronous_commit", () => {
   };
 
   it("is the database's own (on) by default, and off on every pooled connection when asked", async () => {
-    const databaseUrl = inject("databaseUrl");
+    const databaseUrl = testDatabaseUrl();
     const byDefault = (await openStore({ home: "/nonexistent", databaseUrl })) as PostgresStore;
     const off = (await openStore({
       home: "/nonexistent",
@@ -37,7 +38,7 @@ describe("store.postgres_synchronous_commit", () => {
   });
 
   it("effects (default) skips the WAL flush only for commit-only appends, without touching the connection", async () => {
-    const databaseUrl = inject("databaseUrl");
+    const databaseUrl = testDatabaseUrl();
     const open = (mode?: "on" | "off") =>
       openStore({
         home: "/nonexistent",
@@ -76,7 +77,7 @@ describe("store.postgres_synchronous_commit", () => {
   });
 
   it("holds with a connection string that carries its own startup options (a search_path)", async () => {
-    const url = new URL(inject("databaseUrl"));
+    const url = new URL(testDatabaseUrl());
     url.searchParams.set("options", "-c search_path=public");
     const off = (await openStore({
       home: "/nonexistent",

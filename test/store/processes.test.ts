@@ -6,10 +6,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newEvent } from "../../src/log/events.js";
 import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from "../../src/store/migrations.js";
 import type { Store } from "../../src/store/store.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { type FreshDatabase, postgresHarness, type StoreHarness, sqliteHarness } from "./harness.js";
 
 type Fixture = {
@@ -58,7 +59,7 @@ afterEach(() => {
   for (const child of live.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
-const harnesses: StoreHarness[] = [sqliteHarness(), postgresHarness(inject("databaseUrl"))];
+const harnesses: StoreHarness[] = [sqliteHarness(), postgresHarness(testDatabaseUrl())];
 
 for (const harness of harnesses) {
   describe(`${harness.name} store shared by OS processes`, () => {

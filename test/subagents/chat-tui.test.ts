@@ -6,14 +6,11 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeProvider, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
-import { TSX_LOADER } from "../support/run-cli.js";
+import { BDSH } from "../support/run-cli.js";
 import { TmuxSession, tmuxAvailable } from "../support/tmux.js";
 import { delay, toolResultsSinceLastUser, userText } from "./support.js";
-
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 
 let fake: FakeProvider | undefined;
 let session: TmuxSession | undefined;
@@ -39,7 +36,7 @@ describe.skipIf(!tmuxAvailable())("bdsh chat with a subagent (S3, in tmux)", () 
     });
     const home = mkdtempSync(join(tmpdir(), "bdsh-sa-tui-"));
     const workspace = mkdtempSync(join(tmpdir(), "bdsh-sa-tui-ws-"));
-    session = TmuxSession.start([process.execPath, "--import", TSX_LOADER, MAIN, "chat"], {
+    session = TmuxSession.start([...BDSH, "chat"], {
       cwd: workspace,
       env: { BDSH_HOME: home, BDSH_BASE_URL: fake.url, DEEPSEEK_API_KEY: "sk-test-sa-tui" },
     });
@@ -57,5 +54,5 @@ describe.skipIf(!tmuxAvailable())("bdsh chat with a subagent (S3, in tmux)", () 
     // The editor still takes input after the unprompted turn.
     session.type("thanks");
     await session.waitFor((s) => s.includes("› thanks"), "the typed text in the editor");
-  }, 90_000);
+  });
 });

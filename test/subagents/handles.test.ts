@@ -324,5 +324,5 @@ describe("subagent handles (Hermes lifecycle API: unforgeable, UNKNOWN_HANDLE)",
       state: "PENDING",
       correlationId: "review-42",
     });
-  }, 60_000);
+  });
 });

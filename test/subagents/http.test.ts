@@ -37,6 +37,7 @@ import {
   toolResults,
 } from "../server/harness.js";
 import { type FreshDatabase, freshPostgresDatabase } from "../support/fresh-database.js";
+import { guard } from "../support/wait.js";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const UNKNOWN = { state: "UNKNOWN", code: "UNKNOWN_HANDLE" };
@@ -168,7 +169,7 @@ async function launch(
     text: `${parentLaunching(name, callId, request)} go`,
   });
   expect(created.status).toBe(201);
-  await vi.waitFor(() => expect(handles.get(callId)).toBeDefined(), { timeout: 20_000 });
+  await vi.waitFor(() => expect(handles.get(callId)).toBeDefined(), { timeout: guard(20_000) });
   return { parentId: String(created.body.id), handle: handles.get(callId)! };
 }
 
@@ -187,9 +188,9 @@ describe("the subagent lifecycle API over HTTP", () => {
     expect(first.status).toBe(200);
     expect(["PENDING", "STARTING", "RUNNING"]).toContain(first.body.state);
 
-    await vi.waitFor(() => expect(child.asked()).toBe(true), { timeout: 20_000 });
+    await vi.waitFor(() => expect(child.asked()).toBe(true), { timeout: guard(20_000) });
     await vi.waitFor(async () => expect((await post("status", { handle })).body.state).toBe("RUNNING"), {
-      timeout: 20_000,
+      timeout: guard(20_000),
     });
     expect(await post("status", { handle })).toEqual({
       status: 200,
@@ -293,14 +294,14 @@ describe("the subagent lifecycle API over HTTP", () => {
     }
     // The refused cancel requests changed nothing.
     expect((await post("result", { handle })).body).toEqual(result.body);
-  }, 90_000);
+  });
 
   it("cancel over HTTP: CANCEL_REQUESTED, then CANCELLED once the child settled", async () => {
     const child = heldChild("http-child-cancel", "never sent");
     const { handle } = await launch("http-launch-cancel", { goal: `${child.marker} a long task` });
-    await vi.waitFor(() => expect(child.asked()).toBe(true), { timeout: 20_000 });
+    await vi.waitFor(() => expect(child.asked()).toBe(true), { timeout: guard(20_000) });
     await vi.waitFor(async () => expect((await post("status", { handle })).body.state).toBe("RUNNING"), {
-      timeout: 20_000,
+      timeout: guard(20_000),
     });
     expect(await post("cancel", { handle, reason: "not needed" })).toEqual({
       status: 200,
@@ -324,7 +325,7 @@ describe("the subagent lifecycle API over HTTP", () => {
       body: { state: "CANCELLED", reason: "aborted", text: "", hash: sha256("") },
     });
     expect(await post("cancel", { handle })).toEqual({ status: 200, body: { state: "CANCELLED" } });
-  }, 90_000);
+  });
 
   it("a failed child's result over HTTP carries its diagnostic", async () => {
     const marker = scenario("http-child-fails", () => ({
@@ -344,14 +345,14 @@ describe("the subagent lifecycle API over HTTP", () => {
       diagnostic: expect.any(String),
     });
     expect(String(result.body.diagnostic)).toMatch(/^[A-Z_]+: /);
-  }, 90_000);
+  });
 
   it("a wait whose client went away stops waiting (its store subscription closed)", async () => {
     const child = heldChild("http-child-abandoned", "later");
     const { handle } = await launch("http-launch-abandoned", { goal: `${child.marker} take your time` });
-    await vi.waitFor(() => expect(child.asked()).toBe(true), { timeout: 20_000 });
+    await vi.waitFor(() => expect(child.asked()).toBe(true), { timeout: guard(20_000) });
     await vi.waitFor(async () => expect((await post("status", { handle })).body.state).toBe("RUNNING"), {
-      timeout: 20_000,
+      timeout: guard(20_000),
     });
     const before = eventWatchers;
     const client = new AbortController();
@@ -361,17 +362,17 @@ describe("the subagent lifecycle API over HTTP", () => {
       body: JSON.stringify({ handle, timeout_ms: 60_000 }),
       signal: client.signal,
     }).catch(() => "aborted");
-    await vi.waitFor(() => expect(eventWatchers).toBe(before + 1), { timeout: 20_000 });
+    await vi.waitFor(() => expect(eventWatchers).toBe(before + 1), { timeout: guard(20_000) });
     client.abort();
     expect(await waiting).toBe("aborted");
     // Well before the 60 s the wait asked for.
-    await vi.waitFor(() => expect(eventWatchers).toBe(before), { timeout: 20_000 });
+    await vi.waitFor(() => expect(eventWatchers).toBe(before), { timeout: guard(20_000) });
     child.release();
     expect(await post("wait", { handle, timeout_ms: 60_000 })).toEqual({
       status: 200,
       body: { state: "SUCCEEDED", timedOut: false },
     });
-  }, 90_000);
+  });
 
   it("cancel of a child no server has claimed yet: its task is dropped, it never runs, CANCELLED", async () => {
     // One driving slot: while the parent's turn runs, the child waits unclaimed (PENDING).
@@ -400,7 +401,7 @@ describe("the subagent lifecycle API over HTTP", () => {
       const at = (path: string, body?: unknown) =>
         api(one.url, body === undefined ? "GET" : "POST", path, body, one.auth);
       const created = await at("/v1/sessions", { text: `${parent} go` });
-      await vi.waitFor(() => expect(handles.get(callId)).toBeDefined(), { timeout: 20_000 });
+      await vi.waitFor(() => expect(handles.get(callId)).toBeDefined(), { timeout: guard(20_000) });
       const handle = handles.get(callId)!;
       expect(await at("/v1/subagents/status", { handle })).toEqual({
         status: 200,
@@ -422,7 +423,7 @@ describe("the subagent lifecycle API over HTTP", () => {
           expect(
             (await ownStore.read(String(created.body.id), { types: ["turn/end"] })).map((e) => e.data),
           ).toEqual([{ reason: "completed" }]),
-        { timeout: 20_000 },
+        { timeout: guard(20_000) },
       );
       await one.app.close(); // a stopped runner claims nothing more; the child's inbox is empty anyway
       expect(await ownStore.pendingInbox(handle.childId)).toEqual([]);
@@ -433,7 +434,7 @@ describe("the subagent lifecycle API over HTTP", () => {
       await one.app.close();
       await ownStore.close();
     }
-  }, 90_000);
+  });
 
   it("needs the token; refuses bodies it cannot read; caps wait; is in the OpenAPI document", async () => {
     const handle = { version: 1, childId: "c", parentId: "p", capability: "v1.x" };
@@ -512,17 +513,17 @@ describe("the lifecycle API across two servers on one PostgreSQL database", () =
     });
     const created = await at(a, "/v1/sessions", { text: `${parent} go` });
     expect(created.status).toBe(201);
-    await vi.waitFor(() => expect(handles.get(callHeld)).toBeDefined(), { timeout: 20_000 });
+    await vi.waitFor(() => expect(handles.get(callHeld)).toBeDefined(), { timeout: guard(20_000) });
     const first = handles.get(callDone)!;
     const second = handles.get(callHeld)!;
 
     // Whichever server drives them, both servers verify the handles and answer the same.
-    await vi.waitFor(() => expect(done.asked() && held.asked()).toBe(true), { timeout: 20_000 });
+    await vi.waitFor(() => expect(done.asked() && held.asked()).toBe(true), { timeout: guard(20_000) });
     for (const server of [a, b])
       await vi.waitFor(
         async () =>
           expect((await at(server, "/v1/subagents/status", { handle: second })).body.state).toBe("RUNNING"),
-        { timeout: 20_000 },
+        { timeout: guard(20_000) },
       );
     done.release();
     expect(await at(b, "/v1/subagents/wait", { handle: first, timeout_ms: 60_000 })).toEqual({
@@ -561,5 +562,5 @@ describe("the lifecycle API across two servers on one PostgreSQL database", () =
       { id: first.childId, state: "SUCCEEDED" },
       { id: second.childId, state: "CANCELLED" },
     ]);
-  }, 90_000);
+  });
 });

@@ -37,6 +37,7 @@ import {
   type FakeRequest,
   startFakeProvider,
 } from "../../testing/fake-provider/index.js";
+import { guard } from "../support/wait.js";
 import { messagesOf, openTestAgent, testConfig, textOf, userText } from "./support.js";
 
 const RETENTION_MS = 3_600_000;
@@ -284,9 +285,11 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
       task: "[slow] summarise the repository\n\nContext:\nonly the README",
     });
 
-    await vi.waitFor(() => expect(childRequests(world.fake, "[slow]")).toHaveLength(1), { timeout: 20_000 });
+    await vi.waitFor(() => expect(childRequests(world.fake, "[slow]")).toHaveLength(1), {
+      timeout: guard(20_000),
+    });
     await vi.waitFor(async () => expect((await service.status(handle)).state).toBe("RUNNING"), {
-      timeout: 20_000,
+      timeout: guard(20_000),
     });
     expect(await service.status(JSON.parse(stored))).toEqual({
       state: "RUNNING",
@@ -344,7 +347,7 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
     const bigText = "text" in bigResult ? bigResult.text : "";
     expect(bigText).toBe("x".repeat(MAX_RESULT_CHARS));
     expect("hash" in bigResult ? bigResult.hash : "").toBe(sha256(bigText));
-  }, 90_000);
+  });
 
   it("cancel is cooperative: CANCEL_REQUESTED until the child settles, then CANCELLED", async () => {
     const model = gate();
@@ -362,10 +365,10 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
     const { handle } = launched(world, "c");
     const { service, store } = world;
     await vi.waitFor(() => expect(childRequests(world.fake, "[hold-model]")).toHaveLength(1), {
-      timeout: 20_000,
+      timeout: guard(20_000),
     });
     await vi.waitFor(async () => expect((await service.status(handle)).state).toBe("RUNNING"), {
-      timeout: 20_000,
+      timeout: guard(20_000),
     });
 
     expect(await service.cancel(handle, { reason: "no longer needed" })).toEqual({
@@ -384,7 +387,7 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
         expect((await store.read(handle.childId, { types: ["turn/end"] })).map((e) => e.data)).toEqual([
           { reason: "aborted" },
         ]),
-      { timeout: 20_000 },
+      { timeout: guard(20_000) },
     );
     expect(await store.read(handle.childId, { types: ["subagent/settled"] })).toEqual([]);
     expect(await service.status(handle)).toEqual({ state: "CANCEL_REQUESTED" });
@@ -409,7 +412,7 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
     expect(await service.result(handle)).toMatchObject({ state: "CANCELLED", reason: "aborted", text: "" });
     expect(await elsewhere.status(handle)).toEqual({ state: "CANCELLED" });
     expect(await service.cancel(handle)).toEqual({ state: "CANCELLED" });
-  }, 90_000);
+  });
 
   it("a cancel asked by another process reaches the child driven here (through the store)", async () => {
     const model = gate();
@@ -422,10 +425,10 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
     await world.turn({ c: { goal: "[held-elsewhere] a long task" } });
     const { handle } = launched(world, "c");
     await vi.waitFor(() => expect(childRequests(world.fake, "[held-elsewhere]")).toHaveLength(1), {
-      timeout: 20_000,
+      timeout: guard(20_000),
     });
     await vi.waitFor(async () => expect((await world.service.status(handle)).state).toBe("RUNNING"), {
-      timeout: 20_000,
+      timeout: guard(20_000),
     });
     // The other process has no agent of the child: its driver can only leave a request in the store.
     const elsewhere = await otherProcess(world);
@@ -437,7 +440,7 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
       timedOut: false,
     });
     expect(await world.service.result(handle)).toMatchObject({ state: "CANCELLED", reason: "aborted" });
-  }, 90_000);
+  });
 
   it("fails closed: no launch outside a turn; capped sizes; refused keys; unknown or broadening toolsets", async () => {
     const world = await openWorld({
@@ -523,7 +526,7 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
       code: "NO_ACTIVE_PARENT",
       message: "No active parent session",
     });
-  }, 90_000);
+  });
 
   it("a child launched with allowedToolsets is offered only those toolsets (and its report tool with a schema)", async () => {
     const world = await openWorld();
@@ -570,7 +573,7 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
       state: "SUCCEEDED",
       structured: { files: 3 },
     });
-  }, 90_000);
+  });
 
   it("a failed child: FAILED, and its result carries the diagnostic (S3), not a transcript", async () => {
     const world = await openWorld({
@@ -591,7 +594,7 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
     const diagnostic = "diagnostic" in result ? (result.diagnostic ?? "") : "";
     expect(diagnostic).toMatch(/^[A-Z_]+: /);
     expect(Buffer.byteLength(diagnostic)).toBeLessThanOrEqual(4_096);
-  }, 90_000);
+  });
 
   it("a terminal result older than subagents.result_retention_hours is RESULT_EXPIRED; its state stays", async () => {
     const world = await openWorld({
@@ -629,5 +632,5 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
     expect(await world.service.wait(old, { timeoutMs: 0 })).toEqual({ state: "SUCCEEDED", timedOut: false });
     // The fresh one is still within the retention.
     expect(await world.service.result(fresh)).toMatchObject({ state: "SUCCEEDED", text: "child done" });
-  }, 90_000);
+  });
 });

@@ -144,7 +144,7 @@ describe("subagents across servers (S3, R1)", () => {
     // The child's server shut down cleanly after finishing the child's turn.
     const stopped = servers.find((s) => String(s.child.pid) === seen.childDriver)!;
     expect(await stopped.exited).toBe(0);
-  }, 90_000);
+  });
 
   it("a child whose server died is repaired after a restart, settles INTERRUPTED, the parent is told, nothing runs twice", async () => {
     const effects = join(dir, "ws", "child-effects.log");
@@ -202,5 +202,5 @@ describe("subagents across servers (S3, R1)", () => {
     });
     expect(childEvents.filter((e) => e.type === "turn/start")).toHaveLength(1); // never re-run
     expect(readFileSync(effects, "utf8")).toBe("ran\n");
-  }, 90_000);
+  });
 });

@@ -1,34 +1,71 @@
 /**
- * One fresh PostgreSQL database per test run (issue 2: "a fresh database per run"), dropped at the end.
- * Tests read its URL with `inject("databaseUrl")`; the admin URL points at the machine's `test` database.
+ * Before any test file: fresh PostgreSQL databases for this run ("a fresh database per run"), one per test
+ * worker, dropped at the end, and a current build in `dist/`. Tests take their worker's database from
+ * `testDatabaseUrl()` (support/database.ts); the admin URL points at the machine's `test` database.
+ *
+ * The tests start `bdsh` from `dist/cli/main.js`, as a user's machine does, not from the sources through a
+ * TypeScript loader (which costs about three times the CPU per process and made a loaded machine time
+ * out). `npm test` builds first; a direct `vitest` run after a source change rebuilds here, so no test ever
+ * runs an older CLI than the sources it sits next to.
  */
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import "vitest";
+import { TEST_WORKERS } from "./workers.js";
 
 const ADMIN_URL = process.env.BDSH_TEST_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 declare module "vitest" {
   export interface ProvidedContext {
-    databaseUrl: string;
+    /** One per test worker (support/database.ts picks this worker's). */
+    databaseUrls: string[];
     adminUrl: string;
   }
 }
 
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds when `dist/` is missing or older than a file under `src/` or `web/`. */
+function ensureCurrentBuild(): void {
+  const built = join(ROOT, "dist/cli/main.js");
+  const sources = Math.max(newestMtime(join(ROOT, "src")), newestMtime(join(ROOT, "web")));
+  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
+  execFileSync("npm", ["run", "build"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const name = `bdsh_test_${process.pid}_${Date.now().toString(36)}`;
+  ensureCurrentBuild();
+  const run = `bdsh_test_${process.pid}_${Date.now().toString(36)}`;
+  const names = Array.from({ length: TEST_WORKERS }, (_, i) => `${run}_w${i + 1}`);
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  for (const name of names) await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  project.provide("databaseUrl", url.toString());
+  project.provide(
+    "databaseUrls",
+    names.map((name) => {
+      const url = new URL(ADMIN_URL);
+      url.pathname = `/${name}`;
+      return url.toString();
+    }),
+  );
   project.provide("adminUrl", ADMIN_URL);
   return async () => {
     const c = new pg.Client({ connectionString: ADMIN_URL });
     await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await c.end();
   };
 }

@@ -1,9 +1,18 @@
-/** Runs the real `bdsh` CLI in a child process (from source, through tsx) and collects its output. */
+/**
+ * Runs the real `bdsh` CLI in a child process and collects its output. The CLI is the built one
+ * (`dist/cli/main.js`, kept current by the global setup), as installed users run it.
+ */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
-/** tsx's loader by absolute URL, so the child can run from any working directory. */
+/** The built CLI's entry point. */
+export const BDSH_MAIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+/** The argv that starts `bdsh` (append its arguments). */
+export const BDSH: readonly string[] = [process.execPath, BDSH_MAIN];
+/**
+ * tsx's loader by absolute URL, so a child can run from any working directory: for the tests' own agent
+ * scripts under test/.../fixtures, which import the sources.
+ */
 export const TSX_LOADER = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href;
 
 export type CliResult = { code: number | null; stdout: string; stderr: string };
@@ -16,7 +25,7 @@ export function runCli(
   input?: string,
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", TSX_LOADER, MAIN, ...args], {
+    const child = spawn(process.execPath, [BDSH_MAIN, ...args], {
       env: { PATH: process.env.PATH, ...env },
       cwd: cwd ?? process.cwd(),
       stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],

@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitUntil } from "./wait.js";
 
 export function tmuxAvailable(): boolean {
   try {
@@ -92,15 +93,18 @@ export class TmuxSession {
     this.tmux("paste-buffer", "-p", "-d", "-t", this.name);
   }
 
-  async waitFor(predicate: (screen: string) => boolean, what: string, timeoutMs = 20_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
+  /** The first screen `predicate` accepts; `timeoutMs` is a failure guard (scaled, see wait.ts). */
+  async waitFor(predicate: (screen: string) => boolean, what: string, timeoutMs = 30_000): Promise<string> {
     let last = "";
-    while (Date.now() < deadline) {
-      last = this.screen();
-      if (predicate(last)) return last;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`timed out waiting for ${what}; the screen was:\n${last}`);
+    await waitUntil(
+      () => {
+        last = this.screen();
+        return predicate(last);
+      },
+      what,
+      { timeoutMs, everyMs: 50, describe: () => `the screen was:\n${last}` },
+    );
+    return last;
   }
 
   waitForText(text: string, timeoutMs?: number): Promise<string> {

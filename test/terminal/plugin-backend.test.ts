@@ -132,7 +132,7 @@ describe("backend plugins (Hermes terminal-environment contract: stripEnvKeys, s
     // L13: the provider's envDescription reaches the model as runtime context, not in the system prompt.
     const bodies = fake.requests.map((r) => r.rawBody).join("\n");
     expect(bodies).toContain("Terminal backend: acmebox (container). Commands run in the AcmeBox sandbox.");
-  }, 60_000);
+  });
 
   it("rejects plugins named local or ssh, a manifest whose name is not its directory's, and loads none from a $BDSH_HOME inside the workspace", async () => {
     const home = mkdtempSync(join(tmpdir(), "bdsh-home-"));

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { HookBus } from "../../src/hooks/hook-bus.js";
 import { Redactor } from "../../src/log/redact.js";
 import type { Store } from "../../src/store/store.js";
@@ -20,6 +20,7 @@ import { createStandardRegistry } from "../../src/tools/standard.js";
 import { LocalEnvironment, processStartTicks } from "../../src/tools/terminal/local.js";
 import { setupTerminal } from "../../src/tools/terminal/setup.js";
 import { type FreshDatabase, postgresHarness, sqliteHarness } from "../store/harness.js";
+import { testDatabaseUrl } from "../support/database.js";
 import { TSX_LOADER } from "../support/run-cli.js";
 import { call, tempDir } from "../tools/support.js";
 
@@ -82,7 +83,7 @@ function server(store: Store, host: string, keep = 50) {
 
 describe("process receipts (T9 jobs read on any server; Hermes tools runtime)", () => {
   it("two servers on one PostgreSQL: the job's output is read on the second after the first is killed; only its session (and a fork) can", async () => {
-    db = await postgresHarness(inject("databaseUrl")).fresh();
+    db = await postgresHarness(testDatabaseUrl()).fresh();
     const store = await db.open();
     const session = await store.createSession({ title: "owner" });
     const stranger = await store.createSession({ title: "someone else" });
@@ -142,7 +143,7 @@ describe("process receipts (T9 jobs read on any server; Hermes tools runtime)", 
     expect(receipt?.host).toBe("server-1");
     const blob = await store.getBlob(receipt!.outputBlobId!);
     expect(blob?.content.toString("utf8")).not.toContain(SECRET);
-  }, 60_000);
+  });
 
   it("writes the receipt before the notice and before a waiting job_output returns; retention keeps the newest per session (SQLite)", async () => {
     db = await sqliteHarness().fresh();

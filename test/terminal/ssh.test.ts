@@ -14,6 +14,7 @@ import { createStandardRegistry } from "../../src/tools/standard.js";
 import type { TerminalEnvironment } from "../../src/tools/terminal/environment.js";
 import { builtinRegistry } from "../../src/tools/terminal/providers/index.js";
 import type { SshEnvironment } from "../../src/tools/terminal/providers/ssh.js";
+import { waitUntil } from "../support/wait.js";
 import { call, makeExec, tempDir } from "../tools/support.js";
 import { SSHD_BINARY, SSHD_MISSING, startSshd, type TestSshd } from "./sshd.js";
 
@@ -22,14 +23,9 @@ const PLAIN = "plain-harness-value-7a1f";
 
 if (!SSHD_BINARY) console.warn(SSHD_MISSING);
 
-/** Waits for a condition (no fixed sleep): polls every 20 ms, fails after `limitMs`. */
-async function until(condition: () => boolean, limitMs = 20_000): Promise<void> {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > limitMs) throw new Error("condition not met");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Waits for a condition (no fixed sleep), polling every 20 ms under the scaled guard. */
+const until = (condition: () => boolean, what = "the condition"): Promise<unknown> =>
+  waitUntil(condition, what, { everyMs: 20 });
 
 describe.skipIf(!SSHD_BINARY)("the ssh backend against a real sshd (T7, T8, T10, T11, T13 remotely)", () => {
   let sshd: TestSshd;

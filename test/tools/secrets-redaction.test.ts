@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { describeFailure } from "../../src/cli/errors.js";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
@@ -18,6 +18,7 @@ import { openAgent, secretRedactor } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FakeProvider, type FakeReply, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { testDatabaseUrl } from "../support/database.js";
 
 const KEY = "sk-live-key-3b9f27c1d8e4a6";
 const SECRET = "AKIAsecret-7c2e9a41f0b35d";
@@ -83,7 +84,7 @@ async function runAgent(
 
 const backends: [string, () => string | undefined][] = [
   ["SQLite", () => undefined],
-  ["PostgreSQL", () => inject("databaseUrl")],
+  ["PostgreSQL", () => testDatabaseUrl()],
 ];
 
 for (const [name, url] of backends) {

@@ -20,6 +20,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { HookBus } from "../../src/hooks/hook-bus.js";
 import { ToolPipeline } from "../../src/tools/pipeline.js";
 import { createStandardRegistry } from "../../src/tools/standard.js";
+import { guard } from "../support/wait.js";
 import { call, makeExec, tempDir } from "./support.js";
 
 const SWAPPER = `
@@ -34,7 +35,12 @@ while True:
     n += 1
 `;
 
-const RACE_MS = 10_500;
+/**
+ * How long the race runs at least (`BDSH_RACE_MS`, default 3 s; the security review ran it for 10 s); it
+ * goes on past that until enough rounds ran and some writes were reported, however slow the machine.
+ */
+const RACE_MS = Number(process.env.BDSH_RACE_MS ?? 3_000);
+const MIN_ROUNDS = 200;
 const outside = tempDir("bdsh-race-outside-", "/var/tmp");
 afterAll(() => rmSync(outside, { recursive: true, force: true }));
 
@@ -71,7 +77,7 @@ describe("issue 14 finding 2: write/edit under a concurrent directory-symlink sw
       let attempts = 0;
       const started = Date.now();
       try {
-        while (Date.now() - started < RACE_MS) {
+        while (Date.now() - started < RACE_MS || attempts < MIN_ROUNDS || reported.length === 0) {
           const i = attempts++;
           const written = await tool("write", { file_path: `d/sub${i % 7}/w${i}.txt`, content: `w${i}\n` });
           const wrote = /^(?:Created|Updated) file (.+)$/.exec(written.text);
@@ -98,14 +104,12 @@ describe("issue 14 finding 2: write/edit under a concurrent directory-symlink sw
       const outsideEntries = readdirSync(outside, { recursive: true }).map(String).sort();
       expect(outsideEntries).toEqual([...editNames].sort());
       for (const name of editNames) expect(readFileSync(join(outside, name), "utf8")).toBe("original\n");
-      expect(attempts).toBeGreaterThan(50);
-      expect(reported.length).toBeGreaterThan(0);
       console.info(`race: ${attempts} write+edit rounds, ${reported.length} reported changes, 0 outside`);
       for (const shown of reported) {
         const relativeInD = shown.slice(join(workspace, "d").length + 1);
         expect(existsSync(join(home, relativeInD)), shown).toBe(true);
       }
     },
-    RACE_MS + 30_000,
+    guard(RACE_MS + 60_000),
   );
 });

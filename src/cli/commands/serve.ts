@@ -17,10 +17,8 @@
  * token to send: the made one in full (`Authorization: Bearer <token>`), or that `BDSH_SERVER_TOKEN` is it.
  */
 import type { Command } from "commander";
-import Fastify from "fastify";
 import { adapterFor, defaultOwner } from "../../presets/open-agent.js";
 import { generateServerToken } from "../../server/auth.js";
-import { bdshPlugin, bdshServerOptions } from "../../server/plugin.js";
 import {
   cliEnvironment,
   type GlobalOptions,
@@ -56,6 +54,11 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
       }
       const owner = defaultOwner();
       const token = configured ?? generateServerToken();
+      // The HTTP stack (Fastify, the schemas) loads only for `serve`: every other command starts without it.
+      const [{ default: Fastify }, { bdshPlugin, bdshServerOptions }] = await Promise.all([
+        import("fastify"),
+        import("../../server/plugin.js"),
+      ]);
       const app = Fastify({
         ...bdshServerOptions(),
         forceCloseConnections: true,

@@ -5,6 +5,7 @@ import { ChatScreen } from "../../../src/cli/chat/chat-screen.js";
 import { editorOf } from "../../../src/cli/chat/editor.js";
 import { withTuiEnvironment } from "../../../src/cli/chat/load-tui.js";
 import { PLAIN } from "../../../src/cli/render/style.js";
+import { guard, waitUntil } from "../../support/wait.js";
 
 // Ink is loaded as `bdsh chat` loads it (load-tui.ts), and with `CI` set as in a CI job: Ink decides at
 // load whether it runs under CI and then draws no live region until exit, which blanked the editor.
@@ -52,11 +53,9 @@ describe("chat app (Ink view of the chat screen)", () => {
     const screen = new ChatScreen(PLAIN, 80, () => undefined);
     screen.note("session abc");
     const app = render(createElement(ChatApp, { screen, p: PLAIN, hint: "hint line" }));
-    await tick();
-    expect(app.frames.join("\n")).toContain("session abc");
+    await waitUntil(() => app.frames.join("\n").includes("session abc"), "the committed line drawn");
     screen.setEditor(editorOf("hello"));
-    await tick();
-    expect(app.lastFrame()).toContain("› hello");
+    await waitUntil(() => app.lastFrame()?.includes("› hello"), "the editor drawn");
     app.unmount();
   });
 
@@ -64,14 +63,17 @@ describe("chat app (Ink view of the chat screen)", () => {
     const screen = new ChatScreen(PLAIN, 80, () => undefined);
     screen.note("first line");
     const { term, ink } = mount(screen);
-    await tick();
+    await waitUntil(() => term.output.includes("first line"), "the first line drawn");
     screen.userMessage("second line", false);
     screen.turnStarted();
     for (const d of ["third ", "line\nfourth", " line\n"]) {
       screen.delta("text", d);
       await tick(20);
     }
-    await vi.waitFor(() => expect(term.output).toContain("fourth line"), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(() => expect(term.output).toContain("fourth line"), {
+      timeout: guard(10_000),
+      interval: 50,
+    });
     await tick(300);
     ink.unmount();
     const lines = ["first line", "second line", "third line", "fourth line"];
@@ -87,7 +89,7 @@ describe("chat app (Ink view of the chat screen)", () => {
     const words = Array.from({ length: 2000 }, (_, i) => `w${i}`);
     screen.delta("text", words.join(" "));
     // Repaints run on a clock; on a loaded machine the first frame may come late.
-    await vi.waitFor(() => expect(term.output).toContain("w1999"), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(() => expect(term.output).toContain("w1999"), { timeout: guard(10_000), interval: 50 });
     await tick(300);
     // Ink redraws a frame as tall as the screen by clearing the terminal (and the scrollback with it).
     expect(term.output).not.toContain("\u001b[2J");
