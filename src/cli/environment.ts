@@ -30,8 +30,18 @@ export function cliEnvironment(options: GlobalOptions, env: NodeJS.ProcessEnv = 
   if (options.cwd !== undefined && !isDirectory(cwd))
     throw usageError(`--cwd ${options.cwd}: no such directory`);
   // Commander names `--base-url` `baseUrl`; the loader's flag table says `base-url` (it was ignored).
-  const { cwd: _cwd, config: configFile, baseUrl, ...rest } = options as GlobalOptions & { baseUrl?: string };
-  const flags: ConfigFlags = { ...rest, ...(baseUrl === undefined ? {} : { "base-url": baseUrl }) };
+  const {
+    cwd: _cwd,
+    config: configFile,
+    baseUrl,
+    sandboxNetwork,
+    ...rest
+  } = options as GlobalOptions & { baseUrl?: string; sandboxNetwork?: string };
+  const flags: ConfigFlags = {
+    ...rest,
+    ...(baseUrl === undefined ? {} : { "base-url": baseUrl }),
+    ...(sandboxNetwork === undefined ? {} : { "sandbox-network": sandboxNetwork }),
+  };
   const loaded = loadConfig({ home, cwd, env, flags, ...(configFile ? { configFile } : {}) });
   return { env, home, cwd, loaded, databaseUrl: databaseUrl(env) };
 }

@@ -14,6 +14,10 @@ export function addSharedOptions(command: Command): Command {
     .option("--effort <level>", "reasoning effort: off, low, high, max")
     .option("--sandbox <mode>", "read-only, workspace-write or danger-full-access")
     .option(
+      "--sandbox-network <mode>",
+      "off, proxy or on: what sandboxed commands may reach on the network (default off)",
+    )
+    .option(
       "--approval <policy>",
       "ask, never or auto (auto: the session's model reviews each approval first)",
     )

@@ -17,7 +17,7 @@ import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { type Config, type ConfigLayer, configSchema, DEFAULT_CONFIG, layerSchema } from "./schema.js";
 import { restrictProjectLayer, valueAt } from "./security-keys.js";
-import { isTrusted } from "./trust.js";
+import { trustedRoot } from "./trust.js";
 
 export class ConfigError extends Error {
   readonly code = "CONFIG";
@@ -41,6 +41,7 @@ export const ENV_KEYS = {
   BDSH_EFFORT: "model.effort",
   BDSH_SANDBOX: "sandbox",
   BDSH_APPROVAL: "approval",
+  BDSH_SANDBOX_NETWORK: "sandbox_network",
 } as const;
 
 /** Flags that set a config key, by flag name. */
@@ -51,6 +52,7 @@ export const FLAG_KEYS = {
   effort: "model.effort",
   sandbox: "sandbox",
   approval: "approval",
+  "sandbox-network": "sandbox_network",
 } as const;
 
 export type ConfigFlags = Partial<Record<keyof typeof FLAG_KEYS, string>>;
@@ -70,8 +72,13 @@ export type LoadConfigOptions = {
 export type ProjectTrust = {
   /** The workspace whose `./.bdsh/` and instruction files are the project's. */
   dir: string;
+  /**
+   * The directory whose `.bdsh/` is the project's: the trusted directory covering `dir` (itself or an
+   * ancestor), else `dir`. A `.bdsh/` below it is never read.
+   */
+  root: string;
   trusted: boolean;
-  /** `./.bdsh/config.yaml` when it exists (read only when trusted). */
+  /** `<root>/.bdsh/config.yaml` when it exists (read only when trusted). */
   configFile?: string;
 };
 
@@ -89,10 +96,14 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const files: string[] = [];
   const warnings: string[] = [];
   let merged: unknown = structuredClone(DEFAULT_CONFIG);
-  const projectFile = join(options.cwd, ".bdsh", "config.yaml");
+  // Issue 30: the project's `.bdsh/` is the trusted root's, never a subdirectory's the model could write.
+  const root = options.trusted === undefined ? trustedRoot(options.home, options.cwd) : undefined;
+  const projectRoot = root ?? resolve(options.cwd);
+  const projectFile = join(projectRoot, ".bdsh", "config.yaml");
   const project: ProjectTrust = {
     dir: resolve(options.cwd),
-    trusted: options.trusted ?? isTrusted(options.home, options.cwd),
+    root: projectRoot,
+    trusted: options.trusted ?? root !== undefined,
     ...(existsSync(projectFile) ? { configFile: projectFile } : {}),
   };
 

@@ -14,6 +14,8 @@ export const PROVIDERS = [...PROVIDER_NAMES, "replay"] as const;
 export const EFFORTS = ["off", "low", "high", "max"] as const;
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
 export const APPROVAL_POLICIES = ["ask", "never", "auto"] as const;
+/** What sandboxed commands may reach: nothing, HTTP(S) to listed hosts through the harness's proxy, or all. */
+export const SANDBOX_NETWORK_MODES = ["off", "proxy", "on"] as const;
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -125,6 +127,10 @@ export const configSchema = z.strictObject({
   command_allowlist: z.array(z.string()),
   /** T17: refuse to run commands when the OS sandbox (bwrap) is unavailable. */
   sandbox_required: z.boolean(),
+  /** Codex's workspace-write default: sandboxed commands get their own network namespace (bwrap). */
+  sandbox_network: z.enum(SANDBOX_NETWORK_MODES),
+  /** Hosts (`name`, `*.domain`, `name:port`) the `proxy` mode lets commands reach. */
+  sandbox_proxy_allow: z.array(z.string().min(1)),
   web_fetch: z.strictObject({ allow_private: z.boolean() }), // T19
   plugins: z.strictObject({ allow_tool_override: z.array(z.string()) }),
   repeat_reminder: z.strictObject({
@@ -268,6 +274,8 @@ export const DEFAULT_CONFIG: Config = {
   },
   command_allowlist: [],
   sandbox_required: false,
+  sandbox_network: "off",
+  sandbox_proxy_allow: [],
   web_fetch: { allow_private: false },
   plugins: { allow_tool_override: [] },
   repeat_reminder: { thresholds: [3, 5, 8], include: [], exclude: [] },

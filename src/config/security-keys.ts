@@ -26,11 +26,17 @@ const rank =
 
 const unchanged = (project: unknown, current: unknown) => isDeepStrictEqual(project, current);
 
+const never = () => false;
+
 const RULES: readonly Rule[] = [
   { key: "sandbox", mayApply: rank(["read-only", "workspace-write", "danger-full-access"]) },
   // `never` refuses everything that needs approval; `auto` lets a model approve (S7).
   { key: "approval", mayApply: rank(["never", "ask", "auto"]) },
   { key: "sandbox_required", mayApply: (p, c) => p === true || p === c },
+  // What a command may reach is the user's call alone: a project may not set it at all, not even tighter,
+  // so a cloned repository can neither open the network nor widen the proxy's list.
+  { key: "sandbox_network", mayApply: never },
+  { key: "sandbox_proxy_allow", mayApply: never },
   { key: "web_fetch.allow_private", mayApply: (p, c) => p === false || p === c },
   {
     key: "tools.bash.max_command_bytes",

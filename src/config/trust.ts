@@ -79,6 +79,15 @@ export function trustedRoot(home: string, dir: string): string | undefined {
   return undefined;
 }
 
+/** Every trusted directory (real paths); none when the list is unreadable. */
+export function trustedDirectories(home: string): string[] {
+  try {
+    return readTrustList(home).directories.map((entry) => entry.path);
+  } catch {
+    return [];
+  }
+}
+
 export function isTrusted(home: string, dir: string): boolean {
   return trustedRoot(home, dir) !== undefined;
 }

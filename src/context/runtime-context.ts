@@ -8,7 +8,8 @@
  * - `Working directory: "<abs>".`
  * - `File policy: <mode>. …` for read-only, workspace-write and danger-full-access
  * - `Command sandbox: …` (issue 14 findings 4, 5): whether commands run in bubblewrap, what is read-only,
- *   the session's private temp dir and its path; without bwrap, plainly that there is no OS sandbox
+ *   the session's private temp dir and its path, and the network they may reach (`sandbox_network`);
+ *   without bwrap, plainly that there is no OS sandbox
  * - `Approval policy: <ask|never>. …`
  * - the delegated-subagent boundary notice
  * - when every fact vanishes: "Runtime context: none. Earlier runtime-context snapshots no longer apply."
@@ -17,6 +18,7 @@ import type { LogEvent } from "../log/events.js";
 import type { LogView, Plugin } from "../loop/plugin.js";
 import { CONTEXT_ORDER, runtimeContextMessage } from "../loop/prompt.js";
 import type {} from "../tools/terminal/environment.js";
+import { networkFact, type SandboxNetwork } from "../tools/terminal/sandbox-network.js";
 
 export function workingDirectoryFact(cwd: string): string {
   return `Working directory: ${JSON.stringify(cwd)}.`;
@@ -33,8 +35,16 @@ export function sandboxFact(mode: string, workspace: string): string {
   }
 }
 
-/** What `bash` commands run inside (issue 14): facts the model needs so a failed write is not a mystery. */
-export function commandSandboxFact(mode: string, osSandbox: boolean, tempDir: string | undefined): string {
+/**
+ * What `bash` commands run inside (issue 14): facts the model needs so a failed write (or connection) is
+ * not a mystery. `network` is what the backend applies to sandboxed commands (sandbox-network.ts).
+ */
+export function commandSandboxFact(
+  mode: string,
+  osSandbox: boolean,
+  tempDir: string | undefined,
+  network?: SandboxNetwork,
+): string {
   const temp = tempDir
     ? ` Private to this session: the temporary directory ${JSON.stringify(tempDir)} ($TMPDIR), writable in every mode and deleted when the session ends.`
     : "";
@@ -47,7 +57,10 @@ export function commandSandboxFact(mode: string, osSandbox: boolean, tempDir: st
       : mode === "workspace-write"
         ? 'Only the workspace and the temporary directory below are writable; its .bdsh directory and the git hooks and config stay read-only. Everything else, /tmp included, is read-only: a write there fails with "Read-only file system" and is not kept anywhere.'
         : 'Only the temporary directory below is writable. Everything else, the workspace and /tmp included, is read-only: a write there fails with "Read-only file system".';
-  return `Command sandbox: bash commands run inside bubblewrap, in their own process namespace (the harness's processes are not visible), with the harness's home directory hidden. ${writable}${temp}`;
+  const net = network
+    ? ` ${networkFact(mode === "danger-full-access" ? { mode: "on", allow: [] } : network)}`
+    : "";
+  return `Command sandbox: bash commands run inside bubblewrap, in their own process namespace (the harness's processes are not visible), with the harness's home directory hidden. ${writable}${temp}${net}`;
 }
 
 export function approvalFact(policy: string): string {
@@ -92,7 +105,12 @@ export const runtimeContextPlugin: Plugin = {
       render: () => {
         const terminal = ctx.services.get("terminal");
         if (!terminal) return undefined;
-        return commandSandboxFact(facts.sandbox, terminal.sandboxAvailable(), terminal.tempDir);
+        return commandSandboxFact(
+          facts.sandbox,
+          terminal.sandboxAvailable(),
+          terminal.tempDir,
+          terminal.network,
+        );
       },
     });
     ctx.prompt.addContext({

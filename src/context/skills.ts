@@ -196,12 +196,15 @@ export function skillsPlugin(options: {
   directories?: readonly string[];
   /** Workspace trust (issue 14): false leaves out `<workspace>/.bdsh/skills`. Default true. */
   projectTrusted?: boolean;
+  /** The directory whose `.bdsh/skills` is the project's (the trusted root); default the workspace. */
+  projectRoot?: string;
 }): Plugin {
   return {
     name: "skills",
     setup(ctx) {
       const directories =
-        options.directories ?? skillDirectories(options.home, ctx.workspace, options.projectTrusted ?? true);
+        options.directories ??
+        skillDirectories(options.home, options.projectRoot ?? ctx.workspace, options.projectTrusted ?? true);
       const current = skillFolders(directories);
       const lastCatalog = latestUserMessageTracker("skills");
       const catalog: SkillCatalog = {

@@ -10,7 +10,7 @@
 import { hostname } from "node:os";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
-import { isTrusted } from "../config/trust.js";
+import { trustedRoot } from "../config/trust.js";
 import { Redactor } from "../log/redact.js";
 import { Agent } from "../loop/agent.js";
 import { modelSettingsFor } from "../loop/model-settings.js";
@@ -144,7 +144,9 @@ export function adapterFor(options: OpenAgentOptions): { adapter: ModelAdapter; 
 export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent> {
   const { config, store } = options;
   const home = options.home ?? bdshHome(options.env ?? process.env);
-  const projectTrusted = options.projectTrusted ?? isTrusted(home, options.workspace);
+  // Issue 30: project plugins and skills come from the trusted root's `.bdsh/`, never a subdirectory's.
+  const projectRoot = trustedRoot(home, options.workspace);
+  const projectTrusted = options.projectTrusted ?? projectRoot !== undefined;
   const redactor = options.redactor ?? secretRedactor(options.env ?? process.env, config, options.apiKeyEnv);
   const { adapter, route } = adapterFor({ ...options, redactor });
   let session: SessionRow | undefined;
@@ -194,12 +196,14 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
       config,
       home,
       projectTrusted,
+      ...(projectRoot ? { projectRoot } : {}),
       tools: options.tools
         ? undefined
         : toolsPlugin({
             config,
             home,
             projectTrusted,
+            ...(projectRoot ? { projectRoot } : {}),
             redactor,
             harnessEnvKeys: options.apiKeyEnv ? [options.apiKeyEnv] : [],
             ...options.toolOptions,

@@ -13,6 +13,7 @@
  */
 import { join } from "node:path";
 import type { Config } from "../config/schema.js";
+import { trustedDirectories } from "../config/trust.js";
 import { saveImage } from "../context/attachments.js";
 import { Redactor } from "../log/redact.js";
 import type { Plugin } from "../loop/plugin.js";
@@ -21,6 +22,7 @@ import { attachMcpFromConfig } from "../mcp/tools.js";
 import { imagesFor } from "../model/catalog.js";
 import type { Approvals } from "../tools/approvals.js";
 import { FileObservations } from "../tools/files/file-observations.js";
+import type {} from "../tools/files/masked-paths.js";
 import { readImageTool } from "../tools/files/read-image.js";
 import type { QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
 import { ToolPipeline } from "../tools/pipeline.js";
@@ -45,6 +47,8 @@ export type ToolsPluginOptions = {
   home: string;
   /** Workspace trust (issue 14): `<workspace>/.bdsh/plugins` loads only when true. Default false. */
   projectTrusted?: boolean;
+  /** The directory whose `.bdsh/plugins` is the project's (the trusted root); default the workspace. */
+  projectRoot?: string;
   env?: NodeJS.ProcessEnv;
   /** The approval channel (a terminal prompt, the HTTP API); none means policy `ask` fails closed (T16). */
   approvals?: Approvals;
@@ -95,7 +99,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       const report = await loadPlugins({
         // Issue 14: a project's plugins would run outside the sandbox; they load only from a trusted workspace.
         directories: options.projectTrusted
-          ? [join(options.home, "plugins"), join(ctx.workspace, ".bdsh", "plugins")]
+          ? [join(options.home, "plugins"), join(options.projectRoot ?? ctx.workspace, ".bdsh", "plugins")]
           : [join(options.home, "plugins")],
         registry,
         hooks: ctx.hooks,
@@ -133,6 +137,8 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       services.set("toolPluginReport", report);
       services.set("blobs", redactingBlobStore(ctx.store, options.redactor ?? Redactor.none));
       services.set("fileObservations", new FileObservations());
+      // Issue 30: the directory the terminal masks for commands is hidden from the file tools too.
+      services.set("maskedPaths", [options.home]);
       services.set("todos", new MemoryTodoList());
       // Issue 19: the selected backend, and jobs that leave a redacted receipt in the store (any server reads it).
       const terminal = await setupTerminal(ctx, {
@@ -142,6 +148,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         env,
         harnessEnvKeys: options.harnessEnvKeys ?? [],
         redactor: options.redactor ?? Redactor.none,
+        projectRoots: trustedDirectories(options.home),
         onNotice: (notice) => {
           void ctx.inbox.steer(notice.text, "job-notice"); // T9: next step when running, wakes when idle
         },

@@ -43,6 +43,8 @@ export type StandardPresetOptions = {
    * Default false.
    */
   projectTrusted?: boolean;
+  /** The directory whose `.bdsh/skills` is the project's (the trusted root); default the workspace. */
+  projectRoot?: string;
   /** For tests: the retry jitter source. */
   random?: () => number;
   /** S1: how this process drives children (in process, or a server's runner); none: no subagent tools. */
@@ -62,7 +64,11 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
     runtimeContextPlugin, // L13, SP4
     timeContextPlugin({ refreshMs: context.time_refresh_ms, timeZone: context.time_zone }), // SP5 (prepends itself)
     instructionsPlugin({ home, maxBytes: instructions.max_bytes, projectTrusted }), // SP6
-    skillsPlugin({ home, projectTrusted }), // SP7, T20: after the tools plugin, whose registry takes the skill tool
+    skillsPlugin({
+      home,
+      projectTrusted,
+      ...(options.projectRoot ? { projectRoot: options.projectRoot } : {}),
+    }), // SP7, T20: after the tools plugin, whose registry takes the skill tool
     llmRetryPlugin(retryConfigFrom(retry), options.random), // M18, L10
     goalPlugin(options.config.goal), // P3–P5: goal tools and rounds
     planModePlugin(), // P2

@@ -10,6 +10,7 @@
  *   [killed by signal: <sig>]
  *   [exit code: <n>]              — only when non-zero
  *   [sandbox: file access denied under <mode> mode] (+ the escalation line when `escalation` allows it)
+ *   [sandbox: network access denied under sandbox_network <off|proxy> — …] (`networkDenied`)
  *
  * `sandboxDenialSeen` decides the denial marker (issue 14 finding 5): stderr says `Read-only file system`
  * (EROFS: every path outside the writable roots, `/tmp` included, is a read-only mount), `Device or
@@ -31,6 +32,8 @@ export type BashOutcome = {
   sandboxDenied?: SandboxMode;
   /** T17: whether to add the escalation line (approval is not `never`); default true. */
   escalation?: boolean;
+  /** The network denial marker (sandbox-network.ts `networkDenialText`), when a connection failed. */
+  networkDenied?: string;
 };
 
 /** EROFS; EBUSY is a rename or removal of a protected mount point (`.git`, `.git/config`, `.bdsh`). */
@@ -88,5 +91,6 @@ export function formatBashResult(outcome: BashOutcome): string {
       lines.push(ESCALATION_HINT);
     }
   }
+  if (outcome.networkDenied) lines.push(outcome.networkDenied);
   return lines.join("\n");
 }

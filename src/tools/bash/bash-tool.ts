@@ -18,6 +18,7 @@ import { requestApproval } from "../approvals.js";
 import { remoteJoin } from "../files/remote-files.js";
 import { spillLocator } from "../spill/blob-store.js";
 import type { RunningCommand } from "../terminal/environment.js";
+import { networkDenialSeen, networkDenialText } from "../terminal/sandbox-network.js";
 import type { SandboxMode, ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { formatBashResult, movedToBackgroundText, sandboxDenialSeen } from "./bash-result.js";
 import { StreamCapture } from "./output-capture.js";
@@ -182,6 +183,16 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
     running.sandboxed && mode !== "danger-full-access"
       ? sandboxDenialSeen(stderrTail, cwd, writableRoots)
       : running.sandboxed && /Read-only file system/.test(stderrTail);
+  // A connection that failed in a session without (full) network: say which setting refused it.
+  const network = terminal.network;
+  const networkDenied =
+    running.sandboxed &&
+    mode !== "danger-full-access" &&
+    network !== undefined &&
+    network.mode !== "on" &&
+    networkDenialSeen(stderrTail)
+      ? networkDenialText(network)
+      : undefined;
   const text = formatBashResult({
     stdout: stdout.tail(),
     stderr: stderrTail,
@@ -192,6 +203,7 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
     signal: status.signal,
     exitCode: status.exitCode,
     ...(denied ? { sandboxDenied: mode, escalation: exec.approval !== "never" } : {}),
+    ...(networkDenied ? { networkDenied } : {}),
   });
   return {
     text,

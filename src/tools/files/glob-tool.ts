@@ -5,9 +5,11 @@
 import { stat } from "node:fs/promises";
 import { posix, resolve } from "node:path";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
+import { hiddenReadText, isMasked, maskedRealPaths, shownMaskedDirectories } from "./masked-paths.js";
 import { listWithOverflow } from "./overflow.js";
 import { remoteFiles, remotePath } from "./remote-files.js";
 import { ripgrepAvailable, runRipgrep } from "./ripgrep.js";
+import { realPathOf } from "./sandbox-paths.js";
 
 export const GLOB_MAX_PATHS = 100;
 
@@ -44,12 +46,20 @@ export const globTool: ToolDefinition<GlobArgs> = {
       return { text: await newestFirst(exec, dated) };
     }
     const root = resolve(exec.cwd, args.path ?? ".");
+    const masked = await maskedRealPaths(exec);
+    const rootReal = await realPathOf(root);
+    // Issue 30: nothing in the harness's own directory is listed (masked-paths.ts).
+    if (isMasked(masked, rootReal)) throw new Error(hiddenReadText(root));
     const info = await stat(root).catch(() => undefined);
     if (!info?.isDirectory()) throw new Error(`cannot search "${root}": not a directory`);
+    const hidden = shownMaskedDirectories(root, rootReal, masked);
     const result = await runRipgrep(["--files", "--no-messages", "--glob", args.pattern], root, exec.signal);
     if (result.exitCode === 2 && result.stdout.length === 0)
       throw new Error(result.stderr.trim() || "rg failed");
-    const relativePaths = result.stdout.toString("utf8").split("\n").filter(Boolean);
+    const relativePaths = result.stdout
+      .toString("utf8")
+      .split("\n")
+      .filter((line) => line !== "" && !isMasked(hidden, resolve(root, line)));
     if (relativePaths.length === 0) return { text: "No files found" };
     const dated = await Promise.all(
       relativePaths.map(async (relativePath) => {

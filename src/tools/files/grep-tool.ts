@@ -8,9 +8,11 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseSpillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
+import { hiddenReadText, isMasked, maskedRealPaths, shownMaskedDirectories } from "./masked-paths.js";
 import { listWithOverflow } from "./overflow.js";
 import { remoteFiles, remotePath } from "./remote-files.js";
 import { ripgrepAvailable, runRipgrep } from "./ripgrep.js";
+import { realPathOf } from "./sandbox-paths.js";
 
 export const GREP_MAX_MATCHES = 250;
 export const GREP_MAX_LINE_BYTES = 2000;
@@ -74,7 +76,12 @@ async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<string[]> {
     return parsed.map((match) => `${match.path}:${match.line}:${match.text}`);
   }
   const target = resolve(exec.cwd, args.path ?? ".");
+  const masked = await maskedRealPaths(exec);
+  const targetReal = await realPathOf(target);
+  // Issue 30: nothing in the harness's own directory is searched or shown (masked-paths.ts).
+  if (isMasked(masked, targetReal)) throw new Error(hiddenReadText(target));
   if (!(await stat(target).catch(() => undefined))) throw new Error(`cannot search "${target}": not found`);
+  const hidden = shownMaskedDirectories(target, targetReal, masked);
   const rgArgs = [
     "--line-number",
     "--no-heading",
@@ -96,6 +103,7 @@ async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<string[]> {
     if (nul < 0) continue;
     const rest = record.slice(nul + 1);
     const colon = rest.indexOf(":");
+    if (isMasked(hidden, resolve(exec.cwd, record.slice(0, nul)))) continue;
     matches.push({
       path: record.slice(0, nul),
       line: Number(rest.slice(0, colon)),

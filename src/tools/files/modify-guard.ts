@@ -1,11 +1,12 @@
 /**
- * The checks `write` and `edit` share before touching a file (T11, T17, C18): sandbox on the real path,
- * then read-before-write against the agent's file observations.
+ * The checks `write` and `edit` share before touching a file (T11, T17, C18): sandbox on the real path
+ * (hard links included: hard-links.ts), then read-before-write against the agent's file observations.
  *
  * Texts: `cannot modify "<p>": file has not been read — read the file, then retry` and
  * `cannot <write|edit> "<p>": file changed since it was read — re-read the file, then retry`.
  */
 import type { ToolExec } from "../types.js";
+import { hardLinkDenial } from "./hard-links.js";
 import { absolutePath, realPathOf, writeDenial } from "./sandbox-paths.js";
 
 export type ModifyTarget = { shown: string; real: string; exists: boolean };
@@ -17,7 +18,7 @@ export async function guardModification(
 ): Promise<ModifyTarget> {
   const shown = absolutePath(exec, filePath);
   const real = await realPathOf(shown);
-  const denial = await writeDenial(exec, shown, real);
+  const denial = (await writeDenial(exec, shown, real)) ?? (await hardLinkDenial(exec, shown, real));
   if (denial) throw new Error(denial);
   const observations = exec.services.require("fileObservations");
   const state = await observations.check(real);

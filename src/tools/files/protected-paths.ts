@@ -6,7 +6,10 @@
  * bubblewrap mount binds them read-only (bubblewrap.ts).
  *
  * Invariants:
- * - Always protected: `<workspace>/.bdsh` (project config, plugins, skills: loaded outside the sandbox).
+ * - Always protected: `<workspace>/.bdsh` (project config, plugins, skills: loaded outside the sandbox), and
+ *   the `.bdsh` of every trusted project root inside the workspace (`projectRoots`: what a later run started
+ *   there would load). `isProtected` goes further: any path with a `.bdsh` component below the workspace is
+ *   protected, at every depth, whether that directory exists or not.
  * - For the workspace's `.git`: a directory is the gitdir; a file `gitdir: <path>` (worktree, submodule) is
  *   resolved (relative to the workspace) to the real gitdir, and a `commondir` file in it to the common
  *   gitdir. For each gitdir, and for the submodule gitdirs under `<common>/modules` (bounded walk): `hooks`,
@@ -98,7 +101,17 @@ function submoduleGitdirs(common: string): string[] {
   return found;
 }
 
-export function protectedPaths(workspace: string): ProtectedPaths {
+export type ProtectedPathsOptions = {
+  /** Trusted project directories (`$BDSH_HOME/trusted.json`); those inside the workspace get `.bdsh`. */
+  projectRoots?: readonly string[];
+};
+
+const below = (root: string, path: string) => {
+  const inside = relative(root, path);
+  return inside !== "" && inside.split(sep)[0] !== ".." && !isAbsolute(inside);
+};
+
+export function protectedPaths(workspace: string, options: ProtectedPathsOptions = {}): ProtectedPaths {
   const root = real(workspace);
   const entries: ProtectedPath[] = [];
   const add = (path: string, kind: "dir" | "file") => {
@@ -106,6 +119,10 @@ export function protectedPaths(workspace: string): ProtectedPaths {
     entries.push({ path: real(path), kind: actual ?? kind, exists: actual !== undefined });
   };
   add(join(root, ".bdsh"), "dir");
+  for (const project of options.projectRoots ?? []) {
+    const dir = real(project);
+    if (below(root, dir)) add(join(dir, ".bdsh"), "dir");
+  }
 
   const dotGit = join(root, ".git");
   const gitdirs: string[] = [];
@@ -128,8 +145,13 @@ export function protectedPaths(workspace: string): ProtectedPaths {
   return { workspace: root, paths, gitdirs: [...new Set(gitdirs)] };
 }
 
-/** Whether the real path `path` is a protected path or lies under a protected directory. */
+/**
+ * Whether the real path `path` is a protected path, lies under a protected directory, or has a `.bdsh`
+ * component anywhere below the workspace.
+ */
 export function isProtected(paths: ProtectedPaths, path: string): boolean {
+  if (below(paths.workspace, path) && relative(paths.workspace, path).split(sep).includes(".bdsh"))
+    return true;
   return paths.paths.some((entry) => {
     const inside = relative(entry.path, path);
     return inside === "" || (entry.kind === "dir" && inside.split(sep)[0] !== ".." && !isAbsolute(inside));

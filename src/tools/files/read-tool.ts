@@ -17,6 +17,7 @@ import { parseSpillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { versionOf } from "./file-observations.js";
 import { READ_MAX_LINES, renderWindow } from "./line-window.js";
+import { hiddenReadText, isMasked, maskedRealPaths } from "./masked-paths.js";
 import { recordRemoteRead, remoteFiles, remotePath } from "./remote-files.js";
 import { absolutePath, realPathOf } from "./sandbox-paths.js";
 
@@ -71,10 +72,12 @@ async function read(args: ReadArgs, exec: ToolExec): Promise<ToolOutput> {
     return output;
   }
   const path = absolutePath(exec, args.file_path);
+  const real = await realPathOf(path);
+  // Issue 30: the harness's own directory is hidden from tools as from commands, even to say what exists.
+  if (isMasked(await maskedRealPaths(exec), real)) throw new Error(hiddenReadText(path));
   const info = await stat(path).catch(() => undefined);
   if (!info) throw new Error(`cannot read "${path}": not found`);
   if (info.isDirectory()) throw new Error(`cannot read "${path}": is a directory`);
-  const real = await realPathOf(path);
   const before = await versionOf(real);
   const content = await readFile(real);
   if (content.subarray(0, BINARY_PROBE_BYTES).includes(0))

@@ -62,7 +62,10 @@ export async function guardRemoteModification(
   if (exec.sandbox === "workspace-write") {
     const inside = posix.relative(remote.root, path);
     const under = inside === "" || (!inside.startsWith("..") && !posix.isAbsolute(inside));
-    if (!under || PROTECTED.some((p) => inside === p || inside.startsWith(`${p}/`))) throw new Error(denied);
+    // `.bdsh` is refused at every depth, as locally (protected-paths.ts).
+    const atAnyDepth = inside.split("/").includes(".bdsh");
+    if (!under || atAnyDepth || PROTECTED.some((p) => inside === p || inside.startsWith(`${p}/`)))
+      throw new Error(denied);
   }
   const current = await remoteVersion(remote, path);
   if (!current) return false;

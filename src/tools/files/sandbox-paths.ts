@@ -5,9 +5,11 @@
  * - Paths are resolved against the call's cwd, `..` collapsed, then every symlink resolved (for a path that
  *   does not exist yet, the deepest existing ancestor is resolved and the rest appended). The check is on
  *   that real path, so neither a symlink nor `..` leads out of the workspace.
+ * - In every mode, never into a directory the command sandbox masks (masked-paths.ts: `$BDSH_HOME`).
  * - `read-only`: no writes. `workspace-write`: writes only under the workspace's real path, and never to
- *   its protected paths (protected-paths.ts: `.bdsh/`, git hooks and config; issue 14 finding 1).
- *   `danger-full-access`: no restriction. Reads are allowed in every mode.
+ *   its protected paths (protected-paths.ts: `.bdsh/` at any depth, git hooks and config; issue 14
+ *   finding 1). `danger-full-access`: no other restriction. Reads are allowed in every mode but the
+ *   masked directories.
  * - This is the policy check. Under workspace-write the write itself is enforced again, race-free, by
  *   contained-write.ts (issue 14 finding 2): a path swapped after this check is refused, not followed.
  * - A denial is `cannot write "<p>": [sandbox: file access denied under <mode> mode]`.
@@ -15,6 +17,7 @@
 import { realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ToolExec } from "../types.js";
+import { isMasked, maskedRealPaths } from "./masked-paths.js";
 import { isProtected, protectedPaths } from "./protected-paths.js";
 
 export function absolutePath(exec: ToolExec, path: string): string {
@@ -48,6 +51,8 @@ export async function writeDenial(
   shownPath: string,
   realPath: string,
 ): Promise<string | undefined> {
+  // Issue 30: where bubblewrap hides a directory from commands, no tool may write either, in any mode.
+  if (isMasked(await maskedRealPaths(exec), realPath)) return sandboxDeniedText(shownPath, exec);
   if (exec.sandbox === "danger-full-access") return undefined;
   if (exec.sandbox === "read-only") return sandboxDeniedText(shownPath, exec);
   const root = await realPathOf(exec.workspace);

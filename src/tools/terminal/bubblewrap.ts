@@ -15,10 +15,19 @@
  *   tokens) are masked by an empty read-only tmpfs (finding 3); the session's temp dir is bound read-write.
  * - There is no private writable tmpfs anywhere (finding 5): the host `/tmp` is read-only like the rest of
  *   `/` outside the writable roots, so a write there fails visibly; `$TMPDIR` is the session's temp dir.
- * - The network is shared; `--die-with-parent --new-session` always.
+ * - The network (`isolateNetwork`, from `sandbox_network` off or proxy; never under danger-full-access):
+ *   `--unshare-net` gives the command a namespace with a loopback of its own, so neither the internet nor
+ *   a service on this machine's loopback is reachable. The well-known PostgreSQL socket directories are
+ *   masked too, since a unix socket needs no network. In proxy mode the proxy's socket directory (under the
+ *   hidden `$BDSH_HOME`) is bound read-only back into the mask, for this sandbox only.
+ * - `.bdsh/` below the workspace: the trusted project roots inside it (`projectRoots`) get their `.bdsh`
+ *   prepared and bound read-only like the workspace's own, since a run started there would load it. A
+ *   `.bdsh` elsewhere below the workspace is writable to commands (the file tools refuse it at every depth):
+ *   nothing loads it unless a person later trusts that directory.
+ * - `--die-with-parent --new-session` always.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, relative, sep } from "node:path";
 import { type ProtectedPaths, protectedPaths } from "../files/protected-paths.js";
 import type { SandboxSpec } from "./environment.js";
@@ -46,11 +55,41 @@ export type BubblewrapExtras = {
   tempDir?: string;
   /** Directories masked by an empty read-only tmpfs (`$BDSH_HOME`). */
   hide?: readonly string[];
+  /** Run in a network namespace of its own (`sandbox_network` off or proxy); ignored under full access. */
+  isolateNetwork?: boolean;
+  /** The egress proxy's socket directory, bound read-only even where it lies inside a hidden directory. */
+  proxyDir?: string;
+  /** Trusted project roots whose `.bdsh` stays read-only when they lie inside the workspace. */
+  projectRoots?: readonly string[];
 };
+
+/** Where PostgreSQL puts its unix socket on Debian, Fedora and Arch (`unix_socket_directories`). */
+const LOCAL_SOCKET_DIRECTORIES = ["/run/postgresql", "/var/run/postgresql", "/tmp/.s.PGSQL.5432"];
+
+/** Probed once: whether bwrap may also make a network namespace here. */
+let networkProbed: boolean | undefined;
+export function networkIsolationAvailable(): boolean {
+  if (networkProbed === undefined) {
+    const result = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-net", "--", "true"], {
+      stdio: "ignore",
+      timeout: 5_000,
+    });
+    networkProbed = result.status === 0;
+  }
+  return networkProbed;
+}
 
 const under = (root: string, path: string) => {
   const inside = relative(root, path);
   return inside === "" || (inside.split(sep)[0] !== ".." && !isAbsolute(inside));
+};
+
+const realOrSelf = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 };
 
 const isDirectory = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
@@ -75,12 +114,20 @@ export function bubblewrapArgs(spec: SandboxSpec, cwd: string, extras: Bubblewra
       ? ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
       : ["--ro-bind", "/", "/", "--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc"];
   const hide = (extras.hide ?? []).filter(isDirectory);
-  const mask = (dir: string) => args.push("--tmpfs", dir, "--remount-ro", dir);
+  const isolate = extras.isolateNetwork === true && spec.mode !== "danger-full-access";
+  const proxyDir = isolate && extras.proxyDir && isDirectory(extras.proxyDir) ? extras.proxyDir : undefined;
+  // The proxy's directory is bound inside the tmpfs before the tmpfs turns read-only (its mount point must
+  // be made there first).
+  const mask = (dir: string) => {
+    args.push("--tmpfs", dir);
+    if (proxyDir && under(dir, proxyDir)) args.push("--ro-bind", proxyDir, proxyDir);
+    args.push("--remount-ro", dir);
+  };
   // A hidden directory that contains the workspace is masked before the workspace is bound back in.
   for (const dir of hide) if (under(dir, spec.workspace)) mask(dir);
   if (spec.mode === "workspace-write") {
     args.push("--bind", spec.workspace, spec.workspace);
-    const paths = protectedPaths(spec.workspace);
+    const paths = protectedPaths(spec.workspace, { projectRoots: extras.projectRoots ?? [] });
     prepareProtectedPaths(paths);
     const dotGit = `${paths.workspace}/.git`;
     if (isDirectory(dotGit)) args.push("--bind", dotGit, dotGit);
@@ -90,6 +137,16 @@ export function bubblewrapArgs(spec: SandboxSpec, cwd: string, extras: Bubblewra
   }
   if (extras.tempDir) args.push("--bind", extras.tempDir, extras.tempDir);
   for (const dir of hide) if (!under(dir, spec.workspace)) mask(dir);
+  if (isolate) {
+    for (const path of new Set(LOCAL_SOCKET_DIRECTORIES.map(realOrSelf))) {
+      const kind = statSync(path, { throwIfNoEntry: false });
+      if (!kind || under(path, spec.workspace) || (extras.tempDir && under(path, extras.tempDir))) continue;
+      if (kind.isDirectory()) args.push("--tmpfs", path, "--remount-ro", path);
+      else args.push("--ro-bind", "/dev/null", path);
+    }
+    if (proxyDir && !hide.some((dir) => under(dir, proxyDir))) args.push("--ro-bind", proxyDir, proxyDir);
+    args.push("--unshare-net");
+  }
   args.push("--unshare-pid", "--die-with-parent", "--new-session", "--chdir", cwd);
   return args;
 }

@@ -23,6 +23,7 @@
 import type { SandboxMode } from "../types.js";
 import { policyFor } from "./policy.js";
 import { adaptProviderEnvironment } from "./provider-adapter.js";
+import type { SandboxNetwork } from "./sandbox-network.js";
 
 export type SandboxSpec = { mode: SandboxMode; workspace: string };
 
@@ -99,6 +100,11 @@ export interface TerminalEnvironment {
   readonly remoteCwd?: string;
   /** Issue 19: the provider's classification, resolved fail-soft by the registry. */
   readonly traits?: ProviderTraits;
+  /**
+   * What sandboxed commands (any mode but danger-full-access) may reach on the network, as applied here;
+   * absent when the backend does not apply `sandbox_network` (remote and container backends).
+   */
+  readonly network?: SandboxNetwork;
   cleanup(): Promise<void>;
 }
 
@@ -124,6 +130,10 @@ export type EnvironmentFactoryOptions = {
   home?: string;
   /** Names the session's temp dir. */
   sessionId?: string;
+  /** `sandbox_network` and `sandbox_proxy_allow`: what sandboxed commands may reach (default: nothing). */
+  network?: SandboxNetwork;
+  /** Trusted project directories: a `.bdsh` of one inside the workspace stays read-only to commands. */
+  projectRoots?: readonly string[];
 };
 
 /** What `createEnvironment` receives (Hermes: `cwd, timeout, task_id, image, container_config, **kwargs`). */

@@ -18,13 +18,19 @@
  * - The session's temp dir (`tempDir`, issue 14 finding 5) is a host directory `<os tmp>/bdsh-<session>-*`,
  *   mode 0700, made on first use, writable in every mode, kept for the environment's life and removed by
  *   `cleanup()` (agent close). `$BDSH_HOME` (`home`) is masked inside the sandbox (finding 3).
+ * - The network (`network`, default off; sandbox-network.ts): a sandboxed command in any mode but
+ *   danger-full-access gets its own network namespace unless the mode is `on`. Under `proxy` the harness's
+ *   egress proxy starts on the first such command and stops in `cleanup()`, and the command runs behind the
+ *   in-sandbox relay (proxy-bridge.ts). Where bwrap cannot make a network namespace, `sandboxRequired`
+ *   refuses the command; otherwise it runs with the host network and `network` says `on`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { bubblewrapArgs, bubblewrapAvailable } from "./bubblewrap.js";
+import { dirname, join } from "node:path";
+import { bubblewrapArgs, bubblewrapAvailable, networkIsolationAvailable } from "./bubblewrap.js";
 import { EnvironmentPolicy } from "./child-env.js";
+import { EgressProxy } from "./egress-proxy.js";
 import type {
   EnvironmentFactoryOptions,
   ExecuteOptions,
@@ -36,13 +42,17 @@ import type {
   TerminalEnvironment,
   TerminalEnvironmentProvider,
 } from "./environment.js";
+import { relayArgv } from "./proxy-bridge.js";
 import { executeBySpawn, RunningCommands } from "./remote-shell.js";
+import type { SandboxNetwork } from "./sandbox-network.js";
+
+const NO_NETWORK: SandboxNetwork = { mode: "off", allow: [] };
 
 export const KILL_GRACE_MS = 3_000;
 
 export class SandboxUnavailableError extends Error {
-  constructor() {
-    super("sandbox_required is set, but bubblewrap (bwrap) is not available; the command was not run");
+  constructor(why = "bubblewrap (bwrap) is not available") {
+    super(`sandbox_required is set, but ${why}; the command was not run`);
     this.name = "SandboxUnavailableError";
   }
 }
@@ -67,6 +77,20 @@ export class LocalEnvironment implements TerminalEnvironment {
     return (this.options.useBubblewrap ?? true) && bubblewrapAvailable();
   }
 
+  /** The network sandboxed commands get here: the configured mode, or `on` where it cannot be applied. */
+  get network(): SandboxNetwork {
+    const wanted = this.options.network ?? NO_NETWORK;
+    if (wanted.mode === "on" || !this.sandboxAvailable() || networkIsolationAvailable()) return wanted;
+    return { mode: "on", allow: [] };
+  }
+
+  /** The egress proxy's socket (started on first use), for `proxy` mode. */
+  private proxySocket(): string {
+    this.proxy ??= new EgressProxy(this.options.network?.allow ?? [], this.options.home);
+    return this.proxy.listen();
+  }
+  private proxy: EgressProxy | undefined;
+
   /** The session's private temp dir (made on first use; `$TMPDIR` of every command). */
   get tempDir(): string {
     if (this.temp === undefined) {
@@ -85,20 +109,25 @@ export class LocalEnvironment implements TerminalEnvironment {
     const wantsSandbox = options.sandbox !== undefined && options.sandbox.mode !== "danger-full-access";
     const sandboxed = options.sandbox !== undefined && this.sandboxAvailable();
     if (wantsSandbox && !sandboxed && this.options.sandboxRequired) throw new SandboxUnavailableError();
-    const extras = { tempDir, hide: this.options.home ? [this.options.home] : [] };
+    const wanted = this.options.network ?? NO_NETWORK;
+    const isolate = sandboxed && wanted.mode !== "on" && options.sandbox?.mode !== "danger-full-access";
+    if (isolate && !networkIsolationAvailable() && this.options.sandboxRequired)
+      throw new SandboxUnavailableError("bubblewrap cannot make a network namespace here (--unshare-net)");
+    const isolated = isolate && networkIsolationAvailable();
+    const socket = isolated && wanted.mode === "proxy" ? this.proxySocket() : undefined;
+    const extras = {
+      tempDir,
+      hide: this.options.home ? [this.options.home] : [],
+      isolateNetwork: isolated,
+      ...(socket ? { proxyDir: dirname(socket) } : {}),
+      ...(this.options.projectRoots ? { projectRoots: this.options.projectRoots } : {}),
+    };
+    const argv = socket ? relayArgv(socket, ["bash", "-c", command]) : ["bash", "-c", command];
     const child =
       sandboxed && options.sandbox
         ? spawn(
             "bwrap",
-            [
-              ...bubblewrapArgs(options.sandbox, options.cwd, extras),
-              "--info-fd",
-              "3",
-              "--",
-              "bash",
-              "-c",
-              command,
-            ],
+            [...bubblewrapArgs(options.sandbox, options.cwd, extras), "--info-fd", "3", "--", ...argv],
             {
               cwd: options.cwd,
               env,
@@ -124,6 +153,8 @@ export class LocalEnvironment implements TerminalEnvironment {
 
   async cleanup(): Promise<void> {
     await this.running.killAll();
+    await this.proxy?.close();
+    this.proxy = undefined;
     if (this.temp !== undefined) rmSync(this.temp, { recursive: true, force: true });
     this.temp = undefined;
   }

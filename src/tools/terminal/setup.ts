@@ -72,6 +72,8 @@ export async function setupTerminal(
     harnessEnvKeys: readonly string[];
     redactor: Redactor;
     onNotice: (notice: JobNotice) => void;
+    /** Trusted project directories (their `.bdsh` stays read-only to commands inside the workspace). */
+    projectRoots?: readonly string[];
   },
 ): Promise<TerminalSetup> {
   const { config } = options;
@@ -89,6 +91,8 @@ export async function setupTerminal(
     baseEnv: options.env,
     home: options.home, // issue 14 finding 3: masked inside the sandbox
     sessionId: ctx.sessionId,
+    network: { mode: config.sandbox_network, allow: config.sandbox_proxy_allow },
+    ...(options.projectRoots ? { projectRoots: options.projectRoots } : {}),
     timeout: config.tools.bash.timeout_ms,
     persistent: config.terminal.container_persistent,
     ...(containerConfig ? { containerConfig } : {}),

@@ -1,0 +1,53 @@
+/**
+ * The harness's own files (`$BDSH_HOME`: the database, the user's config, the trust list, tokens), which
+ * bubblewrap hides from every command (bubblewrap.ts), are hidden from the file tools as well (issue 14
+ * finding 3, extended to the tools that run in the harness process).
+ *
+ * Invariants:
+ * - One list for both enforcers: the tools plugin registers `maskedPaths` from the same `home` it gives the
+ *   terminal to mask.
+ * - In every sandbox mode and wherever the directory lies (inside the workspace too): `write` and `edit`
+ *   never create or change anything there, `read` (and `read_image`) never read it, and `grep`/`glob` drop
+ *   every path there from their results and refuse to search inside it.
+ * - Compared by real path (symlinks resolved on both sides), so a symlink into it is refused as well.
+ */
+import { realpath } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { ToolExec } from "../types.js";
+
+declare module "../types.js" {
+  interface ToolServiceMap {
+    /** Directories hidden from the file tools, as from commands (`$BDSH_HOME`). */
+    maskedPaths: readonly string[];
+  }
+}
+
+const within = (root: string, path: string) => {
+  const inside = relative(root, path);
+  return inside === "" || (inside.split(sep)[0] !== ".." && !isAbsolute(inside));
+};
+
+/** The real paths of the masked directories of this agent. */
+export async function maskedRealPaths(exec: ToolExec): Promise<string[]> {
+  const masked = exec.services.get("maskedPaths") ?? [];
+  const reals = await Promise.all(masked.map((path) => realpath(path).catch(() => resolve(path))));
+  return [...new Set([...masked.map((path) => resolve(path)), ...reals])];
+}
+
+/** Whether the real path `path` is a masked directory or lies inside one. */
+export function isMasked(masked: readonly string[], path: string): boolean {
+  return masked.some((dir) => within(dir, path));
+}
+
+/**
+ * The masked directories inside a search root, spelled under `shown` (the root as the search names it,
+ * whose real path is `real`), so the paths a search prints can be dropped by prefix.
+ */
+export function shownMaskedDirectories(shown: string, real: string, masked: readonly string[]): string[] {
+  const inside = masked.filter((dir) => within(real, dir));
+  return [...new Set([...inside, ...inside.map((dir) => join(shown, relative(real, dir)))])];
+}
+
+export function hiddenReadText(path: string): string {
+  return `cannot read "${path}": [sandbox: the harness's own directory is hidden from tools and commands]`;
+}
