@@ -22,7 +22,7 @@ import {
   requestApproval,
   reviewerDeniedText,
 } from "./approvals.js";
-import { NOT_AN_OBJECT_TEXT } from "./arguments.js";
+import { argumentsRefusalText } from "./arguments.js";
 import { ToolRefusal } from "./refusal.js";
 import type { ToolRegistry } from "./registry.js";
 import { invalidArgumentsText, validateArguments } from "./schema-validator.js";
@@ -151,7 +151,8 @@ export class ToolPipeline {
         return errorOutput(decision.rejectedText ?? rejectedText(tool.name), "APPROVAL_REJECTED");
       }
     }
-    if (call.args === undefined) return errorOutput(NOT_AN_OBJECT_TEXT, "INVALID_ARGUMENTS");
+    if (call.args === undefined)
+      return errorOutput(argumentsRefusalText(call.rawArguments), "INVALID_ARGUMENTS");
     const violations = validateArguments(tool.parameters, call.args);
     if (violations.length > 0) return errorOutput(invalidArgumentsText(violations), "INVALID_ARGUMENTS");
     if (exec.signal.aborted) return abortedBeforeDispatch();

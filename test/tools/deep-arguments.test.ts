@@ -11,7 +11,7 @@ import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
 import { openAgent } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
-import { MAX_ARGUMENT_DEPTH, MAX_ARGUMENTS_BYTES } from "../../src/tools/arguments.js";
+import { MAX_ARGUMENT_DEPTH, MAX_ARGUMENTS_BYTES, parseToolArguments } from "../../src/tools/arguments.js";
 import { type FakeProvider, type FakeScript, startFakeProvider } from "../../testing/fake-provider/index.js";
 
 let fake: FakeProvider | undefined;
@@ -84,5 +84,11 @@ describe("T2 deep or huge tool arguments", () => {
     expect(result?.type === "tool/result" ? result.data.text : "").toContain(`${MAX_ARGUMENTS_BYTES} bytes`);
     const end = events.findLast((e) => e.type === "turn/end");
     expect(end?.type === "turn/end" && end.data.reason).toBe("completed");
+  });
+
+  it("brackets inside strings are text, not nesting: a file full of them is written as is", () => {
+    const content = `"[{\\"${"[{".repeat(MAX_ARGUMENT_DEPTH * 2)}`;
+    const args = parseToolArguments(JSON.stringify({ path: "a.txt", content }));
+    expect(args?.content).toBe(content);
   });
 });
