@@ -43,9 +43,12 @@ const CODE_OF_STATUS: Record<number, string> = {
   431: "HEADERS_TOO_LARGE",
 };
 
+export const BAD_URL_MESSAGE = "the URL is malformed (a bad percent-encoding)";
+export const MISSING_HOST_MESSAGE = "the request has no Host header (HTTP/1.1 requires one)";
+
 /** Router errors whose own text is not the one a client needs (and whose status is not the one we use). */
 const ROUTER_ERRORS: Record<string, { status: number; message: string }> = {
-  FST_ERR_BAD_URL: { status: 400, message: "the URL is malformed (a bad percent-encoding)" },
+  FST_ERR_BAD_URL: { status: 400, message: BAD_URL_MESSAGE },
   FST_ERR_MAX_PARAM_LENGTH: { status: 400, message: "a path segment of the URL is too long" },
 };
 
@@ -77,14 +80,20 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
       : error.code === "HPE_HEADER_OVERFLOW"
         ? [431, "the request headers are too large"]
         : [400, "the request is not valid HTTP"];
-  const body = JSON.stringify({ error: { code: CODE_OF_STATUS[status], message } });
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${CODE_OF_STATUS[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
+  if (socket.writable) socket.write(rawErrorResponse(status, CODE_OF_STATUS[status]!, message));
   socket.destroy(error);
+}
+
+/**
+ * A whole HTTP/1.1 error response in the documented shape, for a socket no framework answers on: Node's
+ * parser refused the request, or an upgrade was refused before it became a WebSocket.
+ */
+export function rawErrorResponse(status: number, code: string, message: string): string {
+  const body = JSON.stringify({ error: { code, message } });
+  return (
+    `HTTP/1.1 ${status} ${CODE_OF_STATUS[status] ?? code}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }
 
 function describe(error: FastifyError | Error): { status: number; body: ErrorPayload } {

@@ -31,7 +31,13 @@ import { priceFromConfig } from "../model/pricing.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
 import type { Store } from "../store/store.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
-import { ApiError, clientErrorHandler, errorHandler, frameworkErrors } from "./api-error.js";
+import {
+  ApiError,
+  clientErrorHandler,
+  errorHandler,
+  frameworkErrors,
+  MISSING_HOST_MESSAGE,
+} from "./api-error.js";
 import { bearerOf, hostAllowed, isLoopbackAddress, tokenChecker } from "./auth.js";
 import { defaultDashboardDir, registerDashboard } from "./dashboard.js";
 import { registerEventStream } from "./event-stream.js";
@@ -74,9 +80,15 @@ export type BdshPluginOptions = {
   dashboard?: string | false;
 };
 
-/** Server options for the host's `Fastify({...})`: the router's and Node's refusals in the API's shape. */
-export function bdshServerOptions(): Pick<FastifyServerOptions, "frameworkErrors" | "clientErrorHandler"> {
-  return { frameworkErrors, clientErrorHandler };
+/**
+ * Server options for the host's `Fastify({...})`: the router's and Node's refusals in the API's shape.
+ * Node's own refusal of a request without `Host` is an empty 400; it is turned off so that the plugin's
+ * hook refuses it in the API's shape instead.
+ */
+export function bdshServerOptions(): Pick<FastifyServerOptions, "frameworkErrors" | "clientErrorHandler"> & {
+  http: { requireHostHeader: false };
+} {
+  return { frameworkErrors, clientErrorHandler, http: { requireHostHeader: false } };
 }
 
 export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOptions): Promise<void> {
@@ -160,6 +172,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         "FORBIDDEN_HOST",
         "the Host header must be localhost, 127.0.0.1 or [::1] on a loopback server",
       );
+    if (!request.headers.host) throw new ApiError(400, "BAD_REQUEST", MISSING_HOST_MESSAGE);
   });
   app.setErrorHandler(errorHandler((error) => app.log.error({ err: error }, "request failed")));
   // Only JSON bodies: Fastify's default text/plain parser would hand a string to the validators.

@@ -10,7 +10,9 @@
  *   The token travels in the `Authorization` header or, from a browser (whose WebSocket API cannot set
  *   headers: the dashboard, issue 21), as the subprotocol `bdsh.bearer.<base64url of the token>` next to
  *   `bdsh`, which the server then selects. Never a query parameter, which would land in logs. Refusals
- *   are plain HTTP 401/403/404 before the upgrade.
+ *   are HTTP 400/401/403/404 answers before the upgrade, in the API's `{error: {code, message}}` shape.
+ * - No upgrade request ends the process: a malformed escape in the id is a 400, and whatever fails later
+ *   (the store, the handshake) is answered on the socket and logged.
  * - The path carries the plugin's prefix when the host app mounts it under one.
  * - Only the server that drives the session has its deltas: the route attaches to the session's cached agent
  *   when a client connects and again whenever the session's durable log moves (the agent was opened later).
@@ -29,13 +31,24 @@ import { followAgentTurns } from "../tts/agent-turns.js";
 import { type StreamingTtsAdapter, StreamingTtsConsumer } from "../tts/gateway.js";
 import type { PcmFormat } from "../tts/pcm.js";
 import { builtinTtsRegistry, planSpeech, type SpeechPlan } from "../tts/registry.js";
+import { BAD_URL_MESSAGE, MISSING_HOST_MESSAGE, rawErrorResponse } from "./api-error.js";
 import { bearerOf, hostAllowed, isLoopbackAddress } from "./auth.js";
 import type { SessionRunner } from "./session-runner.js";
+import { isStorableText } from "./strict-validation.js";
 
 /** The route's path under the plugin's `prefix` (`""` at the root). */
 function speechPath(prefix: string): RegExp {
   const escaped = prefix.replace(/\/+$/, "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return new RegExp(`^${escaped}/v1/sessions/([^/?#]+)/speech(?:\\?.*)?$`);
+}
+
+/** A percent-encoded path segment decoded, or `undefined` when its escapes are malformed. */
+function decodedSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined; // URIError: a stray `%` or an escape that is not UTF-8
+  }
 }
 
 /** The subprotocol a browser offers with its credential, and the one the server answers with. */
@@ -86,6 +99,11 @@ export function registerSpeechRoutes(app: FastifyInstance, options: SpeechRouteO
     noServer: true,
     handleProtocols: (offered) => (offered.has(SPEECH_PROTOCOL) ? SPEECH_PROTOCOL : false),
   });
+  // A handshake `ws` refuses (a bad key, version, protocol or extension header: all 400s) is answered in the
+  // API's shape too, not as `ws`'s plain-text page.
+  wss.on("wsClientError", (error: Error, socket: Duplex) =>
+    refuse(socket, 400, "BAD_REQUEST", error.message),
+  );
   const SPEECH_PATH = speechPath(app.prefix);
   let plan: SpeechPlan | undefined = options.plan;
   const planFor = () =>
@@ -170,38 +188,72 @@ export function registerSpeechRoutes(app: FastifyInstance, options: SpeechRouteO
     sessions.delete(sessionId);
   };
 
-  const refuse = (socket: Duplex, status: number, text: string) => {
-    socket.end(`HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  // Every refusal is an HTTP answer in the API's error shape, then the socket closes.
+  const refuse = (socket: Duplex, status: number, code: string, message: string) => {
+    if (socket.writable) socket.end(rawErrorResponse(status, code, message));
+    else socket.destroy();
   };
 
+  // The upgrade arrives outside Fastify, so nothing else catches what this handler throws: an exception
+  // here would end the process. Every step is guarded and every failure is an answer on the socket.
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", () => socket.destroy()); // a client that goes away mid-answer
+    try {
+      upgrade(request, socket, head);
+    } catch (error) {
+      app.log.error({ err: error }, "speech upgrade failed");
+      refuse(socket, 500, "INTERNAL", "internal error; see the server log");
+    }
+  };
+
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const match = SPEECH_PATH.exec(request.url ?? "");
     if (!match) {
-      if (app.server.listenerCount("upgrade") === 1) refuse(socket, 404, "Not Found");
+      if (app.server.listenerCount("upgrade") === 1)
+        refuse(socket, 404, "NOT_FOUND", "no WebSocket here; speech is at /v1/sessions/:id/speech");
       return;
     }
     if (
       isLoopbackAddress(request.socket.localAddress) &&
       !hostAllowed(request.headers.host, options.allowedHosts)
     )
-      return refuse(socket, 403, "Forbidden");
-    if (!options.tokenMatches(upgradeCredential(request))) return refuse(socket, 401, "Unauthorized");
-    const sessionId = decodeURIComponent(match[1] ?? "");
-    void options.store.getSession(sessionId).then(
-      async (row) => {
-        if (!row) return refuse(socket, 404, "Not Found");
-        const speech = await open(sessionId);
-        wss.handleUpgrade(request, socket, head, (client) => {
-          speech.clients.add(client);
-          client.send(JSON.stringify({ type: "ready", session: sessionId }));
-          client.on("close", () => {
-            speech.clients.delete(client);
-            close(sessionId, speech);
-          });
+      return refuse(
+        socket,
+        403,
+        "FORBIDDEN_HOST",
+        "the Host header must be localhost, 127.0.0.1 or [::1] on a loopback server",
+      );
+    if (!request.headers.host) return refuse(socket, 400, "BAD_REQUEST", MISSING_HOST_MESSAGE);
+    if (!options.tokenMatches(upgradeCredential(request)))
+      return refuse(socket, 401, "UNAUTHORIZED", "missing or wrong bearer token");
+    if (request.method !== "GET")
+      return refuse(socket, 405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed here; use GET`);
+    const sessionId = decodedSegment(match[1] ?? "");
+    if (sessionId === undefined) return refuse(socket, 400, "BAD_REQUEST", BAD_URL_MESSAGE);
+    if (!isStorableText(sessionId))
+      return refuse(
+        socket,
+        400,
+        "BAD_REQUEST",
+        "the session id contains a NUL character or an unpaired surrogate",
+      );
+    const answered = async () => {
+      const row = await options.store.getSession(sessionId);
+      if (!row) return refuse(socket, 404, "NOT_FOUND", `no session ${sessionId}`);
+      const speech = await open(sessionId);
+      wss.handleUpgrade(request, socket, head, (client) => {
+        speech.clients.add(client);
+        client.send(JSON.stringify({ type: "ready", session: sessionId }));
+        client.on("close", () => {
+          speech.clients.delete(client);
+          close(sessionId, speech);
         });
-      },
-      () => refuse(socket, 503, "Service Unavailable"),
-    );
+      });
+    };
+    answered().catch((error: unknown) => {
+      app.log.error({ err: error, sessionId }, "speech upgrade failed");
+      refuse(socket, 503, "UNAVAILABLE", "the session could not be opened; try again");
+    });
   };
   app.server.on("upgrade", onUpgrade);
   app.addHook("preClose", async () => {

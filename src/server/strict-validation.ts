@@ -48,6 +48,11 @@ export const strictValidator: FastifySchemaCompiler<unknown> = ({ schema, httpPa
 /** A NUL, or a surrogate half without its partner. */
 const INVALID_TEXT = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** Text both stores can hold: no NUL, no unpaired surrogate (for strings outside a route's schema). */
+export function isStorableText(text: string): boolean {
+  return !INVALID_TEXT.test(text);
+}
+
 type Visit = { value: unknown; key?: string; parent?: Visit };
 
 /** The path of the first string (value or key) that is not well-formed text, if any. */
