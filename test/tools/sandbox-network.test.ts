@@ -5,9 +5,11 @@
  * refused; `on` and danger-full-access keep the host network. Each `off`/`proxy` case has its control with
  * the network shared, so a failure here is the sandbox's doing, not a dead server.
  */
+import { existsSync, readdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandSandboxFact } from "../../src/context/runtime-context.js";
 import { HookBus } from "../../src/hooks/hook-bus.js";
@@ -187,6 +189,23 @@ describe.skipIf(!bubblewrapAvailable() || !networkIsolationAvailable())("sandbox
       expect(direct).toContain(PROXY_MARKER);
       expect(unlisted.hits).toEqual([]);
       expect(registry.hits).not.toContain("/direct");
+    });
+
+    it("the proxy's socket lies in the hidden home: a sandbox without the proxy cannot reach it", async () => {
+      const proxied = bashIn(proxyFor());
+      expect(await proxied(`curl -sS --max-time 20 http://127.0.0.1:${registry.port}/warm`)).toContain(
+        "left-pad",
+      );
+      const sockets = readdirSync(join(home, "run")).map((dir) => join(home, "run", dir, "proxy.sock"));
+      expect(sockets.some((socket) => existsSync(socket))).toBe(true);
+      const off = bashIn({ mode: "off", allow: [] });
+      for (const socket of sockets.filter((path) => existsSync(path))) {
+        const text = await off(
+          `curl -sS --max-time 20 --unix-socket ${socket} http://127.0.0.1:${registry.port}/via-socket`,
+        );
+        expect(text).not.toContain("left-pad");
+      }
+      expect(registry.hits).not.toContain("/via-socket");
     });
 
     it("the exit code of the command passes through the relay", async () => {

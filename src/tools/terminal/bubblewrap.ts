@@ -17,8 +17,8 @@
  *   `/` outside the writable roots, so a write there fails visibly; `$TMPDIR` is the session's temp dir.
  * - The network (`isolateNetwork`, from `sandbox_network` off or proxy; never under danger-full-access):
  *   `--unshare-net` gives the command a namespace with a loopback of its own, so neither the internet nor
- *   a service on this machine's loopback is reachable. The well-known PostgreSQL socket directories are
- *   masked too, since a unix socket needs no network. In proxy mode the proxy's socket directory (under the
+ *   a service on this machine's loopback is reachable. The well-known unix sockets of local services
+ *   (`localSocketPaths`: PostgreSQL, tmux, X11, the session bus, docker) are masked too. In proxy mode the proxy's socket directory (under the
  *   hidden `$BDSH_HOME`) is bound read-only back into the mask, for this sandbox only.
  * - `.bdsh/` below the workspace: the trusted project roots inside it (`projectRoots`) get their `.bdsh`
  *   prepared and bound read-only like the workspace's own, since a run started there would load it. A
@@ -63,8 +63,20 @@ export type BubblewrapExtras = {
   projectRoots?: readonly string[];
 };
 
-/** Where PostgreSQL puts its unix socket on Debian, Fedora and Arch (`unix_socket_directories`). */
-const LOCAL_SOCKET_DIRECTORIES = ["/run/postgresql", "/var/run/postgresql", "/tmp/.s.PGSQL.5432"];
+/**
+ * Well-known unix sockets of this machine's services, masked with the network: a unix socket needs no
+ * network, and these reach a database (PostgreSQL's default directories on Debian, Fedora and Arch), the
+ * user's terminal (a tmux server: `send-keys` types into it), the desktop (X11, the session bus under
+ * `/run/user/<uid>`) or the container engine.
+ */
+function localSocketPaths(): string[] {
+  const uid = process.getuid?.() ?? 0;
+  return [
+    ...["/run/postgresql", "/var/run/postgresql", "/tmp/.s.PGSQL.5432"],
+    ...[`/tmp/tmux-${uid}`, "/tmp/.X11-unix", `/run/user/${uid}`],
+    ...["/run/docker.sock", "/var/run/docker.sock"],
+  ];
+}
 
 /** Probed once: whether bwrap may also make a network namespace here. */
 let networkProbed: boolean | undefined;
@@ -138,7 +150,7 @@ export function bubblewrapArgs(spec: SandboxSpec, cwd: string, extras: Bubblewra
   if (extras.tempDir) args.push("--bind", extras.tempDir, extras.tempDir);
   for (const dir of hide) if (!under(dir, spec.workspace)) mask(dir);
   if (isolate) {
-    for (const path of new Set(LOCAL_SOCKET_DIRECTORIES.map(realOrSelf))) {
+    for (const path of new Set(localSocketPaths().map(realOrSelf))) {
       const kind = statSync(path, { throwIfNoEntry: false });
       if (!kind || under(path, spec.workspace) || (extras.tempDir && under(path, extras.tempDir))) continue;
       if (kind.isDirectory()) args.push("--tmpfs", path, "--remount-ro", path);
