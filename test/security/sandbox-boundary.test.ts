@@ -183,6 +183,24 @@ describe("$BDSH_HOME inside the workspace", () => {
     }
   });
 
+  it("a workspace inside $BDSH_HOME stays usable (as bubblewrap binds it back in); the rest of the home does not", async () => {
+    const home = tempDir("bdsh-ws-in-home-");
+    const workspace = join(home, "ws");
+    mkdirSync(workspace);
+    writeFileSync(join(home, "trusted.json"), '{"directories":[]}\n');
+    const { run } = tools(workspace, { mode: "danger-full-access", home });
+    expect(await run("write", { file_path: "notes.txt", content: "HOME-CANARY inside\n" })).toContain(
+      "Created file",
+    );
+    expect(await run("read", { file_path: "notes.txt" })).toContain("HOME-CANARY inside");
+    expect(await run("grep", { pattern: "HOME-CANARY" })).toContain("notes.txt");
+    expect(await run("write", { file_path: "../config.yaml", content: "approval: never\n" })).toContain(
+      DENIED,
+    );
+    expect(await run("read", { file_path: "../trusted.json" })).toContain("is hidden from tools");
+    expect(existsSync(join(home, "config.yaml"))).toBe(false);
+  });
+
   it("read, grep and glob do not read it", async () => {
     const { workspace, home } = homeInWorkspace();
     const { run } = tools(workspace, { home });

@@ -27,25 +27,36 @@ const within = (root: string, path: string) => {
   return inside === "" || (inside.split(sep)[0] !== ".." && !isAbsolute(inside));
 };
 
-/** The real paths of the masked directories of this agent. */
-export async function maskedRealPaths(exec: ToolExec): Promise<string[]> {
+/** What is hidden: the masked directories, and the workspace when it lies inside one (bound back in). */
+export type Masked = { dirs: readonly string[]; workspace?: string };
+
+/** The real paths of the masked directories of this agent, and its workspace's. */
+export async function maskedRealPaths(exec: ToolExec): Promise<Masked> {
   const masked = exec.services.get("maskedPaths") ?? [];
   const reals = await Promise.all(masked.map((path) => realpath(path).catch(() => resolve(path))));
-  return [...new Set([...masked.map((path) => resolve(path)), ...reals])];
+  const workspace = await realpath(exec.workspace).catch(() => resolve(exec.workspace));
+  return { dirs: [...new Set([...masked.map((path) => resolve(path)), ...reals])], workspace };
 }
 
-/** Whether the real path `path` is a masked directory or lies inside one. */
-export function isMasked(masked: readonly string[], path: string): boolean {
-  return masked.some((dir) => within(dir, path));
+/**
+ * Whether the real path `path` is hidden: inside a masked directory, unless it lies in the workspace and
+ * the workspace lies in that directory (bubblewrap binds such a workspace back in; bubblewrap.ts).
+ */
+export function isMasked(masked: Masked, path: string): boolean {
+  const { workspace } = masked;
+  return masked.dirs.some(
+    (dir) => within(dir, path) && !(workspace && within(dir, workspace) && within(workspace, path)),
+  );
 }
 
 /**
  * The masked directories inside a search root, spelled under `shown` (the root as the search names it,
  * whose real path is `real`), so the paths a search prints can be dropped by prefix.
  */
-export function shownMaskedDirectories(shown: string, real: string, masked: readonly string[]): string[] {
-  const inside = masked.filter((dir) => within(real, dir));
-  return [...new Set([...inside, ...inside.map((dir) => join(shown, relative(real, dir)))])];
+export function shownMaskedDirectories(shown: string, real: string, masked: Masked): Masked {
+  const inside = masked.dirs.filter((dir) => within(real, dir));
+  const dirs = [...new Set([...inside, ...inside.map((dir) => join(shown, relative(real, dir)))])];
+  return masked.workspace ? { dirs, workspace: masked.workspace } : { dirs };
 }
 
 export function hiddenReadText(path: string): string {
