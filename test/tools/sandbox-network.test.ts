@@ -21,6 +21,7 @@ import { LocalEnvironment } from "../../src/tools/terminal/local.js";
 import { hostAllowed, type SandboxNetwork } from "../../src/tools/terminal/sandbox-network.js";
 import type { SandboxMode } from "../../src/tools/types.js";
 import { testDatabaseUrl } from "../support/database.js";
+import { waitUntil } from "../support/wait.js";
 import { call, makeExec, tempDir } from "./support.js";
 
 type Served = { server: Server; port: number; hits: string[] };
@@ -206,6 +207,24 @@ describe.skipIf(!bubblewrapAvailable() || !networkIsolationAvailable())("sandbox
         expect(text).not.toContain("left-pad");
       }
       expect(registry.hits).not.toContain("/via-socket");
+    });
+
+    it("a command behind the relay is killed with its whole sandbox", async () => {
+      const workspace = tempDir("bdsh-net-kill-");
+      const terminal = new LocalEnvironment({ cwd: workspace, stripEnvKeys: [], home, network: proxyFor() });
+      environments.push(terminal);
+      const running = terminal.spawn("echo started; sleep 300 & sleep 300", {
+        cwd: workspace,
+        sandbox: { mode: "workspace-write", workspace },
+      });
+      let output = "";
+      running.onOutput((_stream, chunk) => {
+        output += chunk.toString("utf8");
+      });
+      await waitUntil(() => output.includes("started"), "the command to start behind the relay");
+      const status = await running.kill();
+      expect(status.exitCode === 0).toBe(false);
+      expect(running.exitStatus).toBeDefined();
     });
 
     it("the exit code of the command passes through the relay", async () => {
