@@ -63,7 +63,10 @@ export function readTrustList(home: string): TrustList {
   return { version: 1, directories: entries };
 }
 
-/** The trusted directory covering `dir` (itself or an ancestor), if any. Fails closed on a bad list. */
+/**
+ * The trusted directory covering `dir` (itself or an ancestor), if any; of several, the nearest, whose
+ * `.bdsh/` is the project's. Fails closed on a bad list.
+ */
 export function trustedRoot(home: string, dir: string): string | undefined {
   let list: TrustList;
   try {
@@ -72,11 +75,13 @@ export function trustedRoot(home: string, dir: string): string | undefined {
     return undefined;
   }
   const real = realDirectory(dir);
+  let nearest: string | undefined;
   for (const entry of list.directories) {
     const inside = relative(entry.path, real);
-    if (inside === "" || (!inside.startsWith("..") && !isAbsolute(inside))) return entry.path;
+    if (inside !== "" && (inside.startsWith("..") || isAbsolute(inside))) continue;
+    if (nearest === undefined || entry.path.length > nearest.length) nearest = entry.path;
   }
-  return undefined;
+  return nearest;
 }
 
 /** Every trusted directory (real paths); none when the list is unreadable. */

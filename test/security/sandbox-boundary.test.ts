@@ -7,7 +7,16 @@
  * - Hard links: `write`/`edit` refuse a file linked from outside the workspace.
  * - `sandbox_network` is the user's alone: a project's config never sets it.
  */
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -149,6 +158,25 @@ describe(".bdsh/ at every depth", () => {
     expect(sent).toContain("root-skill-canary");
     expect(sent).not.toContain("subdir-skill-canary");
     expect(sent).toContain('"root-model"');
+  });
+});
+
+describe("the project root is the nearest trusted directory", () => {
+  it("with both the checkout and pkg/ trusted, a run in pkg/ reads pkg's .bdsh; with only the checkout, the checkout's", () => {
+    const root = mkdtempSync(join(tmpdir(), "bdsh-nearest-"));
+    const home = join(root, "home");
+    const pkg = join(root, "ws", "pkg");
+    mkdirSync(home, { recursive: true });
+    mkdirSync(join(pkg, ".bdsh"), { recursive: true });
+    mkdirSync(join(root, "ws", ".bdsh"), { recursive: true });
+    writeFileSync(join(root, "ws", ".bdsh", "config.yaml"), "model: { id: root-model }\n");
+    writeFileSync(join(pkg, ".bdsh", "config.yaml"), "model: { id: pkg-model }\n");
+    trustDirectory(home, join(root, "ws"));
+    expect(loadConfig({ home, cwd: pkg, env: {} }).config.model.id).toBe("root-model");
+    trustDirectory(home, pkg);
+    const loaded = loadConfig({ home, cwd: pkg, env: {} });
+    expect(loaded.config.model.id).toBe("pkg-model");
+    expect(loaded.project.root).toBe(realpathSync(pkg));
   });
 });
 
