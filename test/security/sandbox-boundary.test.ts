@@ -31,7 +31,7 @@ import { readTool } from "../../src/tools/files/read-tool.js";
 import { writeTool } from "../../src/tools/files/write-tool.js";
 import { ToolPipeline } from "../../src/tools/pipeline.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
-import { bubblewrapAvailable } from "../../src/tools/terminal/bubblewrap.js";
+import { bubblewrapAvailable, networkIsolationAvailable } from "../../src/tools/terminal/bubblewrap.js";
 import { LocalEnvironment } from "../../src/tools/terminal/local.js";
 import type { SandboxMode } from "../../src/tools/types.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
@@ -308,6 +308,60 @@ describe("sandbox_network is the user's setting", () => {
     expect(kept.config.sandbox_network).toBe("proxy");
     expect(kept.config.sandbox_proxy_allow).toEqual(["registry.npmjs.org"]);
   });
+
+  it.skipIf(!bubblewrapAvailable() || !networkIsolationAvailable())(
+    "by default a run's command cannot reach a loopback server (here the provider's own) and the model is told why; --sandbox-network on reaches it",
+    async () => {
+      const curl = (url: string) => ({
+        toolCalls: [
+          {
+            id: "c1",
+            name: "bash",
+            arguments: {
+              description: "reach the loopback server",
+              command: `curl -sS --max-time 20 ${url}/healthz-probe`,
+            },
+          },
+        ],
+      });
+      // A tool call first, then a plain answer once the request carries the tool's result.
+      fake = await startFakeProvider({ script: [] });
+      const url = fake.url;
+      fake.setScript((request) =>
+        JSON.stringify(request.body ?? {}).includes('"tool_call_id"') ? { text: "done" } : curl(url),
+      );
+      const root = mkdtempSync(join(tmpdir(), "bdsh-net-run-"));
+      const home = join(root, "home");
+      const workspace = join(root, "ws");
+      mkdirSync(home, { recursive: true });
+      mkdirSync(workspace, { recursive: true });
+      const env = {
+        BDSH_HOME: home,
+        BDSH_BASE_URL: fake.url,
+        DEEPSEEK_API_KEY: "sk-net-run-test-0123456789",
+      };
+      const off = await runCli(["run", "--cwd", workspace, "--approval", "never", "probe"], env);
+      expect(off.code, off.stderr + off.stdout).toBe(0);
+      const told = fake.requests.map((request) => JSON.stringify(request.body ?? {})).join("\n");
+      const before = fake.requests.length;
+      // `includes` rather than `toContain`: a failure should not print every request body.
+      expect(told.includes("[sandbox: network access denied under sandbox_network off —")).toBe(true);
+      expect(told.includes("Network: none (sandbox_network: off)")).toBe(true);
+      expect(told.includes("no such endpoint: /healthz-probe")).toBe(false);
+      const on = await runCli(
+        ["run", "--cwd", workspace, "--approval", "never", "--sandbox-network", "on", "probe"],
+        env,
+      );
+      expect(on.code, on.stderr + on.stdout).toBe(0);
+      const shared = fake.requests
+        .slice(before)
+        .map((request) => JSON.stringify(request.body ?? {}))
+        .join("\n");
+      expect(shared.includes("no such endpoint: /healthz-probe")).toBe(true);
+      expect(shared.includes("network access denied under sandbox_network off")).toBe(false);
+      expect(shared.includes("Network: shared with this machine (sandbox_network: on)")).toBe(true);
+    },
+  );
 
   it("the environment and the flag set it", () => {
     const { home, cwd } = project("");
