@@ -106,6 +106,7 @@ export const SOURCE_LABELS: Record<string, string> = {
   "goal-wrapup": "goal wrap-up",
   continuation: "continuation check",
   schedule: "schedule",
+  "turn-limit": "turn limit",
 };
 
 export class Conversation {

@@ -111,6 +111,13 @@ export const configSchema = z.strictObject({
     structured_output: z.boolean(), // S4
   }),
   ralph: z.strictObject({ max_rounds: positiveInt, handoff_max_chars: positiveInt }), // P7
+  /** L3: a turn that reaches this many steps ends (resumable with a follow-up), however busy the model is. */
+  loop: z.strictObject({ max_steps_per_turn: positiveInt }),
+  /** A spending cap per session (its own requests, side requests included); each key off when absent. */
+  budget: z.strictObject({
+    max_tokens: positiveInt.optional(),
+    max_cost_usd: z.number().positive().optional(),
+  }),
   schedules: z.strictObject({ min_every_seconds: positiveInt, poll_interval_ms: positiveInt }), // S8
   /** Issue 15 item 4: a model-written title for a session started without one (presets/session-title.ts). */
   session: z.strictObject({ titles: z.boolean() }),
@@ -261,6 +268,8 @@ export const DEFAULT_CONFIG: Config = {
     result_retention_hours: 168,
   },
   ralph: { max_rounds: 256, handoff_max_chars: 16_384 },
+  loop: { max_steps_per_turn: 200 },
+  budget: {},
   schedules: { min_every_seconds: 60, poll_interval_ms: 5_000 },
   session: { titles: true },
   sandbox: "workspace-write",

@@ -28,6 +28,10 @@ const unchanged = (project: unknown, current: unknown) => isDeepStrictEqual(proj
 
 const never = () => false;
 
+/** A limit: the same or lower. */
+const atMost = (project: unknown, current: unknown) =>
+  typeof project === "number" && typeof current === "number" && project <= current;
+
 const RULES: readonly Rule[] = [
   { key: "sandbox", mayApply: rank(["read-only", "workspace-write", "danger-full-access"]) },
   // `never` refuses everything that needs approval; `auto` lets a model approve (S7).
@@ -38,10 +42,11 @@ const RULES: readonly Rule[] = [
   { key: "sandbox_network", mayApply: never },
   { key: "sandbox_proxy_allow", mayApply: never },
   { key: "web_fetch.allow_private", mayApply: (p, c) => p === false || p === c },
-  {
-    key: "tools.bash.max_command_bytes",
-    mayApply: (p, c) => typeof p === "number" && typeof c === "number" && p <= c,
-  },
+  { key: "tools.bash.max_command_bytes", mayApply: atMost },
+  // What a turn and a session may spend is the user's to raise: a project may only lower it.
+  { key: "loop.max_steps_per_turn", mayApply: atMost },
+  { key: "budget.max_tokens", mayApply: (p, c) => atMost(p, c ?? Number.POSITIVE_INFINITY) },
+  { key: "budget.max_cost_usd", mayApply: (p, c) => atMost(p, c ?? Number.POSITIVE_INFINITY) },
   { key: "command_allowlist", mayApply: unchanged },
   { key: "model.provider", mayApply: unchanged },
   { key: "model.base_url", mayApply: unchanged },

@@ -54,7 +54,8 @@ export type UserSource =
   | "goal-round" // P4
   | "goal-wrapup" // P5
   | "continuation" // §9 continuation checks
-  | "schedule"; // S8
+  | "schedule" // S8
+  | "turn-limit"; // L3: a step limit or the session's budget ended the previous turn
 
 export type InboxQueue = "next-turn" | "next-step";
 export type InboxMode = "followup" | "steer" | "inject";

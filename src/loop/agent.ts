@@ -363,8 +363,9 @@ export class Agent {
           stepOpen = true;
         });
         stepOpen = false;
-        if (result === "blocked") {
+        if (typeof result === "object") {
           reason = "blocked";
+          error = result.blocked;
           break;
         }
         if (result === "max-tokens") maxTokens = true; // sticky for the turn
@@ -473,7 +474,7 @@ export class Agent {
     step: number,
     signal: AbortSignal,
     opened: () => void,
-  ): Promise<"continue" | "completed" | "max-tokens" | "blocked"> {
+  ): Promise<"continue" | "completed" | "max-tokens" | { blocked: ErrorInfo }> {
     const where = { turn, step };
     // Between steps the inbox is read only when a notification said it changed (notifications only
     // accelerate: anything missed here is still found at the turn's end, which always reads the rows).
@@ -487,8 +488,9 @@ export class Agent {
       messages: [],
     });
     if (state.reject) {
-      this.log.add({ type: "agent/error", data: { code: "BLOCKED", message: state.reject.reason }, turn });
-      return "blocked";
+      const blocked = { code: state.reject.code ?? "BLOCKED", message: state.reject.reason };
+      this.log.add({ type: "agent/error", data: blocked, turn });
+      return { blocked };
     }
     this.log.add({ type: "step/start", data: {}, ...where });
     opened();

@@ -24,8 +24,11 @@ export type StepInfo = { sessionId: string; turn: number; step: number; firstSte
 export type PreStepState = StepInfo & {
   /** Messages to append before the step's request, in order. */
   messages: PendingUserMessage[];
-  /** Set to end the turn `blocked` instead of running the step (L18). */
-  reject?: { reason: string };
+  /**
+   * Set to end the turn `blocked` instead of running the step (L18). `code` (default `BLOCKED`) and `reason`
+   * become the turn's error, which every view prints: say which limit or rule ended it and what lifts it.
+   */
+  reject?: { reason: string; code?: string };
   /** Declares that this step starts a new request series (L12: e.g. after a goal round). */
   startsRequestSeries?: boolean;
 };

@@ -19,6 +19,8 @@ import { systemPromptPlugin } from "../context/system-prompt.js";
 import { timeContextPlugin } from "../context/time-context.js";
 import { archivedSessionGuard } from "../guards/archived-session.js";
 import { autoReviewPlugin } from "../guards/auto-review.js";
+import { budgetSettingsFrom, sessionBudgetPlugin } from "../guards/session-budget.js";
+import { stepLimitPlugin } from "../guards/step-limit.js";
 import type { Plugin } from "../loop/plugin.js";
 import { retryConfigFrom } from "../model/retry.js";
 import { continuationPlugins } from "../planning/continuation.js";
@@ -58,6 +60,8 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
   return [
     ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
+    stepLimitPlugin({ maxStepsPerTurn: options.config.loop.max_steps_per_turn }), // L3: before anything adds to the step
+    sessionBudgetPlugin(budgetSettingsFrom(options.config)), // budget.*: off unless set
     autoReviewPlugin(options.config.auto_review), // S7: consulted only under approval: auto
     compactionPlugin(compactionSettingsFrom(compaction)), // C2–C12: before anything adds this step's messages; first on request-error (C10)
     systemPromptPlugin(), // SP2, SP3
