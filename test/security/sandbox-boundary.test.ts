@@ -363,6 +363,21 @@ describe("sandbox_network is the user's setting", () => {
     },
   );
 
+  it.skipIf(!bubblewrapAvailable() || !networkIsolationAvailable())(
+    "bdsh doctor says which network commands get",
+    async () => {
+      const root = mkdtempSync(join(tmpdir(), "bdsh-net-doctor-"));
+      const env = { BDSH_HOME: join(root, "home"), DEEPSEEK_API_KEY: "sk-doctor-test-0123456789" };
+      const off = await runCli(["--cwd", root, "doctor"], env);
+      expect(off.stdout).toContain("network off (no network for commands)");
+      const proxy = await runCli(["--cwd", root, "doctor"], {
+        ...env,
+        BDSH_SANDBOX_NETWORK: "proxy",
+      });
+      expect(proxy.stdout).toContain("network proxy (allowed: none)");
+    },
+  );
+
   it("the environment and the flag set it", () => {
     const { home, cwd } = project("");
     expect(loadConfig({ home, cwd, env: { BDSH_SANDBOX_NETWORK: "proxy" } }).config.sandbox_network).toBe(

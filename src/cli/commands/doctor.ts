@@ -12,7 +12,7 @@ import { isProviderName, resolveRoute } from "../../model/catalog.js";
 import { displayBaseUrl } from "../../model/errors.js";
 import { checkKey } from "../../model/key-check.js";
 import { RG_PATH_ENV, ripgrepBinary } from "../../tools/files/ripgrep.js";
-import { bubblewrapAvailable } from "../../tools/terminal/bubblewrap.js";
+import { bubblewrapAvailable, networkIsolationAvailable } from "../../tools/terminal/bubblewrap.js";
 import { terminalRegistry } from "../../tools/terminal/setup.js";
 import { BUBBLEWRAP_INSTALL, cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK } from "../errors.js";
@@ -109,7 +109,7 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
           ? {
               status: "ok",
               name: "sandbox",
-              detail: `file policy ${config.sandbox}; commands run under bubblewrap (${bwrap})`,
+              detail: `file policy ${config.sandbox}; commands run under bubblewrap (${bwrap}); network ${networkDetail(config.sandbox_network, config.sandbox_proxy_allow)}`,
             }
           : {
               status: config.sandbox_required ? "fail" : "warn",
@@ -314,4 +314,12 @@ function which(binary: string): string | undefined {
   const result = spawnSync("sh", ["-c", `command -v ${binary}`], { encoding: "utf8" });
   const path = (result.stdout ?? "").trim(); // null when `sh` itself is not on PATH
   return result.status === 0 && path ? path : undefined;
+}
+
+/** What sandboxed commands may reach, as the sandbox check reports it. */
+function networkDetail(mode: "off" | "proxy" | "on", allow: readonly string[]): string {
+  if (mode !== "on" && !networkIsolationAvailable())
+    return `${mode} wanted, but bwrap cannot make a network namespace here, so commands share the network`;
+  if (mode === "proxy") return `proxy (allowed: ${allow.length ? allow.join(", ") : "none"})`;
+  return mode === "off" ? "off (no network for commands)" : "on (shared with this machine)";
 }
