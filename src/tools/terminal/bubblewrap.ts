@@ -17,9 +17,10 @@
  *   `/` outside the writable roots, so a write there fails visibly; `$TMPDIR` is the session's temp dir.
  * - The network (`isolateNetwork`, from `sandbox_network` off or proxy; never under danger-full-access):
  *   `--unshare-net` gives the command a namespace with a loopback of its own, so neither the internet nor
- *   a service on this machine's loopback is reachable. The well-known unix sockets of local services
- *   (`localSocketPaths`: PostgreSQL, tmux, X11, the session bus, docker) are masked too. In proxy mode the proxy's socket directory (under the
- *   hidden `$BDSH_HOME`) is bound read-only back into the mask, for this sandbox only.
+ *   a service on this machine's loopback is reachable (Codex's workspace-write default). The well-known
+ *   unix sockets of local services (`localSocketPaths`: PostgreSQL, tmux, X11, the session bus, docker)
+ *   are masked too. In proxy mode the proxy's socket directory (under the hidden `$BDSH_HOME`) is bound
+ *   read-only back into the mask, for this sandbox only.
  * - `.bdsh/` below the workspace: the trusted project roots inside it (`projectRoots`) get their `.bdsh`
  *   prepared and bound read-only like the workspace's own, since a run started there would load it. A
  *   `.bdsh` elsewhere below the workspace is writable to commands (the file tools refuse it at every depth):
