@@ -96,7 +96,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const files: string[] = [];
   const warnings: string[] = [];
   let merged: unknown = structuredClone(DEFAULT_CONFIG);
-  // Issue 30: the project's `.bdsh/` is the trusted root's, never a subdirectory's the model could write.
+  // The project's `.bdsh/` is the trusted root's: a subdirectory's is one the model could have written.
   const root = options.trusted === undefined ? trustedRoot(options.home, options.cwd) : undefined;
   const projectRoot = root ?? resolve(options.cwd);
   const projectFile = join(projectRoot, ".bdsh", "config.yaml");

@@ -144,7 +144,7 @@ export function adapterFor(options: OpenAgentOptions): { adapter: ModelAdapter; 
 export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent> {
   const { config, store } = options;
   const home = options.home ?? bdshHome(options.env ?? process.env);
-  // Issue 30: project plugins and skills come from the trusted root's `.bdsh/`, never a subdirectory's.
+  // Project plugins and skills come from the trusted root's `.bdsh/`: a subdirectory's may be the model's.
   const projectRoot = trustedRoot(home, options.workspace);
   const projectTrusted = options.projectTrusted ?? projectRoot !== undefined;
   const redactor = options.redactor ?? secretRedactor(options.env ?? process.env, config, options.apiKeyEnv);

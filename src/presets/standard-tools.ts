@@ -137,7 +137,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       services.set("toolPluginReport", report);
       services.set("blobs", redactingBlobStore(ctx.store, options.redactor ?? Redactor.none));
       services.set("fileObservations", new FileObservations());
-      // Issue 30: the directory the terminal masks for commands is hidden from the file tools too.
+      // One list with the terminal's mask: what commands cannot see, the file tools cannot touch either.
       services.set("maskedPaths", [options.home]);
       services.set("todos", new MemoryTodoList());
       // Issue 19: the selected backend, and jobs that leave a redacted receipt in the store (any server reads it).

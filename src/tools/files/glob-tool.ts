@@ -48,7 +48,7 @@ export const globTool: ToolDefinition<GlobArgs> = {
     const root = resolve(exec.cwd, args.path ?? ".");
     const masked = await maskedRealPaths(exec);
     const rootReal = await realPathOf(root);
-    // Issue 30: nothing in the harness's own directory is listed (masked-paths.ts).
+    // Nothing in the harness's own directory is listed: it holds the trust list and the config (masked-paths.ts).
     if (isMasked(masked, rootReal)) throw new Error(hiddenReadText(root));
     const info = await stat(root).catch(() => undefined);
     if (!info?.isDirectory()) throw new Error(`cannot search "${root}": not a directory`);

@@ -78,7 +78,7 @@ async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<string[]> {
   const target = resolve(exec.cwd, args.path ?? ".");
   const masked = await maskedRealPaths(exec);
   const targetReal = await realPathOf(target);
-  // Issue 30: nothing in the harness's own directory is searched or shown (masked-paths.ts).
+  // Nothing in the harness's own directory is searched or shown: it holds the trust list (masked-paths.ts).
   if (isMasked(masked, targetReal)) throw new Error(hiddenReadText(target));
   if (!(await stat(target).catch(() => undefined))) throw new Error(`cannot search "${target}": not found`);
   const hidden = shownMaskedDirectories(target, targetReal, masked);

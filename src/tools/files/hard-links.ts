@@ -1,5 +1,5 @@
 /**
- * Hard links and the file tools (issue 30): under workspace-write, `write` and `edit` refuse a file with
+ * Hard links and the file tools: under workspace-write, `write` and `edit` refuse a file with
  * more than one link unless every link is found inside the workspace.
  *
  * Why: another name of the same inode may lie outside the workspace (a link made before the session, or by

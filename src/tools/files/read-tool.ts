@@ -73,7 +73,7 @@ async function read(args: ReadArgs, exec: ToolExec): Promise<ToolOutput> {
   }
   const path = absolutePath(exec, args.file_path);
   const real = await realPathOf(path);
-  // Issue 30: the harness's own directory is hidden from tools as from commands, even to say what exists.
+  // The harness's own directory is hidden from tools as from commands, even to say what exists.
   if (isMasked(await maskedRealPaths(exec), real)) throw new Error(hiddenReadText(path));
   const info = await stat(path).catch(() => undefined);
   if (!info) throw new Error(`cannot read "${path}": not found`);

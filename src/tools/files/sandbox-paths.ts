@@ -51,7 +51,8 @@ export async function writeDenial(
   shownPath: string,
   realPath: string,
 ): Promise<string | undefined> {
-  // Issue 30: where bubblewrap hides a directory from commands, no tool may write either, in any mode.
+  // Where bubblewrap hides a directory from commands, no tool may write either, in any mode: the user's
+  // config and trust list live there, and a model that wrote them would set its own rules.
   if (isMasked(await maskedRealPaths(exec), realPath)) return sandboxDeniedText(shownPath, exec);
   if (exec.sandbox === "danger-full-access") return undefined;
   if (exec.sandbox === "read-only") return sandboxDeniedText(shownPath, exec);
