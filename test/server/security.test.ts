@@ -11,7 +11,15 @@
  *   the model runs cannot approve the model's own dangerous call.
  */
 
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
@@ -738,6 +746,9 @@ describe.each(["sqlite", "postgres"] as const)(
       });
       const configFile = join(home, "config.yaml");
       writeServeConfig(configFile, { lease_ttl_ms: 5_000, sweep_interval_ms: 500, shutdown_grace_ms: 0 });
+      // Commands get the network here, so the second line of defence is what is tested: by default they
+      // have none and the curl would not reach the server at all (test/tools/sandbox-network.test.ts).
+      appendFileSync(configFile, "sandbox_network: on\n");
       // No BDSH_SERVER_TOKEN: the server makes its own and prints it once on stderr.
       serve = await startServe({
         ...(database.url ? { databaseUrl: database.url } : {}),
