@@ -1,5 +1,15 @@
+import { sanitize } from "./render/terminal-text.js";
+
 /** Where the CLI writes: stdout for results (JSON Lines with `--json`), stderr for progress and errors. */
 export type Output = { out(line: string): void; err(line: string): void };
+
+/**
+ * `output` for a human view whose lines quote stored or model-made text (titles, replies, tool output, file
+ * names, errors): every line passes the one sanitiser. Never for `--json`, which prints events as stored.
+ */
+export function humanOutput(output: Output): Output {
+  return { out: (line) => output.out(sanitize(line)), err: (line) => output.err(sanitize(line)) };
+}
 
 export const processOutput: Output = {
   out: (line) => process.stdout.write(`${line}\n`),

@@ -60,6 +60,7 @@ export class RunView implements View {
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private statusShown = false;
+  private held = false;
   private frame = 0;
   private activity = "thinking";
   private reasoning = "";
@@ -125,7 +126,18 @@ export class RunView implements View {
     this.endReply();
     this.clearStatus();
     if (this.options.quiet && this.lastAnswer !== "") {
-      this.options.stdout.write(this.lastAnswer.endsWith("\n") ? this.lastAnswer : `${this.lastAnswer}\n`);
+      // Piped, the answer goes out as written; on a terminal, through the sanitiser like every reply.
+      const answer = this.options.stdout.isTTY ? sanitize(this.lastAnswer) : this.lastAnswer;
+      this.options.stdout.write(answer.endsWith("\n") ? answer : `${answer}\n`);
+    }
+  }
+
+  /** A prompt owns the terminal while `open`: the status line is cleared and not painted until it closes. */
+  holdStatus(open: boolean): void {
+    this.held = open;
+    if (open) {
+      this.flushOut();
+      this.clearStatus();
     }
   }
 
@@ -273,6 +285,7 @@ export class RunView implements View {
   }
 
   private paint(): void {
+    if (this.held) return;
     this.flushOut();
     const tokens = this.totals.input + this.totals.output;
     const line = statusLine(

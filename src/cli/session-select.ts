@@ -17,6 +17,7 @@ import { AmbiguousSessionIdError } from "../store/session-ids.js";
 import { SessionNotFoundError, type SessionRow, type Store } from "../store/store.js";
 import { CliError, EXIT_FAILED, EXIT_USAGE, usageError } from "./errors.js";
 import type { Output } from "./output.js";
+import { sanitize } from "./render/terminal-text.js";
 import type { SessionFlags } from "./shared-options.js";
 
 /** The session `ref` (an id or a unique prefix of one) names; a `CliError` otherwise. */
@@ -159,5 +160,5 @@ function labelled(label: string, text: string, max: number): string {
 export async function showConversationTail(agent: Agent, output: Output): Promise<void> {
   await agent.log.load();
   const tail = conversationTail(agent.log.events);
-  if (tail) output.err(`${tail}\n`);
+  if (tail) output.err(`${sanitize(tail)}\n`);
 }

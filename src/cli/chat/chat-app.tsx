@@ -22,6 +22,7 @@ import { Box, Text, useStdout } from "ink";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { statusLine } from "../render/status.js";
 import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
+import { commandRows, hasControls } from "../render/terminal-text.js";
 import type { ChatScreen, Modal } from "./chat-screen.js";
 import { cursorPosition } from "./editor.js";
 
@@ -209,6 +210,9 @@ function EditorView({ screen, width }: { screen: ChatScreen; width: number }) {
   );
 }
 
+/** Rows of a command the approval modal draws; a longer one is printed whole in the transcript first. */
+export const MODAL_COMMAND_ROWS = 8;
+
 function ModalView({ modal, width }: { modal: Modal; width: number }) {
   const inner = Math.max(10, width - 4);
   if (modal.kind === "approval") {
@@ -217,13 +221,18 @@ function ModalView({ modal, width }: { modal: Modal; width: number }) {
         <Text bold color="yellow">
           Approval needed: {sanitize(modal.tool)}
         </Text>
-        {sanitize(modal.summary)
-          .split("\n")
-          .slice(0, 8)
+        {commandRows(modal.summary, inner)
+          .slice(0, MODAL_COMMAND_ROWS)
           .map((line, i) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: static lines of one prompt
-            <Text key={`s${i}`}>{truncate(line, inner)}</Text>
+            <Text key={`s${i}`}>{line}</Text>
           ))}
+        {commandRows(modal.summary, inner).length > MODAL_COMMAND_ROWS ? (
+          <Text color="yellow">the command goes on: the whole of it is printed above</Text>
+        ) : null}
+        {hasControls(modal.summary) ? (
+          <Text color="yellow">it contains control characters, shown as ␛, ␍, ⟨U+…⟩</Text>
+        ) : null}
         <Text dimColor wrap="wrap">
           {truncate(sanitize(modal.reason), inner * 3)}
         </Text>

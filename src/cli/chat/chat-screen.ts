@@ -22,6 +22,7 @@ import type { ApprovalAnswer } from "../../tools/types.js";
 import { MarkdownStream } from "../render/markdown.js";
 import { formatElapsed } from "../render/status.js";
 import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
+import { commandRows } from "../render/terminal-text.js";
 import { toolCard } from "../render/tool-card.js";
 import { type EditorState, EMPTY_EDITOR } from "./editor.js";
 
@@ -137,6 +138,18 @@ export class ChatScreen {
     for (const line of text.replace(/\n$/, "").split("\n"))
       this.transcript.push({ id: this.nextId++, text: line });
     this.changed();
+  }
+
+  /** An approval whose command is longer than its modal shows: the whole command, as it will run. */
+  approvalCommand(tool: string, summary: string, modalRows: number): void {
+    const rows = commandRows(summary, this.width - 4);
+    if (rows.length <= modalRows) return;
+    this.commit(
+      [
+        this.p.yellow(`approval needed for ${sanitize(tool)}, the whole command:`),
+        ...rows.map((r) => `  │ ${r}`),
+      ].join("\n"),
+    );
   }
 
   note(text: string): void {

@@ -28,7 +28,7 @@ import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js"
 import type { ApprovalAnswer } from "../../tools/types.js";
 import { colorEnabled, palette } from "../render/style.js";
 import { conversationTail } from "../session-select.js";
-import { ChatApp } from "./chat-app.js";
+import { ChatApp, MODAL_COMMAND_ROWS } from "./chat-app.js";
 import { ChatScreen } from "./chat-screen.js";
 import * as ed from "./editor.js";
 import { InputHistory } from "./history.js";
@@ -92,6 +92,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
         };
         if (request.signal.aborted) return resolve("cancel");
         request.signal.addEventListener("abort", onAbort);
+        screen.approvalCommand(request.tool, request.summary, MODAL_COMMAND_ROWS);
         screen.openModal(modal);
       }),
   };

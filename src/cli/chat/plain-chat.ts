@@ -13,6 +13,7 @@ import type { Agent } from "../../loop/agent.js";
 import { costOf, formatUsage, priceFromConfig } from "../../model/pricing.js";
 import type { Store } from "../../store/store.js";
 import type { Output } from "../output.js";
+import { sanitize } from "../render/terminal-text.js";
 import { RunView } from "../run-view.js";
 import { errorHint } from "./chat-screen.js";
 import { type ChatControl, runSlashCommand, sessionSwitching } from "./slash-commands.js";
@@ -40,7 +41,7 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
       error && typeof error === "object" && "code" in error && typeof error.code === "string"
         ? error.code
         : "ERROR";
-    output.err(`bdsh: ${code}: ${error instanceof Error ? error.message : String(error)}`);
+    output.err(sanitize(`bdsh: ${code}: ${error instanceof Error ? error.message : String(error)}`));
     const hint = errorHint(code);
     if (hint) output.err(`  ${hint}`);
   };

@@ -9,6 +9,7 @@ import { openAgent } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK } from "../errors.js";
 import type { Output } from "../output.js";
+import { sanitize } from "../render/terminal-text.js";
 import { findSession, sessionWorkspace } from "../session-select.js";
 
 export function registerCompact(program: Command, output: Output, setExitCode: (code: number) => void): void {
@@ -34,10 +35,12 @@ export function registerCompact(program: Command, output: Output, setExitCode: (
         });
         const outcome = await opened.agent.services.require("compaction").compactNow();
         if (outcome.kind === "compacted" || outcome.kind === "nothing") {
-          output.out(outcome.message);
+          output.out(sanitize(outcome.message));
           setExitCode(EXIT_OK);
         } else {
-          output.err(`bdsh: ${outcome.kind === "busy" ? "BUSY" : "COMPACTION_FAILED"}: ${outcome.message}`);
+          output.err(
+            sanitize(`bdsh: ${outcome.kind === "busy" ? "BUSY" : "COMPACTION_FAILED"}: ${outcome.message}`),
+          );
           setExitCode(EXIT_FAILED);
         }
       });

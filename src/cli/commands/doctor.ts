@@ -16,7 +16,8 @@ import { bubblewrapAvailable, networkIsolationAvailable } from "../../tools/term
 import { terminalRegistry } from "../../tools/terminal/setup.js";
 import { BUBBLEWRAP_INSTALL, cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK } from "../errors.js";
-import type { Output } from "../output.js";
+import { humanOutput, type Output } from "../output.js";
+import { sanitize } from "../render/terminal-text.js";
 
 type Status = "ok" | "warn" | "fail";
 type Check = { status: Status; name: string; detail: string };
@@ -131,7 +132,7 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
       if (options.json) output.out(JSON.stringify({ checks }));
       else
         for (const check of checks)
-          output.out(`${check.status.padEnd(4)}  ${check.name.padEnd(11)}  ${check.detail}`);
+          output.out(sanitize(`${check.status.padEnd(4)}  ${check.name.padEnd(11)}  ${check.detail}`));
       setExitCode(checks.some((c) => c.status === "fail") ? EXIT_FAILED : EXIT_OK);
     });
 }
@@ -222,13 +223,14 @@ export function registerBackends(
       }));
       if (options.json) output.out(JSON.stringify({ backends: rows, failedPlugins: report.failed }));
       else {
+        const human = humanOutput(output); // plugin names, probes and errors are not ours to trust
         for (const row of rows) {
           const where = [row.remote ? "remote" : "local", ...(row.container ? ["container"] : [])].join(", ");
-          output.out(
+          human.out(
             `${row.selected ? "*" : " "} ${row.name.padEnd(15)} ${(row.available ? "available" : "unavailable").padEnd(11)}  ${where.padEnd(17)}  ${row.probe.detail}`,
           );
         }
-        for (const failure of report.failed) output.out(`! plugin ${failure.name}: ${failure.error}`);
+        for (const failure of report.failed) human.out(`! plugin ${failure.name}: ${failure.error}`);
       }
       setExitCode(EXIT_OK);
     });

@@ -16,6 +16,7 @@ import { secretRedactor } from "../../presets/open-agent.js";
 import { cliEnvironment, type GlobalOptions } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK, usageError } from "../errors.js";
 import type { Output } from "../output.js";
+import { sanitize } from "../render/terminal-text.js";
 
 export function registerMcp(program: Command, output: Output, setExitCode: (code: number) => void): void {
   const mcp = program.command("mcp").description("MCP servers: their state and their tools");
@@ -35,7 +36,9 @@ export function registerMcp(program: Command, output: Output, setExitCode: (code
       else if (reports.length === 0) output.err("no MCP servers configured (config key mcp_servers)");
       else
         for (const r of reports)
-          output.out([r.name, r.transport, r.state, String(r.tools), r.lastError ?? "-"].join("  "));
+          output.out(
+            sanitize([r.name, r.transport, r.state, String(r.tools), r.lastError ?? "-"].join("  ")),
+          );
       setExitCode(reports.some((r) => r.state !== "ready" && r.state !== "disabled") ? EXIT_FAILED : EXIT_OK);
     });
   mcp
@@ -58,13 +61,15 @@ export function registerMcp(program: Command, output: Output, setExitCode: (code
       );
       if (result.server.state !== "ready") {
         output.err(
-          `bdsh: MCP server "${name}" is ${result.server.state}: ${result.server.lastError ?? "did not start"}`,
+          sanitize(
+            `bdsh: MCP server "${name}" is ${result.server.state}: ${result.server.lastError ?? "did not start"}`,
+          ),
         );
         setExitCode(EXIT_FAILED);
         return;
       }
       if (options.json) output.out(JSON.stringify({ tools: result.tools }));
-      else for (const t of result.tools) output.out([t.name, t.tool, t.description].join("  "));
+      else for (const t of result.tools) output.out(sanitize([t.name, t.tool, t.description].join("  ")));
       setExitCode(EXIT_OK);
     });
 }

@@ -11,6 +11,7 @@ import { ralphReportTool, runRalph } from "../../planning/ralph.js";
 import { type OpenAgentOptions, openAgent } from "../../presets/open-agent.js";
 import type { Store } from "../../store/store.js";
 import type { Output } from "../output.js";
+import { sanitize } from "../render/terminal-text.js";
 
 const ralphReportPlugin: Plugin = {
   name: "ralph-report",
@@ -54,6 +55,6 @@ export async function runRalphCommand(
     },
   });
   output.err(`ralph: ${result.status} after ${result.rounds} round(s)`);
-  if (result.handoff) output.out(result.handoff.summary);
+  if (result.handoff) output.out(sanitize(result.handoff.summary));
   return result.status === "complete" ? 0 : 1;
 }

@@ -24,10 +24,11 @@ import { speakAgentReplies } from "../../tts/cli-speech.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
 import type { Output } from "../output.js";
+import { sanitize } from "../render/terminal-text.js";
 import { jsonView, RunView, type View } from "../run-view.js";
 import { chooseSession, showConversationTail } from "../session-select.js";
 import { addSharedOptions } from "../shared-options.js";
-import { terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
+import { type PromptHold, terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
 import { runRalphCommand } from "./ralph-run.js";
 
 function collect(value: string, previous: string[]): string[] {
@@ -141,6 +142,8 @@ export async function runCommand(
   }
   return withStore(environment, async (store) => {
     const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
+    // The status line stops painting while a prompt waits for an answer (set once the view exists).
+    const prompts: PromptHold = { hold: () => undefined };
     const base = {
       workspace: chosen.workspace,
       env: environment.env,
@@ -155,7 +158,9 @@ export async function runCommand(
       toolOptions: {
         home: environment.home,
         env: environment.env,
-        ...(process.stdin.isTTY ? { approvals: terminalApprovals, questionAnswerer: terminalQuestions } : {}),
+        ...(process.stdin.isTTY
+          ? { approvals: terminalApprovals(prompts), questionAnswerer: terminalQuestions(prompts) }
+          : {}),
         persistAllowlist: (key: string) => addToCommandAllowlist(environment.home, key),
         onPluginFailure: (failure: { name: string; path: string; error: string }) =>
           output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
@@ -179,6 +184,7 @@ export async function runCommand(
           env: environment.env,
           quiet: !!options.quiet,
         });
+    if (human) prompts.hold = (open) => human.holdStatus(open);
     const view: View = human ?? jsonView(output.out, eventJson);
     // M20: the events of this run that record a request's usage, for the end summary's tokens and cost.
     const usageEvents: LogEvent[] = [];
@@ -205,11 +211,11 @@ export async function runCommand(
       if (options.outputLastMessage) writeFileSync(options.outputLastMessage, finalAnswer(agent, startSeq));
       if (options.goal) {
         const outcome = await goalOutcome(agent);
-        if (outcome.message) output.err(`bdsh: GOAL: ${outcome.message}`);
+        if (outcome.message) output.err(sanitize(`bdsh: GOAL: ${outcome.message}`));
         return outcome.exitCode;
       }
       const end = agent.log.last("turn/end");
-      if (end?.data.error) output.err(`bdsh: ${end.data.error.code}: ${end.data.error.message}`);
+      if (end?.data.error) output.err(sanitize(`bdsh: ${end.data.error.code}: ${end.data.error.message}`));
       else if (result.reason && result.reason !== "completed")
         output.err(`bdsh: TURN_ENDED: the turn ended ${result.reason}`);
       if (human) {

@@ -23,6 +23,7 @@ import type { SessionRow, Store } from "../../store/store.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { usageError } from "../errors.js";
 import type { Output } from "../output.js";
+import { sanitize } from "../render/terminal-text.js";
 import {
   clipLines,
   findSession,
@@ -91,7 +92,7 @@ export function registerSessions(
         }
         const events = await store.read(row.id);
         const price = sessionPrice(events, environment.loaded.config.model);
-        output.out(describeSession(row, events, await usageLines(store, row, events, price)));
+        output.out(sanitize(describeSession(row, events, await usageLines(store, row, events, price))));
       });
     });
 
@@ -105,7 +106,8 @@ export function registerSessions(
       await withStore(environment, async (store) => {
         const row = await findSession(store, id);
         const events = await store.read(row.id, { after: Number(options.after) });
-        for (const event of events) output.out(options.json ? eventJson(event) : describeEvent(event));
+        for (const event of events)
+          output.out(options.json ? eventJson(event) : sanitize(describeEvent(event)));
       });
     });
 
@@ -177,8 +179,8 @@ function formatTable(rows: SessionRow[], prefixes: Map<string, string>, withWork
       prefixes.get(row.id) ?? row.id,
       localTime(row.updatedAt),
       row.archived ? `${row.status} (archived)` : row.status,
-      clip(row.title ?? "", 50),
-      ...(withWorkspace ? [workspaceOf(row) ?? "-"] : []),
+      clip(sanitize(row.title ?? "").replace(/\n/g, " "), 50),
+      ...(withWorkspace ? [sanitize(workspaceOf(row) ?? "-")] : []),
     ]);
   }
   const widths = lines[0]!.map((_, column) => Math.max(...lines.map((line) => line[column]!.length)));

@@ -6,7 +6,11 @@
  * - Pure: strings in, strings out. The caller decides which stream it writes to and passes its `isTTY`.
  * - A disabled palette returns its input unchanged, so piped output carries no escape codes.
  * - `NO_COLOR` (https://no-color.org, any non-empty value) wins over `FORCE_COLOR`.
+ * - Untrusted text is made safe by `sanitize` (./terminal-text.ts), re-exported here for the views.
  */
+import { ESCAPE_SEQUENCE } from "./terminal-text.js";
+
+export { sanitize } from "./terminal-text.js";
 
 export type Palette = {
   bold(s: string): string;
@@ -64,9 +68,8 @@ export function palette(enabled: boolean): Palette {
   return enabled ? COLOURED : PLAIN;
 }
 
-// CSI sequences (SGR and cursor movement) and OSC sequences (hyperlinks, titles).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching escape sequences is the point
-const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)/g;
+// Escape sequences take no columns (the palette's own; untrusted text is sanitised before it gets here).
+const ANSI = ESCAPE_SEQUENCE;
 
 export function stripAnsi(s: string): string {
   return s.replace(ANSI, "");
@@ -158,17 +161,4 @@ export function wrapText(text: string, width: number, first = "", rest = first):
   }
   lines.push(current);
   return lines;
-}
-
-// C0 controls other than tab and newline, DEL and C1 controls.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-
-/**
- * Untrusted text (model output, tool output) made safe to print: escape sequences and control characters
- * removed, so a reply cannot move the cursor, retitle the terminal or write the clipboard (OSC 52).
- * Tabs become two spaces so widths stay countable.
- */
-export function sanitize(s: string): string {
-  return s.replace(ANSI, "").replace(CONTROL, "").replace(/\t/g, "  ");
 }
