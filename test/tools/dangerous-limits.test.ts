@@ -58,12 +58,22 @@ describe("the guard", () => {
     return { run, approvals };
   }
 
-  it("refuses a 5 MB command with a text naming the limit and the key, without asking", async () => {
+  it("refuses a command over its limit with a text naming the limit and the key, without asking", async () => {
     const { run, approvals } = setup(["allow-once"], ["recursive-delete"]);
-    const output = await run(`rm -rf d; ${"x".repeat(5 * 1024 * 1024)}`);
+    const output = await run(`rm -rf d; ${"x".repeat(900 * 1024)}`);
     expect(output.isError).toBe(true);
     expect(output.text).toContain(`over the ${LIMIT}-byte limit (config tools.bash.max_command_bytes)`);
     expect(output.text).toContain("write tool");
+    expect(approvals.requests).toHaveLength(0);
+  });
+
+  it("refuses a 5 MB command before anything parses it (the bound on one call's arguments), without asking", async () => {
+    const { run, approvals } = setup(["allow-once"], ["recursive-delete"]);
+    const output = await run(`rm -rf d; ${"x".repeat(5 * 1024 * 1024)}`);
+    expect(output.isError).toBe(true);
+    expect(output.text).toMatch(
+      /^Error: invalid arguments: \d+ bytes, over the \d+ bytes one tool call may carry/,
+    );
     expect(approvals.requests).toHaveLength(0);
   });
 
