@@ -5,7 +5,7 @@
  * shows the whole command with its control characters made visible, and the question prompt cannot be
  * redrawn by its text; and, for any text, the sanitiser leaves nothing a terminal would act on.
  */
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -17,7 +17,7 @@ import { PLAIN } from "../../src/cli/render/style.js";
 import { sanitize } from "../../src/cli/render/terminal-text.js";
 import { approvalPromptText } from "../../src/cli/terminal-approvals.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
-import { BDSH } from "../support/run-cli.js";
+import { BDSH, runCli } from "../support/run-cli.js";
 import { TmuxSession, tmuxAvailable } from "../support/tmux.js";
 import { waitUntil } from "../support/wait.js";
 
@@ -133,6 +133,22 @@ describe("bdsh chat's approval modal", () => {
     } finally {
       app.unmount();
     }
+  });
+});
+
+describe("bdsh doctor", () => {
+  it("prints a backend plugin's hostile directory name and error through the sanitiser", async () => {
+    const home = mkdtempSync(join(tmpdir(), "bdsh-spoof-doctor-"));
+    const plugin = join(home, "plugins", "evil\u001b]0;pwned\u0007x");
+    mkdirSync(plugin, { recursive: true });
+    writeFileSync(join(plugin, "plugin.yaml"), "kind: [\u001b[8m");
+    const result = await runCli(
+      ["doctor"],
+      { BDSH_HOME: home },
+      mkdtempSync(join(tmpdir(), "bdsh-spoof-ws-")),
+    );
+    expect(result.stdout).toContain("evilx");
+    expect(result.stdout).not.toMatch(ACTIVE);
   });
 });
 
