@@ -134,6 +134,18 @@ export function secretValues(servers: McpServersConfig, env: NodeJS.ProcessEnv):
   return out;
 }
 
+/**
+ * The variables the servers' `env` and `headers` read (`${VAR}`): secrets handed to one server, so they
+ * are kept from every command the model runs, whatever their names are.
+ */
+export function referencedVariables(servers: McpServersConfig): string[] {
+  const names = new Set<string>();
+  for (const server of Object.values(servers))
+    for (const value of Object.values({ ...server.env, ...server.headers }))
+      for (const match of value.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) names.add(match[1]!);
+  return [...names];
+}
+
 /** The tool filter: include (when given) then exclude, by the server's own tool names. */
 export function toolAllowed(server: McpServerConfig, tool: string): boolean {
   const include = server.tools?.include;

@@ -17,6 +17,7 @@ import { modelSettingsFor } from "../loop/model-settings.js";
 import { startSession } from "../loop/new-session.js";
 import type { Plugin } from "../loop/plugin.js";
 import type { ToolHost } from "../loop/tool-host.js";
+import { secretValues as mcpSecretValues, referencedVariables } from "../mcp/config.js";
 import { createAdapter } from "../model/adapter.js";
 import { isProviderName, type Route, resolveApiKey, resolveRoute } from "../model/catalog.js";
 import { createRecordingAdapter, createReplayAdapter, readRecording } from "../model/record.js";
@@ -81,21 +82,34 @@ export function defaultOwner(): string {
   return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** Issue 14 finding 4: the environment policy of this configuration (child-env.ts). */
+/**
+ * The variables that hold the harness's own secrets beyond the provider presets': the `--api-key-env`
+ * variable and every variable an MCP server's `env` or `headers` reads. No command ever gets them, whatever
+ * their names are and whatever `pass_env_keys` says.
+ */
+export function harnessSecretVariables(config: Config, apiKeyEnv?: string): string[] {
+  return [...(apiKeyEnv ? [apiKeyEnv] : []), ...referencedVariables(config.mcp_servers)];
+}
+
+/** The environment policy of this configuration (child-env.ts). */
 export function environmentPolicy(config: Config, apiKeyEnv?: string): EnvironmentPolicy {
   return new EnvironmentPolicy({
     strip: config.terminal.strip_env_keys,
     pass: config.terminal.pass_env_keys,
-    harness: apiKeyEnv ? [apiKeyEnv] : [],
+    harness: harnessSecretVariables(config, apiKeyEnv),
   });
 }
 
 /**
  * The one redactor of a process: every value the policy strips from children (the provider key, tokens,
- * passwords, the `DATABASE_URL` password) is redacted from what is stored, printed or sent.
+ * passwords, the `DATABASE_URL` password, what MCP servers are given) and every value an MCP server's
+ * `env` or `headers` expands to is redacted from what is stored, printed or sent.
  */
 export function secretRedactor(env: NodeJS.ProcessEnv, config: Config, apiKeyEnv?: string): Redactor {
-  return Redactor.of(environmentPolicy(config, apiKeyEnv).secretValues(env));
+  return Redactor.of([
+    ...environmentPolicy(config, apiKeyEnv).secretValues(env),
+    ...mcpSecretValues(config.mcp_servers, env),
+  ]);
 }
 
 /** The adapter for the configured provider; throws SetupError (exit 2) when it cannot work at all. */
@@ -205,7 +219,7 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
             projectTrusted,
             ...(projectRoot ? { projectRoot } : {}),
             redactor,
-            harnessEnvKeys: options.apiKeyEnv ? [options.apiKeyEnv] : [],
+            harnessEnvKeys: harnessSecretVariables(config, options.apiKeyEnv),
             ...options.toolOptions,
           }),
       extra: [...(options.plugins ?? []), ...(local ? [closeWithAgent(local)] : [])],
