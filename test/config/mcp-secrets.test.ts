@@ -55,6 +55,7 @@ describe("mcp_servers secrets stay with the harness", () => {
           vault: {
             command: process.execPath,
             args: ["-e", "process.exit(1)"],
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own ${VAR} syntax
             env: { VAULT_AUTH: "${MY_VAULT}" },
           },
           remote: { url: "http://127.0.0.1:9/mcp", headers: { authorization: `Bearer ${LITERAL}` } },

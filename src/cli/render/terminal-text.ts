@@ -5,7 +5,7 @@
  * `doctor` — prints such text through `sanitize` and nothing else.
  *
  * Invariants:
- * - The result holds no C0 control but newline (tabs become two spaces), no DEL, no C1 control and no bidi
+ * - The result holds no ASCII control (U+0000–U+001F) but newline (tabs become two spaces), no DEL, no 8-bit control (U+0080–U+009F) and no bidi
  *   override or isolate, so it cannot move the cursor, hide text (SGR 8 and friends), rewrite a line (CR,
  *   backspace), retitle the terminal or write the clipboard (OSC 52), nor reorder what is read (U+202E).
  * - `strip` (prose, tool output): escape sequences are removed whole, as a terminal would consume them.
@@ -14,13 +14,13 @@
  *   swallows `-r` or hides `rm -rf ~` in a terminal shows it here, with its escape marked.
  */
 
-// CSI (7-bit or C1); OSC, DCS, SOS, PM and APC strings up to their terminator; other two-or-more-byte ESC
+// CSI (7-bit, or the 8-bit U+009B); OSC, DCS, SOS, PM and APC strings up to their terminator; other two-or-more-byte ESC
 // sequences (ESC c, ESC 7, ESC ( B). What is left of a malformed one is removed character by character below.
 export const ESCAPE_SEQUENCE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching escape sequences is the point
   /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|(?:\u001b[\]PX^_]|[\u0090\u0098\u009d-\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)|\u001b[ -/]*[0-~]/g;
 
-// C0 controls but tab and newline, DEL and C1 controls.
+// ASCII controls but tab and newline, DEL, and the 8-bit controls U+0080–U+009F.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
@@ -66,7 +66,7 @@ export function commandRows(command: string, width: number): string[] {
     });
 }
 
-/** The Control Pictures block for C0 and DEL (`␛` for ESC); C1 as `⟨U+009B⟩`. */
+/** The Control Pictures block for the ASCII controls and DEL (`␛` for ESC); an 8-bit control as `⟨U+009B⟩`. */
 function standIn(c: string): string {
   const code = c.charCodeAt(0);
   if (code < 0x20) return String.fromCharCode(0x2400 + code);
