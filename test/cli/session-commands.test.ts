@@ -8,10 +8,10 @@
 import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/log/events.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
-import { testDatabaseUrl } from "../support/database.js";
+import { type FreshDatabase, freshPostgresDatabase } from "../support/fresh-database.js";
 import { runCli } from "../support/run-cli.js";
 
 let fake: FakeProvider | undefined;
@@ -20,9 +20,24 @@ afterEach(async () => {
   fake = undefined;
 });
 
-const stores: Array<[string, () => NodeJS.ProcessEnv]> = [
-  ["SQLite", () => ({})],
-  ["PostgreSQL", () => ({ DATABASE_URL: testDatabaseUrl() })],
+/**
+ * PostgreSQL here is a database of this file's own: listing, `--continue` and id prefixes are about every
+ * session in the store, and another file's sessions (made in the same second, so sharing a long id prefix)
+ * would be candidates too.
+ */
+let database: FreshDatabase | undefined;
+afterAll(async () => {
+  await database?.drop();
+});
+const stores: Array<[string, () => Promise<NodeJS.ProcessEnv>]> = [
+  ["SQLite", async () => ({})],
+  [
+    "PostgreSQL",
+    async () => {
+      database ??= await freshPostgresDatabase("sesscmd");
+      return { DATABASE_URL: database.url };
+    },
+  ],
 ];
 
 type Message = { role: string; content: unknown };
@@ -43,10 +58,14 @@ function commonPrefix(a: string, b: string): string {
 
 for (const [name, storeEnv] of stores) {
   describe(`session commands (${name})`, () => {
+    let storeVars: NodeJS.ProcessEnv = {};
+    beforeAll(async () => {
+      storeVars = await storeEnv();
+    });
     function setup(url: string): { env: NodeJS.ProcessEnv; workA: string; workB: string } {
       const home = mkdtempSync(join(tmpdir(), "bdsh-sess-"));
       return {
-        env: { BDSH_HOME: home, BDSH_BASE_URL: url, DEEPSEEK_API_KEY: "sk-test-sess", ...storeEnv() },
+        env: { BDSH_HOME: home, BDSH_BASE_URL: url, DEEPSEEK_API_KEY: "sk-test-sess", ...storeVars },
         workA: realpathSync(mkdtempSync(join(tmpdir(), "bdsh-sess-a-"))),
         workB: realpathSync(mkdtempSync(join(tmpdir(), "bdsh-sess-b-"))),
       };
