@@ -6,7 +6,7 @@
  *   node --import tsx bench/suite/cli-start.ts            # 10 rounds each
  *   ROUNDS=20 node --import tsx bench/suite/cli-start.ts
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,13 +37,14 @@ function childrenCpuMs(): number {
   return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100; // USER_HZ is 100 on Linux
 }
 
-/** One child's wall time and CPU time. */
-function once(argv: string[]): Sample {
+/** One child's wall time and CPU time (spawned asynchronously: the fake provider answers in this process). */
+async function once(argv: string[]): Promise<Sample> {
   const cpu0 = childrenCpuMs();
   const t0 = performance.now();
-  const result = spawnSync(process.execPath, argv, { env, cwd: workspace, stdio: "ignore" });
+  const child = spawn(process.execPath, argv, { env, cwd: workspace, stdio: "ignore" });
+  const status = await new Promise<number | null>((resolve) => child.on("exit", resolve));
   const wallMs = performance.now() - t0;
-  if (result.status !== 0) throw new Error(`${argv.join(" ")} exited ${result.status}`);
+  if (status !== 0) throw new Error(`${argv.join(" ")} exited ${status}`);
   return { wallMs, cpuMs: childrenCpuMs() - cpu0 };
 }
 
@@ -60,8 +61,8 @@ for (const [name, args] of cases) {
   const dist: Sample[] = [];
   const tsx: Sample[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    dist.push(once([DIST, ...args]));
-    tsx.push(once(["--import", TSX, SRC, ...args]));
+    dist.push(await once([DIST, ...args]));
+    tsx.push(await once(["--import", TSX, SRC, ...args]));
   }
   const d = { wall: median(dist.map((s) => s.wallMs)), cpu: median(dist.map((s) => s.cpuMs)) };
   const t = { wall: median(tsx.map((s) => s.wallMs)), cpu: median(tsx.map((s) => s.cpuMs)) };
