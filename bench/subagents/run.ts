@@ -18,16 +18,17 @@
  *
  *   node --import tsx bench/subagents/run.ts      # BENCH_ROUNDS (100), BENCH_STORES (sqlite,postgres)
  */
+
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { post, type ServeProcess, startServe } from "../../test/chaos/serve-process.js";
+import { openTestAgent } from "../../test/support/test-agent.js";
 import { type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
@@ -108,13 +109,11 @@ async function sqliteRun(): Promise<{ samples: Sample[]; baseline: number[] }> {
   const baseline: number[] = [];
   for (let i = 0; i < ROUNDS + 5; i++) {
     const sent = Date.now(); // the baseline includes opening the agent, as a launch includes the child's
-    const { agent } = await openAgent({
+    const { agent } = await openTestAgent({
       store,
       config,
       workspace,
       home,
-      env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
-      toolOptions: { home, env: { PATH: process.env.PATH } },
       approval: "never",
     });
     await agent.followup(`PARENT ${i}: delegate`);

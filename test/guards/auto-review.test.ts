@@ -4,6 +4,7 @@
  * a reviewer failure is a deny, and `rm -rf node_modules` passes. Real agent turns through the standard
  * preset against the fake provider; the reviewer is told apart from the agent by its system text.
  */
+
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
 import { parseReviewAnswer, REVIEWER_INSTRUCTION, verdictOf } from "../../src/guards/auto-review.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { ApprovalAnswer } from "../../src/tools/types.js";
@@ -22,6 +22,7 @@ import {
   startFakeProvider,
 } from "../../testing/fake-provider/index.js";
 import { runCli } from "../support/run-cli.js";
+import { openTestAgent } from "../support/test-agent.js";
 
 let store: Store;
 let fake: FakeProvider;
@@ -75,16 +76,13 @@ async function runCell(cell: Cell) {
     auto_review: { ...DEFAULT_CONFIG.auto_review, ...cell.config },
     model: { ...DEFAULT_CONFIG.model, base_url: fake.url, effort: "high" },
   };
-  const { agent } = await openAgent({
+  const { agent } = await openTestAgent({
     store,
     config,
     workspace,
     home,
     projectTrusted: false,
-    env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
     toolOptions: {
-      home,
-      env: { PATH: process.env.PATH },
       ...(cell.person
         ? {
             approvals: {
@@ -264,14 +262,12 @@ describe("S7 auto-review under approval: auto", () => {
         };
       return { text: "done" };
     });
-    const { agent } = await openAgent({
+    const { agent } = await openTestAgent({
       store,
       config: { ...DEFAULT_CONFIG, approval: "auto", model: { ...DEFAULT_CONFIG.model, base_url: fake.url } },
       workspace,
       home,
       projectTrusted: false,
-      env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
-      toolOptions: { home, env: { PATH: process.env.PATH } },
     });
     await agent.followup("tidy up, first message");
     await agent.whenIdle();

@@ -5,6 +5,7 @@
  * through the standard preset on a real store, the fake provider at the network edge, and once through the
  * built CLI.
  */
+
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,11 +16,11 @@ import { restrictProjectLayer } from "../../src/config/security-keys.js";
 import { BUDGET_CODE, budgetNotice } from "../../src/guards/session-budget.js";
 import { STEP_LIMIT_CODE, stepLimitNotice } from "../../src/guards/step-limit.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FakeProvider, type FakeReply, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { runCli } from "../support/run-cli.js";
+import { openTestAgent } from "../support/test-agent.js";
 
 let fake: FakeProvider | undefined;
 afterEach(async () => {
@@ -52,13 +53,11 @@ function configWith(url: string, patch: Partial<Config>): Config {
 }
 
 async function openOn(store: Store, home: string, workspace: string, config: Config, sessionId?: string) {
-  const { agent } = await openAgent({
+  const { agent } = await openTestAgent({
     store,
     config,
     workspace,
     home,
-    env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
-    toolOptions: { home, env: { PATH: process.env.PATH } },
     ...(sessionId ? { sessionId } : {}),
   });
   return agent;

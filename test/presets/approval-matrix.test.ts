@@ -2,17 +2,18 @@
  * Codex-style matrix (issue 5 item 10, T16, T17): sandbox mode × approval policy × action, through the
  * standard preset and the fake provider. Each cell runs one real agent turn and checks what the model saw.
  */
+
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { ApprovalAnswer } from "../../src/tools/types.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { openTestAgent } from "../support/test-agent.js";
 
 type Sandbox = "read-only" | "workspace-write" | "danger-full-access";
 type Policy = "never" | "ask-allow" | "ask-deny";
@@ -61,15 +62,12 @@ async function runCell(
     sandbox,
     approval: policy === "never" ? ("never" as const) : ("ask" as const),
   };
-  const { agent } = await openAgent({
+  const { agent } = await openTestAgent({
     store,
     config: { ...config, model: { ...config.model, base_url: fake.url } },
     workspace,
     home,
-    env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
     toolOptions: {
-      home,
-      env: { PATH: process.env.PATH },
       approvals: {
         request: async () => {
           asked++;

@@ -3,15 +3,16 @@
  * opened again on the same session must read a file again before it may edit it; the log itself (and so
  * the history the model sees) is intact.
  */
+
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { openTestAgent } from "../support/test-agent.js";
 
 let fake: FakeProvider | undefined;
 afterEach(async () => {
@@ -45,15 +46,13 @@ describe("R2 state that does not survive resume", () => {
       config,
       workspace,
       home,
-      env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
-      toolOptions: { home, env: { PATH: process.env.PATH } },
     };
-    const first = await openAgent(common);
+    const first = await openTestAgent(common);
     await first.agent.followup("read the notes");
     await first.agent.whenIdle();
     await first.agent.close();
 
-    const resumed = await openAgent({ ...common, sessionId: first.session.id });
+    const resumed = await openTestAgent({ ...common, sessionId: first.session.id });
     await resumed.agent.followup("now change alpha to beta");
     await resumed.agent.whenIdle();
     await resumed.agent.close();

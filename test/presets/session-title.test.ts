@@ -3,13 +3,13 @@
  * PostgreSQL), against the fake provider, which answers `x-bdsh-purpose: title` requests apart from the
  * main script. Order is asserted, never timings.
  */
+
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { cleanTitle } from "../../src/presets/session-title.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -21,6 +21,7 @@ import {
   startFakeProvider,
 } from "../../testing/fake-provider/index.js";
 import { testDatabaseUrl } from "../support/database.js";
+import { openTestAgent } from "../support/test-agent.js";
 import { guard } from "../support/wait.js";
 
 const STORES = [
@@ -57,13 +58,11 @@ async function setup(options: {
     retry: { ...DEFAULT_CONFIG.retry, max_retries: 0 },
   };
   const config = options.config ? options.config(base) : base;
-  const { agent, session } = await openAgent({
+  const { agent, session } = await openTestAgent({
     store,
     config,
     workspace,
     home,
-    env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
-    toolOptions: { home, env: { PATH: process.env.PATH } },
     ...(options.title ? { title: options.title } : {}),
   });
   cleanups.push(() => agent.close());

@@ -2,14 +2,15 @@
  * The standard preset as a whole: every plugin's tools reach the model (T22), the tool list is the same
  * on every request (SP8), and the system prompt is one stable message.
  */
+
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { openTestAgent } from "../support/test-agent.js";
 
 let fake: FakeProvider | undefined;
 afterEach(async () => {
@@ -38,13 +39,11 @@ describe("standard preset", () => {
     });
     const store = await openStore({ home });
     const config = { ...DEFAULT_CONFIG, model: { ...DEFAULT_CONFIG.model, base_url: fake.url } };
-    const { agent } = await openAgent({
+    const { agent } = await openTestAgent({
       store,
       config,
       workspace,
       home,
-      env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
-      toolOptions: { home, env: { PATH: process.env.PATH } },
     });
     await agent.followup("go");
     await agent.whenIdle();
@@ -89,14 +88,12 @@ describe("standard preset", () => {
         kind === "main"
           ? main
           : await store.createSession({ kind, parentId: main.id, metadata: { workspace } });
-      const { agent } = await openAgent({
+      const { agent } = await openTestAgent({
         store,
         config,
         workspace,
         home,
         sessionId: row.id,
-        env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
-        toolOptions: { home, env: { PATH: process.env.PATH } },
       });
       const before = fake.requests.length;
       await agent.followup("go");

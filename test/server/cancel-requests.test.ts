@@ -7,15 +7,16 @@
  * stale one neither aborts nor reaches the next turn, and during a turn it aborts that turn (the pending
  * inbox cleared) without ever being shown to the model.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { SessionRunner } from "../../src/server/session-runner.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
 import { testDatabaseUrl } from "../support/database.js";
+import { openTestAgent } from "../support/test-agent.js";
 import {
   deferred,
   type Message,
@@ -76,12 +77,11 @@ describe.each(targets)("a cancel request from another server ($name)", (target) 
       owner,
       open: async (sessionId) => {
         opened++;
-        const { agent } = await openAgent({
+        const { agent } = await openTestAgent({
           store,
           config,
           workspace,
           home,
-          env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
           sessionId,
           owner,
           approval: "never",

@@ -6,6 +6,7 @@
  * Every server has a token (issue 14 finding 3: the API has no open mode): the test's own, or one made
  * as `bdsh serve` makes it; `server.auth` is the header that carries it.
  */
+
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,7 @@ import {
   type FakeRequest,
   startFakeProvider,
 } from "../../testing/fake-provider/index.js";
+import { testAgentEnv } from "../support/test-agent.js";
 
 export type Message = { role: string; content?: unknown; tool_call_id?: string };
 export type Scenario = (request: FakeRequest, messages: Message[]) => FakeReply | Promise<FakeReply>;
@@ -106,7 +108,7 @@ export async function startServer(
   const owner = options.owner ?? `test-${Math.random().toString(36).slice(2, 8)}`;
   const token = options.token ?? generateServerToken();
   await app.register(bdshPlugin, {
-    env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
+    env: testAgentEnv(),
     onError: () => undefined,
     ...plugin,
     owner,

@@ -9,18 +9,19 @@
  * observations do not survive), so the edit is refused with "has not been read"; A's stale agent would let
  * it through on the strength of a read from before B's turn.
  */
+
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
 import type { Agent } from "../../src/loop/agent.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { SessionRunner } from "../../src/server/session-runner.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
 import { testDatabaseUrl } from "../support/database.js";
+import { openTestAgent } from "../support/test-agent.js";
 import {
   type Scenario,
   startScenarioProvider,
@@ -69,12 +70,11 @@ describe.each(targets)("a cached agent after another server drove its session ($
       store,
       owner,
       open: async (sessionId) => {
-        const { agent } = await openAgent({
+        const { agent } = await openTestAgent({
           store,
           config,
           workspace,
           home,
-          env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
           sessionId,
           owner,
           approval: "never",

@@ -2,13 +2,15 @@
  * Shared pieces of the subagent tests: a scripted provider that answers by who is asking (the parent, or a
  * child by its task), and an agent opened with the standard preset against it.
  */
+
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
-import { type OpenAgentOptions, openAgent } from "../../src/presets/open-agent.js";
+import type { OpenAgentOptions } from "../../src/presets/open-agent.js";
 import type { Store } from "../../src/store/store.js";
 import type { FakeReply, FakeRequest } from "../../testing/fake-provider/index.js";
+import { openTestAgent as openScriptedAgent } from "../support/test-agent.js";
 
 export type Message = { role: string; content?: unknown; tool_calls?: unknown[] };
 
@@ -59,13 +61,11 @@ export async function openTestAgent(
 ) {
   const home = mkdtempSync(join(tmpdir(), "bdsh-sa-home-"));
   const workspace = extra.workspace ?? mkdtempSync(join(tmpdir(), "bdsh-sa-ws-"));
-  return openAgent({
+  return openScriptedAgent({
     store,
     config,
     workspace,
     home,
-    env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
-    toolOptions: { home, env: { PATH: process.env.PATH } },
     approval: "never",
     ...extra,
   });

@@ -3,16 +3,17 @@
  * or larger than any call needs, are refused as the call's result (the model reads why and can retry),
  * never as a crash of the step. Driven through the standard preset, every plugin on the hooks.
  */
+
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
-import { openAgent } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import { MAX_ARGUMENT_DEPTH, MAX_ARGUMENTS_BYTES, parseToolArguments } from "../../src/tools/arguments.js";
 import { type FakeProvider, type FakeScript, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { openTestAgent } from "../support/test-agent.js";
 
 let fake: FakeProvider | undefined;
 afterEach(async () => {
@@ -34,13 +35,11 @@ async function runOne(rawArguments: string, name = "todo_write"): Promise<LogEve
     model: { ...DEFAULT_CONFIG.model, base_url: fake.url },
     session: { titles: false },
   };
-  const { agent } = await openAgent({
+  const { agent } = await openTestAgent({
     store,
     config,
     workspace,
     home,
-    env: { DEEPSEEK_API_KEY: "test", PATH: process.env.PATH },
-    toolOptions: { home, env: { PATH: process.env.PATH } },
   });
   try {
     await agent.followup("go");

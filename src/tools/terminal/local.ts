@@ -29,7 +29,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { bubblewrapArgs, bubblewrapAvailable, networkIsolationAvailable } from "./bubblewrap.js";
-import { EnvironmentPolicy } from "./child-env.js";
+import type { EnvironmentPolicy } from "./child-env.js";
 import { EgressProxy } from "./egress-proxy.js";
 import type {
   EnvironmentFactoryOptions,
@@ -42,6 +42,7 @@ import type {
   TerminalEnvironment,
   TerminalEnvironmentProvider,
 } from "./environment.js";
+import { policyFor } from "./policy.js";
 import { relayArgv } from "./proxy-bridge.js";
 import { executeBySpawn, RunningCommands } from "./remote-shell.js";
 import type { SandboxNetwork } from "./sandbox-network.js";
@@ -66,11 +67,7 @@ export class LocalEnvironment implements TerminalEnvironment {
   constructor(
     private readonly options: EnvironmentFactoryOptions & { graceMs?: number; useBubblewrap?: boolean },
   ) {
-    this.policy = new EnvironmentPolicy({
-      strip: options.stripEnvKeys,
-      pass: options.passEnvKeys ?? [],
-      harness: options.harnessEnvKeys ?? [],
-    });
+    this.policy = policyFor(options);
   }
 
   sandboxAvailable(): boolean {
