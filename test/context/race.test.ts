@@ -11,14 +11,14 @@ import { surfaceMessagesOf } from "../../src/log/surface.js";
 import type { FakeReply } from "../../testing/fake-provider/index.js";
 import { loopFixture, personaPlugin } from "../loop/harness.js";
 import { testDatabaseUrl } from "../support/database.js";
-import { TSX_LOADER } from "../support/run-cli.js";
+import { fixtureArgv } from "../support/fixtures.js";
 import { isSummaryRequest } from "./long-session.js";
 
 const SCRIPT = fileURLToPath(new URL("./fixtures/compact-process.ts", import.meta.url));
 
 function compactIn(env: NodeJS.ProcessEnv): Promise<{ kind: string; message: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", TSX_LOADER, SCRIPT], {
+    const child = spawn(process.execPath, [...fixtureArgv(SCRIPT)], {
       env: { PATH: process.env.PATH, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -17,7 +17,7 @@ import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FakeProvider, type FakeReply, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { testDatabaseUrl } from "../support/database.js";
-import { TSX_LOADER } from "../support/run-cli.js";
+import { fixtureArgv } from "../support/fixtures.js";
 
 const SCRIPT = fileURLToPath(new URL("./fixtures/crash-agent.ts", import.meta.url));
 const never = () => new Promise<FakeReply>(() => undefined);
@@ -90,7 +90,7 @@ function startAgent(env: NodeJS.ProcessEnv): {
   marks: string[];
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, SCRIPT], {
+  const child = spawn(process.execPath, [...fixtureArgv(SCRIPT)], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

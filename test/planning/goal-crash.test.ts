@@ -15,7 +15,7 @@ import { surfaceMessagesOf } from "../../src/log/surface.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { testDatabaseUrl } from "../support/database.js";
-import { TSX_LOADER } from "../support/run-cli.js";
+import { fixtureArgv } from "../support/fixtures.js";
 import { waitUntil } from "../support/wait.js";
 import { userMessages } from "./fixture.js";
 
@@ -26,7 +26,7 @@ function start(env: NodeJS.ProcessEnv): {
   marks: string[];
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, SCRIPT], {
+  const child = spawn(process.execPath, [...fixtureArgv(SCRIPT)], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -9,7 +9,7 @@ import { nextOccurrence, timingFrom } from "../../src/planning/schedule-timing.j
 import type { Store } from "../../src/store/store.js";
 import { type FreshDatabase, postgresHarness } from "../store/harness.js";
 import { testDatabaseUrl } from "../support/database.js";
-import { TSX_LOADER } from "../support/run-cli.js";
+import { fixtureArgv } from "../support/fixtures.js";
 
 const WORKER = fileURLToPath(new URL("./fixtures/claim-worker.ts", import.meta.url));
 const PROCESSES = 3;
@@ -18,7 +18,7 @@ const SCHEDULES = 20;
 
 function worker(env: NodeJS.ProcessEnv): Promise<{ rounds: number[]; reminders: string[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", TSX_LOADER, WORKER], {
+    const child = spawn(process.execPath, [...fixtureArgv(WORKER)], {
       env: { PATH: process.env.PATH, ...env },
       stdio: ["ignore", "pipe", "inherit"],
     });

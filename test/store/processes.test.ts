@@ -2,6 +2,7 @@
  * Real concurrency (issue 2 item 6): separate OS processes on one database, for both stores.
  * Each fixture prints lines of JSON; a "go" line on stdin is the barrier that makes racers fire together.
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -11,6 +12,7 @@ import { newEvent } from "../../src/log/events.js";
 import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from "../../src/store/migrations.js";
 import type { Store } from "../../src/store/store.js";
 import { testDatabaseUrl } from "../support/database.js";
+import { fixtureArgv } from "../support/fixtures.js";
 import { type FreshDatabase, postgresHarness, type StoreHarness, sqliteHarness } from "./harness.js";
 
 type Fixture = {
@@ -24,7 +26,7 @@ const live: ChildProcess[] = [];
 
 function runFixture(script: string, args: string[]): Fixture {
   const path = fileURLToPath(new URL(`./fixtures/${script}.ts`, import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", path, ...args], {
+  const child = spawn(process.execPath, [...fixtureArgv(path), ...args], {
     stdio: ["pipe", "pipe", "inherit"],
   });
   live.push(child);

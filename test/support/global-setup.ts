@@ -9,12 +9,13 @@
  * runs an older CLI than the sources it sits next to.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import "vitest";
+import { buildFixtures } from "./fixture-build.js";
 import { TEST_WORKERS } from "./workers.js";
 
 const ADMIN_URL = process.env.BDSH_TEST_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -25,6 +26,8 @@ declare module "vitest" {
     /** One per test worker (support/database.ts picks this worker's). */
     databaseUrls: string[];
     adminUrl: string;
+    /** Fixture source path → its compiled form (support/fixture-build.ts). */
+    compiledFixtures: Record<string, string>;
   }
 }
 
@@ -47,6 +50,11 @@ function ensureCurrentBuild(): void {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   ensureCurrentBuild();
+  // Inside the checkout, so the compiled fixtures' package imports resolve from its node_modules.
+  const cache = join(ROOT, "node_modules", ".cache");
+  mkdirSync(cache, { recursive: true });
+  const fixtureDir = mkdtempSync(join(cache, "bdsh-fixtures-"));
+  project.provide("compiledFixtures", await buildFixtures(ROOT, fixtureDir));
   const run = `bdsh_test_${process.pid}_${Date.now().toString(36)}`;
   const names = Array.from({ length: TEST_WORKERS }, (_, i) => `${run}_w${i + 1}`);
   const admin = new pg.Client({ connectionString: ADMIN_URL });
@@ -63,6 +71,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   project.provide("adminUrl", ADMIN_URL);
   return async () => {
+    rmSync(fixtureDir, { recursive: true, force: true });
     const c = new pg.Client({ connectionString: ADMIN_URL });
     await c.connect();
     for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -21,7 +21,7 @@ import { LocalEnvironment, processStartTicks } from "../../src/tools/terminal/lo
 import { setupTerminal } from "../../src/tools/terminal/setup.js";
 import { type FreshDatabase, postgresHarness, sqliteHarness } from "../store/harness.js";
 import { testDatabaseUrl } from "../support/database.js";
-import { TSX_LOADER } from "../support/run-cli.js";
+import { fixtureArgv } from "../support/fixtures.js";
 import { call, tempDir } from "../tools/support.js";
 
 const SECRET = "sk-live-secret-3c9a7e51f0";
@@ -92,9 +92,7 @@ describe("process receipts (T9 jobs read on any server; Hermes tools runtime)", 
     child = spawn(
       process.execPath,
       [
-        "--import",
-        TSX_LOADER,
-        FIXTURE,
+        ...fixtureArgv(FIXTURE),
         JSON.stringify(db.target),
         session.id,
         `echo first line; echo the key is ${SECRET}; exit 3`,
