@@ -87,7 +87,12 @@ export const configSchema = z.strictObject({
       max_command_bytes: positiveInt, // issue 14: longer commands are refused before analysis
     }),
   }),
-  spill: z.strictObject({ max_inline_tokens: positiveInt }), // C14
+  spill: z.strictObject({
+    max_inline_tokens: positiveInt, // C14
+    // What blobs may hold: one tool result, and one session in all (tools/spill/spill-quota.ts).
+    max_result_bytes: positiveInt,
+    max_session_bytes: positiveInt,
+  }),
   /** S1 limits and the lifecycle API's request caps (issue 17, src/subagents/). */
   subagents: z.strictObject({
     max_depth: nonNegativeInt, // S1: 1, a child cannot delegate
@@ -249,7 +254,11 @@ export const DEFAULT_CONFIG: Config = {
       max_command_bytes: 65_536,
     },
   },
-  spill: { max_inline_tokens: 12_500 },
+  spill: {
+    max_inline_tokens: 12_500,
+    max_result_bytes: 16 * 1024 * 1024,
+    max_session_bytes: 256 * 1024 * 1024,
+  },
   goal: { max_rounds: 256, blocked_min_rounds: 3 },
   continuation: {
     max_nudges: 2,

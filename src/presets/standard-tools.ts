@@ -29,6 +29,7 @@ import { ToolPipeline } from "../tools/pipeline.js";
 import { loadPlugins, type PluginReport } from "../tools/plugins.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { redactingBlobStore } from "../tools/spill/blob-store.js";
+import { quotaBlobStoreFor } from "../tools/spill/spill-quota.js";
 import { createStandardRegistry, installToolPolicies } from "../tools/standard.js";
 import { setupTerminal, terminalRegistry } from "../tools/terminal/setup.js";
 import { MemoryTodoList } from "../tools/todo/todo-tool.js";
@@ -135,7 +136,10 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       const services = ctx.services;
       services.set("toolRegistry", registry);
       services.set("toolPluginReport", report);
-      services.set("blobs", redactingBlobStore(ctx.store, options.redactor ?? Redactor.none));
+      services.set(
+        "blobs",
+        redactingBlobStore(quotaBlobStoreFor(ctx.store, config), options.redactor ?? Redactor.none),
+      );
       services.set("fileObservations", new FileObservations());
       // One list with the terminal's mask: what commands cannot see, the file tools cannot touch either.
       services.set("maskedPaths", [options.home]);

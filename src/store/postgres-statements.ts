@@ -234,6 +234,7 @@ export const SQL = {
     INSERT INTO blobs (id, session_id, bytes, content, metadata) VALUES ($1, $2, $3, $4, $5)
     RETURNING id, session_id, bytes, metadata, created_at`,
   getBlob: "SELECT id, session_id, bytes, metadata, created_at, content FROM blobs WHERE id = $1",
+  sessionBlobBytes: "SELECT COALESCE(SUM(bytes), 0)::bigint AS total FROM blobs WHERE session_id = $1",
   migrationsTable: `
     CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,

@@ -446,6 +446,10 @@ export class PostgresStore implements Store {
     const row = rows[0];
     return row && { ref: toBlobRef(row), content: row.content };
   }
+  async sessionBlobBytes(sessionId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ total: string }>(SQL.sessionBlobBytes, [sessionId]);
+    return Number(rows[0]?.total ?? 0);
+  }
 
   /**
    * A new subscriber gets a `resync` once the listener is LISTENing: from then on nothing is missed. The

@@ -93,6 +93,7 @@ export const SQLITE_SQL = {
   insertBlob: `INSERT INTO blobs (id, session_id, bytes, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)
        RETURNING id, session_id, bytes, metadata, created_at`,
   getBlob: "SELECT id, session_id, bytes, metadata, created_at, content FROM blobs WHERE id = ?",
+  sessionBlobBytes: "SELECT COALESCE(SUM(bytes), 0) AS total FROM blobs WHERE session_id = ?",
 } as const;
 
 /** Statements that return the first column of each row instead of an object. */

@@ -397,6 +397,10 @@ export class SqliteStore implements Store {
     return row && { ref: toBlobRef(row), content: row.content };
   }
 
+  async sessionBlobBytes(sessionId: string): Promise<number> {
+    return Number((this.s.sessionBlobBytes.get(sessionId) as { total: number | bigint }).total);
+  }
+
   /** The new subscriber first gets a `resync`: "you are subscribed; read what you watch". */
   subscribe(listener: (notification: StoreNotification) => void, options?: SubscribeOptions): () => void {
     const unsubscribe = this.hub.add(listener, options);

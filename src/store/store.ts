@@ -262,6 +262,8 @@ export interface Store {
     metadata?: Record<string, unknown>,
   ): Promise<BlobRef>;
   getBlob(id: string): Promise<{ ref: BlobRef; content: Buffer } | undefined>;
+  /** The bytes of every blob the session holds (0 for none or an unknown session): what spill quotas count. */
+  sessionBlobBytes(sessionId: string): Promise<number>;
 
   /**
    * Listen to wake-ups from this and other processes; returns the unsubscribe function. A subscriber's

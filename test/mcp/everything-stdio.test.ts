@@ -5,6 +5,7 @@
  * a timed-out call cancelled with the protocol's notification; resources listed and read (spill applies).
  */
 import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import { McpPool } from "../../src/mcp/pool.js";
 import { EVERYTHING, runSession, stdio, toolNamesOf, waitFor, withDefaults } from "./support.js";
 
@@ -86,7 +87,7 @@ describe("server-everything over stdio", () => {
   it("reads resources; a long read is spilled like any result (C14)", async () => {
     const session = await runSession({
       mcp: everything,
-      patch: { spill: { max_inline_tokens: 25 } },
+      patch: { spill: { ...DEFAULT_CONFIG.spill, max_inline_tokens: 25 } },
       script: [
         {
           toolCalls: [

@@ -790,6 +790,17 @@ export function storeContract(harness: StoreHarness): void {
       expect((await store.getBlob(text.id))!.content.toString("utf8")).toBe("spilled output ✓");
     });
 
+    it("count a session's bytes for its spill quota", async () => {
+      const s = await store.createSession();
+      const other = await store.createSession();
+      expect(await store.sessionBlobBytes(s.id)).toBe(0);
+      await store.putBlob(s.id, "12345");
+      await store.putBlob(s.id, new Uint8Array(7));
+      await store.putBlob(other.id, "x".repeat(100));
+      expect(await store.sessionBlobBytes(s.id)).toBe(12);
+      expect(await store.sessionBlobBytes("nope")).toBe(0);
+    });
+
     it("are undefined when unknown, and need a known session", async () => {
       expect(await store.getBlob("nope")).toBeUndefined();
       await expect(store.putBlob("nope", "x")).rejects.toBeInstanceOf(SessionNotFoundError);

@@ -17,6 +17,7 @@ import { resolve } from "node:path";
 import { requestApproval } from "../approvals.js";
 import { remoteJoin } from "../files/remote-files.js";
 import { spillLocator } from "../spill/blob-store.js";
+import { droppedNotice, SpillQuotaError } from "../spill/spill-quota.js";
 import type { RunningCommand } from "../terminal/environment.js";
 import { networkDenialSeen, networkDenialText } from "../terminal/sandbox-network.js";
 import type { SandboxMode, ToolDefinition, ToolExec, ToolOutput } from "../types.js";
@@ -272,8 +273,9 @@ async function spillFullOutput(
       kind: "bash-output",
       callId: exec.callId,
     });
-    return spillLocator(ref.id);
-  } catch {
-    return undefined;
+    const dropped = droppedNotice(ref);
+    return dropped ? `${spillLocator(ref.id)} (${dropped})` : spillLocator(ref.id);
+  } catch (error) {
+    return error instanceof SpillQuotaError ? `unavailable (${error.message})` : undefined;
   }
 }

@@ -5,6 +5,7 @@
  */
 import { spillLocator } from "../spill/blob-store.js";
 import { RETRIEVAL_HINT } from "../spill/spill-policy.js";
+import { droppedNotice, SpillQuotaError } from "../spill/spill-quota.js";
 import type { ToolExec } from "../types.js";
 
 export async function listWithOverflow(
@@ -21,8 +22,10 @@ export async function listWithOverflow(
     const ref = await blobs.putBlob(exec.session.sessionId, items.join("\n"), {
       kind: `${exec.toolName}-overflow`,
     });
-    return `${head}\n(Showing ${shown} of ${items.length} ${unit} Full sorted result stored at: ${spillLocator(ref.id)}. ${RETRIEVAL_HINT})`;
-  } catch {
-    return `${head}\n(Showing ${shown} of ${items.length} ${unit}. More ${unit} were omitted.)`;
+    const dropped = droppedNotice(ref);
+    return `${head}\n(Showing ${shown} of ${items.length} ${unit} Full sorted result stored at: ${spillLocator(ref.id)}. ${RETRIEVAL_HINT}${dropped ? ` ${dropped}` : ""})`;
+  } catch (error) {
+    const why = error instanceof SpillQuotaError ? ` Not stored: ${error.message}.` : "";
+    return `${head}\n(Showing ${shown} of ${items.length} ${unit}. More ${unit} were omitted.${why})`;
   }
 }

@@ -8,11 +8,13 @@
  *
  * Invariants:
  * - Exempt: `read` results, outputs marked `noSpill`, blocked results and replacements (C14).
- * - Any failure (no blob service, the store throws) keeps the inline content, with a warning in metadata.
+ * - Any failure (no blob service, the store throws) keeps the inline content, with a warning in metadata;
+ *   but a spent session quota (spill-quota.ts) still cuts the result to its preview, saying nothing was stored.
  */
 import type { HookBus } from "../../hooks/hook-bus.js";
 import type { PostExecuteState, ToolOutput } from "../types.js";
 import { spillLocator } from "./blob-store.js";
+import { droppedNotice, SpillQuotaError } from "./spill-quota.js";
 
 export const CHARS_PER_TOKEN = 4;
 export const RETRIEVAL_HINT = "Use read with offset/limit, or grep this path to search within it.";
@@ -48,11 +50,17 @@ export async function spillIfLarge(
       ...state,
       output: {
         ...output,
-        text: preview(output.text, budget, spillLocator(ref.id)),
+        text: preview(output.text, budget, storedAt(spillLocator(ref.id), droppedNotice(ref))),
         spill: { blobId: ref.id, bytes: ref.bytes },
       },
     };
   } catch (error) {
+    if (error instanceof SpillQuotaError) {
+      return {
+        ...state,
+        output: { ...output, text: preview(output.text, budget, `Not stored: ${error.message}.`) },
+      };
+    }
     const reason = error instanceof Error ? error.message : String(error);
     const warning = `spill-policy: ${reason}; keeping the inline content`;
     const next: ToolOutput = { ...output, metadata: { ...output.metadata, spillWarning: warning } };
@@ -60,9 +68,16 @@ export async function spillIfLarge(
   }
 }
 
-export function preview(text: string, budget: number, locator: string): string {
+/** C14's sentence for a stored result, with what a quota dropped from the stored copy. */
+function storedAt(locator: string, dropped: string | undefined): string {
+  const sentence = `Full formatted result stored at: ${locator}. ${RETRIEVAL_HINT}`;
+  return dropped ? `${sentence} ${dropped}` : sentence;
+}
+
+/** Head, `[...]`, tail and `(Omitted <N> bytes. <where>)`. */
+export function preview(text: string, budget: number, where: string): string {
   const head = text.slice(0, Math.ceil(budget / 2));
   const tail = text.slice(text.length - Math.floor(budget / 2));
   const omitted = Buffer.byteLength(text) - Buffer.byteLength(head) - Buffer.byteLength(tail);
-  return `${head}\n\n[...]\n\n${tail}\n\n(Omitted ${omitted} bytes. Full formatted result stored at: ${locator}. ${RETRIEVAL_HINT})`;
+  return `${head}\n\n[...]\n\n${tail}\n\n(Omitted ${omitted} bytes. ${where})`;
 }

@@ -99,10 +99,12 @@ export async function setupTerminal(
     ...(name === "docker" ? { image: config.terminal.docker.image } : {}),
   });
   const store = ctx.store;
+  // A job's full output counts against the same spill quotas as a tool result's.
+  const blobs = ctx.services.get("blobs") ?? store;
   const receipts = new JobReceipts({
     receipts: store.processReceipts,
     redact: (text) => options.redactor.text(text),
-    putBlob: (sessionId, content) => store.putBlob(sessionId, content, { kind: "job-output" }),
+    putBlob: (sessionId, content) => blobs.putBlob(sessionId, content, { kind: "job-output" }),
     host: processHost(),
     backend: traits?.name ?? name,
     retention: {
