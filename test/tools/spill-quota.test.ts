@@ -92,7 +92,10 @@ describe.each(STORES)("spill quotas on %s", (_name, open) => {
       id: `c${i}`,
       name: "bash",
       // 2 MB each: far past the 64 KB a result may keep and, together, the 512 KB a session may.
-      arguments: { description: "print 2 MB", command: `head -c 2000000 /dev/zero | tr '\\0' ${"abcdefghij"[i]}` },
+      arguments: {
+        description: "print 2 MB",
+        command: `head -c 2000000 /dev/zero | tr '\\0' ${"abcdefghij"[i]}`,
+      },
     }));
     const fake: FakeProvider = await startFakeProvider({ script: [{ toolCalls: calls }, { text: "done" }] });
     cleanup.push(() => fake.close());
