@@ -12,6 +12,8 @@
  * - Longer values are replaced first, so a value that contains another is never left half visible.
  * - Copy on write: input with nothing to redact is returned as is (same object, same string), so the
  *   append path allocates nothing; `Redactor.none` returns everything untouched at once.
+ * - A stream (`stream()`: live text deltas) is redacted across chunk boundaries: what could still become a
+ *   secret with the next chunk is held back until it cannot, and `flush()` gives the rest at the end.
  * - This is a net for accidental leaks, not a boundary: a command that encodes a secret (base64, split
  *   across lines) gets through. The environment policy (tools/terminal/child-env.ts) is the boundary.
  */
@@ -78,6 +80,11 @@ export class Redactor {
     return text.replace(this.findAll!, REDACTED);
   }
 
+  /** A redactor for one stream of text chunks (live deltas), where a secret may be split across chunks. */
+  stream(): StreamRedactor {
+    return new StreamRedactor(this, this.needles);
+  }
+
   /** Every string inside `value` (arrays and plain objects, deeply), copied only where something changed. */
   value<T>(value: T): T {
     if (!this.active) return value;
@@ -131,5 +138,55 @@ export class Redactor {
       }
     }
     return out ?? value;
+  }
+}
+
+/**
+ * Redacts a text stream chunk by chunk. `push` returns what is safe to show now: everything except the
+ * longest tail that is the start of a known value (it may complete with the next chunk), and never half of a
+ * value that is already whole in the buffer. `flush` returns the held tail, redacted.
+ */
+export class StreamRedactor {
+  private held = "";
+
+  constructor(
+    private readonly redactor: Redactor,
+    private readonly needles: readonly string[],
+  ) {}
+
+  push(chunk: string): string {
+    if (this.needles.length === 0) return chunk;
+    const buffer = this.held + chunk;
+    let cut = buffer.length - this.startOfValueAtEnd(buffer);
+    // A whole value that straddles the cut is shown whole (redacted) rather than split; moving the cut may
+    // make another value straddle it, so repeat until it stays.
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const needle of this.needles) {
+        const at = buffer.indexOf(needle, Math.max(0, cut - needle.length + 1));
+        if (at !== -1 && at < cut && at + needle.length > cut) {
+          cut = at + needle.length;
+          moved = true;
+        }
+      }
+    }
+    this.held = buffer.slice(cut);
+    return this.redactor.text(buffer.slice(0, cut));
+  }
+
+  flush(): string {
+    const rest = this.redactor.text(this.held);
+    this.held = "";
+    return rest;
+  }
+
+  /** The length of the longest tail of `buffer` that a known value starts with (and does not complete). */
+  private startOfValueAtEnd(buffer: string): number {
+    const longest = this.needles[0]!.length;
+    for (let k = Math.min(longest - 1, buffer.length); k > 0; k--) {
+      const tail = buffer.slice(buffer.length - k);
+      if (this.needles.some((needle) => needle.length > k && needle.startsWith(tail))) return k;
+    }
+    return 0;
   }
 }

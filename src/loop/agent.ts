@@ -19,7 +19,7 @@
 import { HookBus } from "../hooks/hook-bus.js";
 import type { ErrorInfo, InboxItemRecord, NewEvent, TurnEndReason } from "../log/events.js";
 import type { AssistantBlock, ToolCallBlock } from "../log/messages.js";
-import type { Redactor } from "../log/redact.js";
+import { Redactor } from "../log/redact.js";
 import { abortableSleep } from "../model/retry.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../model/types.js";
 import { holdLease } from "../store/hold-lease.js";
@@ -538,15 +538,29 @@ export class Agent {
         firstStepOfTurn: step === 1,
         request: draft,
       });
+      // Live deltas pass the session's redactor too; a secret split across chunks is held until whole.
+      const live = {
+        text: (this.options.redactor ?? Redactor.none).stream(),
+        reasoning: (this.options.redactor ?? Redactor.none).stream(),
+      };
+      const emit = (type: LiveDelta["type"], delta: string) => {
+        if (delta === "") return;
+        for (const listener of this.deltaListeners) listener({ type, delta, turn, step });
+      };
       const onPart = (part: ModelPart) => {
-        if (part.type === "text" || part.type === "reasoning") {
-          for (const listener of this.deltaListeners)
-            listener({ type: part.type, delta: part.delta, turn, step });
-        }
+        if (part.type === "text" || part.type === "reasoning")
+          emit(part.type, live[part.type].push(part.delta));
+      };
+      const flushLive = () => {
+        emit("reasoning", live.reasoning.flush());
+        emit("text", live.text.flush());
       };
       try {
-        return await collectReply(this.options.adapter.stream(Object.freeze(request)), onPart);
+        const reply = await collectReply(this.options.adapter.stream(Object.freeze(request)), onPart);
+        flushLive();
+        return reply;
       } catch (caught) {
+        flushLive();
         if (signal.aborted) {
           this.keepInterruptedPrefix(caught, attempt, turn, step);
           throw new TurnAborted();

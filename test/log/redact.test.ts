@@ -63,3 +63,58 @@ describe("issue 14 finding 4: the redactor", () => {
     expect(Redactor.none.text(SECRET)).toBe(SECRET);
   });
 });
+
+describe("a live stream of deltas (issue 31 finding 6)", () => {
+  /** Every way of cutting `text` into chunks of at most `size` characters, pushed through one stream. */
+  function streamed(redactor: Redactor, chunks: readonly string[]): { shown: string[]; whole: string } {
+    const stream = redactor.stream();
+    const shown = chunks.map((chunk) => stream.push(chunk));
+    shown.push(stream.flush());
+    return { shown, whole: shown.join("") };
+  }
+
+  function chunked(text: string, size: number): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+    return out;
+  }
+
+  it("never shows any part of a secret split across chunks, at every chunk size", () => {
+    const redactor = Redactor.of([SECRET]);
+    const text = `the key is ${SECRET}, and again:${SECRET}. done`;
+    for (let size = 1; size <= text.length; size++) {
+      const { shown, whole } = streamed(redactor, chunked(text, size));
+      expect(whole).toBe(redactor.text(text));
+      // No single delta carries a piece of the secret long enough to matter (the held tail is never shown raw).
+      for (const delta of shown) expect(delta.includes(SECRET.slice(0, MIN_SECRET_CHARS))).toBe(false);
+    }
+  });
+
+  it("holds only what could still become a secret, and releases it when it cannot", () => {
+    const stream = Redactor.of([SECRET]).stream();
+    expect(stream.push("hello wJal")).toBe("hello ");
+    expect(stream.push("rX and more")).toBe("wJalrX and more");
+    expect(stream.flush()).toBe("");
+  });
+
+  it("a value already whole that straddles the cut is shown whole, redacted, not split", () => {
+    const redactor = Redactor.of(["abcdefgh-secret", "secret-tail-99"]);
+    const stream = redactor.stream();
+    const first = stream.push("x abcdefgh-secret-tail-9");
+    const rest = stream.push("9 y") + stream.flush();
+    expect(first + rest).toBe(redactor.text("x abcdefgh-secret-tail-99 y"));
+    expect(first + rest).not.toContain("secret");
+  });
+
+  it("flush gives back a held start that never completed", () => {
+    const stream = Redactor.of([SECRET]).stream();
+    expect(stream.push("ends with wJalrXUt")).toBe("ends with ");
+    expect(stream.flush()).toBe("wJalrXUt");
+  });
+
+  it("Redactor.none streams everything through at once", () => {
+    const stream = Redactor.none.stream();
+    expect(stream.push("wJal")).toBe("wJal");
+    expect(stream.flush()).toBe("");
+  });
+});

@@ -14,6 +14,7 @@ import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
 import { REDACTED, Redactor } from "../../src/log/redact.js";
 import { eventJson } from "../../src/log/serialize.js";
+import type { LiveDelta } from "../../src/loop/agent.js";
 import { openAgent, secretRedactor } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -76,10 +77,12 @@ async function runAgent(
   });
   const live: LogEvent[] = [];
   agent.log.onDurable((events) => live.push(...events));
+  const deltas: LiveDelta[] = [];
+  agent.onDelta((delta) => deltas.push(delta));
   await agent.followup("show me the file");
   await agent.whenIdle();
   await agent.close();
-  return { agent, live, stored: await store.read(agent.sessionId) };
+  return { agent, live, deltas, stored: await store.read(agent.sessionId) };
 }
 
 const backends: [string, () => string | undefined][] = [
@@ -114,6 +117,28 @@ for (const [name, url] of backends) {
       const content = blob!.content.toString("utf8");
       expect(content).not.toContain(SECRET);
       expect(content.startsWith(`${REDACTED}\n`)).toBe(true);
+    });
+
+    it("from the live deltas (SSE, the terminal) when the model streams it, split across chunks", async () => {
+      const { deltas, stored } = await runAgent(url(), [
+        {
+          reasoning: `thinking about ${SECRET} here`,
+          text: `the key is ${SECRET}, twice: ${SECRET}.`,
+          chunkSize: 3,
+        },
+      ]);
+      const joined = (type: LiveDelta["type"]) =>
+        deltas
+          .filter((d) => d.type === type)
+          .map((d) => d.delta)
+          .join("");
+      expect(deltas.length).toBeGreaterThan(3);
+      for (const delta of deltas) expect(delta.delta).not.toContain(SECRET.slice(0, 6));
+      expect(joined("text")).toBe(`the key is ${REDACTED}, twice: ${REDACTED}.`);
+      expect(joined("reasoning")).toBe(`thinking about ${REDACTED} here`);
+      // What the live view showed is what the log keeps.
+      const message = stored.find((e): e is LogEvent<"assistant/message"> => e.type === "assistant/message");
+      expect(JSON.stringify(message?.data)).toContain(`the key is ${REDACTED}, twice: ${REDACTED}.`);
     });
 
     it("from a 401 body that echoes the key: the stored turn/end error and the --record file", async () => {
