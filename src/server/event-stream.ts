@@ -48,7 +48,7 @@ function resumeCursor(request: FastifyRequest): number {
   const last = Array.isArray(header) ? header[0] : header;
   if (last !== undefined && last !== "") {
     const seq = Number(last);
-    if (!Number.isInteger(seq) || seq < 0)
+    if (!Number.isSafeInteger(seq) || seq < 0)
       throw new ApiError(400, "BAD_REQUEST", "Last-Event-ID must be a seq");
     return seq;
   }
@@ -73,6 +73,12 @@ async function stream(
     connection: "keep-alive",
     "x-accel-buffering": "no",
   });
+  // A HEAD request gets the stream's head and nothing more: Node sends no body for HEAD and would hold the
+  // head back until the response ends, which a stream never does.
+  if (request.method === "HEAD") {
+    raw.end();
+    return;
+  }
   raw.write(": stream\n\n");
   const close = () => controller.abort();
   request.raw.on("close", close);

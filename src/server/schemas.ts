@@ -106,7 +106,8 @@ export const CancelResult = Type.Object({
 });
 
 export const EventsQuery = Type.Object({
-  after: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** A seq: at most 2^53 − 1, which every store's seq column holds (PostgreSQL's bigint would refuse 1e99). */
+  after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
   /** Include ephemeral text/reasoning deltas (`event: delta`) while this server drives the session. */
   deltas: Type.Optional(Type.Boolean({ default: true })),
 });
