@@ -162,30 +162,45 @@ export class SessionRunner {
     return this.claiming;
   }
 
-  /** Graceful shutdown: no new work; finish or cancel in-flight turns; leases are released by each drive. */
+  /**
+   * Graceful shutdown, all of it within `shutdownGraceMs` from the call: no new work; in-flight turns may
+   * finish until `CANCEL_AT` of the grace, then are cancelled (L7: closed `aborted` here, their inbox kept
+   * for another server); a turn still not closed at `GIVE_UP_AT` (a tool or a stream that does not stop
+   * when asked) is left as it is, lease and all: its lease lapses and whichever server claims the session
+   * next repairs the turn (L8/L9), exactly as after a crash. Leases are released by each drive that ends.
+   */
   async stop(): Promise<void> {
+    const begun = Date.now();
+    const grace = this.options.shutdownGraceMs;
+    const cancelAt = begun + grace * CANCEL_AT;
+    const giveUpAt = begun + Math.max(grace * GIVE_UP_AT, MIN_CLOSING_MS);
     this.stopping = true;
     this.unsubscribe?.();
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.lapseTimer) clearTimeout(this.lapseTimer);
-    await this.claiming;
-    const running = [...this.entries.values()].flatMap((e) => (e.running ? [e.running] : []));
-    let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), this.options.shutdownGraceMs);
-    });
-    const outcome = await Promise.race([Promise.all(running).then(() => "done" as const), grace]);
-    clearTimeout(timer);
-    if (outcome === "timeout") {
-      for (const entry of this.entries.values()) {
-        if (!entry.running) continue;
+    await until(this.claiming ?? Promise.resolve(), giveUpAt);
+    const drives = () => Promise.allSettled([...this.entries.values()].map((e) => e.running));
+    if ((await until(drives(), cancelAt)) === "late") {
+      const cancels = [...this.entries.values()].map(async (entry) => {
+        if (!entry.running) return;
         const agent = await entry.agent;
-        await agent.cancel({ keepInbox: true }); // L7: aborted honestly; the inbox stays for another server
-      }
+        await agent.cancel({ keepInbox: true });
+      });
+      await until(Promise.allSettled(cancels), giveUpAt);
     }
-    await Promise.all([...this.entries.values()].map((e) => e.running));
-    await Promise.all(
-      [...this.entries.values()].map((e) => e.agent.then((a) => a.close()).catch(() => undefined)),
+    const left = (await until(drives(), giveUpAt)) === "late";
+    const idle = [...this.entries.values()].filter((e) => !e.running);
+    if (left) {
+      const count = this.entries.size - idle.length;
+      this.options.onError?.(
+        new Error(
+          `stopped with ${count} turn(s) still open; another server repairs them once their leases lapse`,
+        ),
+      );
+    }
+    await until(
+      Promise.all(idle.map((e) => e.agent.then((a) => a.close()).catch(() => undefined))),
+      giveUpAt,
     );
     this.entries.clear();
   }
@@ -394,5 +409,24 @@ export class SessionRunner {
     if (!oldest) return false;
     this.drop(oldest[0], oldest[1]);
     return true;
+  }
+}
+
+/** Of the shutdown grace: when turns still running are cancelled, and when those still open are left. */
+const CANCEL_AT = 0.5;
+const GIVE_UP_AT = 0.85;
+/** However short the grace (0: cancel at once), cancelled turns get this long to close here. */
+const MIN_CLOSING_MS = 250;
+
+/** Waits for `work` until the clock reaches `deadline`; "late" when it had not settled by then. */
+async function until(work: Promise<unknown>, deadline: number): Promise<"done" | "late"> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work.then(() => "done" as const), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -11,7 +11,8 @@
  *   that only a terminal's scrollback knows is no way to run a shared server.
  * - The provider is checked before listening, so a bad configuration exits 2 with nothing served.
  * - SIGTERM or SIGINT: stop accepting, let the runner finish or cancel in-flight turns and release its
- *   leases, close the store, exit 0.
+ *   leases, close the store, exit 0 — within `server.shutdown_grace_ms` (plus a short margin to close);
+ *   a turn that would not stop is left to another server, as after a crash.
  *
  * stderr: `bdsh: serving on http://HOST:PORT (owner OWNER)` once listening, then one line saying which
  * token to send: the made one in full (`Authorization: Bearer <token>`), or that `BDSH_SERVER_TOKEN` is it.
@@ -29,6 +30,13 @@ import { EXIT_OK, usageError } from "../errors.js";
 import type { Output } from "../output.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+/** Past the grace, what closing the HTTP server and the store may take before the process goes anyway. */
+const CLOSE_MARGIN_MS = 500;
+
+/** Exits with `code` on the loop's next turn, once the CLI has returned (stderr to a pipe is synchronous). */
+function exitSoon(code: number): void {
+  setImmediate(() => process.exit(code)).unref();
+}
 
 export function registerServe(program: Command, output: Output, setExitCode: (code: number) => void): void {
   program
@@ -85,8 +93,22 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
         process.once("SIGTERM", stop);
         process.once("SIGINT", stop);
       });
-      await app.close();
-      await store.close();
+      // The runner stops its turns within the grace; should closing the server or the store still hang
+      // (a connection that will not end), the process goes anyway when the grace is up: what it leaves
+      // open is what a crash leaves, and another server repairs it.
+      const graceMs = config.server.shutdown_grace_ms;
+      const stopped = await Promise.race([
+        (async () => {
+          await app.close();
+          await store.close();
+          return true;
+        })(),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), graceMs + CLOSE_MARGIN_MS).unref()),
+      ]);
+      if (!stopped)
+        output.err("bdsh: the grace ran out before the server closed; other servers repair what it left");
       setExitCode(EXIT_OK);
+      // Work left behind (a tool that ignored its cancel, a stalled stream) must not keep the process alive.
+      exitSoon(EXIT_OK);
     });
 }
