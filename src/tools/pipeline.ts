@@ -1,9 +1,13 @@
 /**
  * The call pipeline (T2, T3, T5, T6, T15, T16): every tool call the model makes goes through `run`.
  *
- *   frozen args → `tools/pre-execute` (allow / deny / ask / cancel) → approval → validation →
+ *   frozen args → validation → `tools/pre-execute` (allow / deny / ask / cancel) → approval →
  *   `tools/execute` wrappers → body (timeout, abort) → `tools/post-execute` (accept / replace / block,
  *   additional contexts) → finalize → result
+ *
+ * Validation comes first, before any hook (T2 validates in the body, after the hooks): a call whose
+ * arguments are wrong is answered at once and never shown to a person for approval, who would otherwise
+ * approve a call that then fails.
  *
  * Invariants:
  * - `run` never throws for a tool fault: unknown tools, bad arguments, denials, throws, timeouts and aborts
@@ -94,13 +98,16 @@ export class ToolPipeline {
         ? exec
         : { ...exec, toolName: tool.name, callId: call.callId };
 
-    const pre = await this.hooks.waterfall("tools/pre-execute", {
-      call,
-      tool,
-      exec: callExec,
-      decision: { kind: "allow" },
-    });
-    let output = await this.decide(pre.decision, call, tool, callExec);
+    let output = invalidArguments(call, tool);
+    if (!output) {
+      const pre = await this.hooks.waterfall("tools/pre-execute", {
+        call,
+        tool,
+        exec: callExec,
+        decision: { kind: "allow" },
+      });
+      output = await this.decide(pre.decision, tool, callExec);
+    }
     output ??= await this.hooks.wrap("tools/execute", { call, tool, exec: callExec }, (input) =>
       this.execute(input),
     );
@@ -120,10 +127,9 @@ export class ToolPipeline {
     return this.registry.get(name);
   }
 
-  /** The pre-execute decision and validation; `undefined` means go on to the body. */
+  /** The pre-execute decision; `undefined` means go on to the body. */
   private async decide(
     decision: PreExecuteDecision,
-    call: ToolCallRequest,
     tool: AnyToolDefinition,
     exec: ToolExec,
   ): Promise<ToolOutput | undefined> {
@@ -151,10 +157,6 @@ export class ToolPipeline {
         return errorOutput(decision.rejectedText ?? rejectedText(tool.name), "APPROVAL_REJECTED");
       }
     }
-    if (call.args === undefined)
-      return errorOutput(argumentsRefusalText(call.rawArguments), "INVALID_ARGUMENTS");
-    const violations = validateArguments(tool.parameters, call.args);
-    if (violations.length > 0) return errorOutput(invalidArgumentsText(violations), "INVALID_ARGUMENTS");
     if (exec.signal.aborted) return abortedBeforeDispatch();
     return undefined;
   }
@@ -236,4 +238,14 @@ function finalize(output: ToolOutput): ToolOutput {
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message.replace(/^Error: /, "");
   return String(error);
+}
+
+/** T2's argument checks: unparsed arguments, or arguments the tool's schema refuses; `undefined` when valid. */
+function invalidArguments(call: ToolCallRequest, tool: AnyToolDefinition): ToolOutput | undefined {
+  if (call.args === undefined)
+    return errorOutput(argumentsRefusalText(call.rawArguments), "INVALID_ARGUMENTS");
+  const violations = validateArguments(tool.parameters, call.args);
+  return violations.length > 0
+    ? errorOutput(invalidArgumentsText(violations), "INVALID_ARGUMENTS")
+    : undefined;
 }

@@ -234,6 +234,30 @@ describe("T16 approval policy × answer", () => {
     });
   }
 
+  it("answers invalid arguments at once: no pre-execute hook runs and nobody is asked to approve", async () => {
+    const { hooks, pipeline, ctx } = setup();
+    const approvals = new ScriptedApprovals(() => "allow-once");
+    ctx.services.set("approvals", approvals);
+    let preHooks = 0;
+    const seen: string[] = [];
+    hooks.onWaterfall("tools/pre-execute", (state) => {
+      preHooks++;
+      return { ...state, decision: { kind: "ask", reason: "dangerous", summary: "rm -rf build" } };
+    });
+    hooks.onWaterfall("tools/post-execute", (state) => {
+      seen.push(state.output.text);
+      return state;
+    });
+    for (const args of [{ text: 1 }, "[1]"]) {
+      const output = await pipeline.run(call("echo", args), { ...ctx.exec, approval: "ask" });
+      expect(output).toMatchObject({ isError: true, code: "INVALID_ARGUMENTS" });
+    }
+    expect(preHooks).toBe(0);
+    expect(approvals.requests).toEqual([]);
+    // Post-execute still sees the outcome (G1 counts failed calls).
+    expect(seen).toHaveLength(2);
+  });
+
   it("passes the call id and tool name to the answerer", async () => {
     const { hooks, pipeline, ctx } = setup();
     const approvals = new ScriptedApprovals(() => "allow-once");
