@@ -22,6 +22,7 @@
  *   cancel in-flight turns, release leases).
  */
 import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from "fastify";
+import { loadApprovalKey } from "../config/approval-key.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import type { Agent } from "../loop/agent.js";
@@ -31,6 +32,7 @@ import { priceFromConfig } from "../model/pricing.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
 import type { Store } from "../store/store.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
+import { AnswerSigner } from "./answer-proof.js";
 import {
   ApiError,
   clientErrorHandler,
@@ -64,6 +66,12 @@ export type BdshPluginOptions = {
    * can read: `BDSH_SERVER_TOKEN` (stripped from children) or `generateServerToken()` kept in memory.
    */
   token: string;
+  /**
+   * The approval key that signs answers queued over HTTP and proves them to the waiting agent (default:
+   * `BDSH_APPROVAL_KEY`, else `$BDSH_HOME/approval.key`, config/approval-key.ts). Servers sharing one
+   * PostgreSQL must share it.
+   */
+  approvalKey?: Buffer;
   /** More `Host` names accepted on loopback connections (a reverse proxy's name); loopback names always are. */
   allowedHosts?: readonly string[];
   /** This server's lease owner id (default: host:pid:random). */
@@ -96,8 +104,12 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   if (typeof options.token !== "string" || options.token === "")
     throw new Error("bdshPlugin needs a token (BDSH_SERVER_TOKEN, or generateServerToken())");
   const tokenMatches = tokenChecker(options.token);
-  // Issue 18: one client per MCP server for the whole process, shared by its sessions, closed on shutdown.
   const env = options.env ?? process.env;
+  // Answers are proven with a key outside the store (./answer-proof.ts): a command may reach the store.
+  const signer = new AnswerSigner(
+    options.approvalKey ?? loadApprovalKey({ env, home: options.home ?? bdshHome(env) }),
+  );
+  // Issue 18: one client per MCP server for the whole process, shared by its sessions, closed on shutdown.
   const mcp = Object.keys(config.mcp_servers).length
     ? new McpPool(config.mcp_servers, {
         env,
@@ -137,7 +149,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         leaseTtlMs: settings.lease_ttl_ms,
         children, // S1: any server's runner may drive a child, and wake its parent
         plugins: [
-          httpInteractionsPlugin({ questionTimeoutMs: settings.question_timeout_ms }),
+          httpInteractionsPlugin({ questionTimeoutMs: settings.question_timeout_ms, signer }),
           lostJobsPlugin({ owner, leaseTtlMs: settings.lease_ttl_ms }),
           ...(options.plugins ?? []),
         ],
@@ -243,7 +255,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     price: priceFromConfig(config.model), // M20
   });
   registerEventStream(routes, { store, runner, keepAliveMs: 15_000 });
-  registerInteractionRoutes(routes, { store, runner });
+  registerInteractionRoutes(routes, { store, runner, signer });
   registerSubagentRoutes(routes, { store, children, config }); // issue 17: the lifecycle API by handle
   registerSpeechRoutes(app, {
     store,
