@@ -17,7 +17,10 @@
  * - Every refusal has the shape `{error: {code, message}}` (./api-error.ts); `bdshServerOptions()` gives
  *   the host the two server options that route the router's and Node's own refusals there too.
  * - `/` and `/assets/*` serve the web dashboard's static files without the token (they hold no data; the
- *   page asks for the token): ./dashboard.ts.
+ *   page asks for the token): ./dashboard.ts. The page trades the token for an HttpOnly session cookie
+ *   (`POST /v1/sign-in`, ./dashboard-session.ts), accepted on every `/v1` route like the bearer header.
+ * - A state-changing request whose `Origin` names another origin is 403 `FORBIDDEN_ORIGIN`, and one
+ *   authenticated by the cookie must carry this origin's `Origin` (CSRF).
  * - The plugin starts a SessionRunner on `onReady` and stops it on `onClose` (graceful shutdown: finish or
  *   cancel in-flight turns, release leases).
  */
@@ -42,6 +45,13 @@ import {
 } from "./api-error.js";
 import { bearerOf, hostAllowed, isLoopbackAddress, tokenChecker } from "./auth.js";
 import { defaultDashboardDir, registerDashboard } from "./dashboard.js";
+import {
+  cookieValue,
+  DashboardSessions,
+  isStateChanging,
+  SESSION_COOKIE,
+  sameOrigin,
+} from "./dashboard-session.js";
 import { registerEventStream } from "./event-stream.js";
 import { registerInteractionRoutes } from "./interaction-routes.js";
 import { httpInteractionsPlugin } from "./interactions.js";
@@ -50,9 +60,13 @@ import { RouteTable } from "./openapi.js";
 import { Health, Ready } from "./schemas.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { SessionRunner } from "./session-runner.js";
+import { registerSignInRoutes } from "./sign-in-routes.js";
 import { registerSpeechRoutes } from "./speech-routes.js";
 import { strictValidator } from "./strict-validation.js";
 import { registerSubagentRoutes } from "./subagent-routes.js";
+
+const FORBIDDEN_ORIGIN_MESSAGE =
+  "a state-changing request signed in by cookie must come from this server's own origin (Origin header)";
 
 export type BdshPluginOptions = {
   store: Store;
@@ -104,6 +118,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   if (typeof options.token !== "string" || options.token === "")
     throw new Error("bdshPlugin needs a token (BDSH_SERVER_TOKEN, or generateServerToken())");
   const tokenMatches = tokenChecker(options.token);
+  const sessions = new DashboardSessions(options.token);
   const env = options.env ?? process.env;
   // Answers are proven with a key outside the store (./answer-proof.ts): a command may reach the store.
   const signer = new AnswerSigner(
@@ -185,6 +200,13 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         "the Host header must be localhost, 127.0.0.1 or [::1] on a loopback server",
       );
     if (!request.headers.host) throw new ApiError(400, "BAD_REQUEST", MISSING_HOST_MESSAGE);
+    // CSRF: a browser names the page that sent a request; a state change from another origin is refused.
+    if (
+      isStateChanging(request.method) &&
+      request.headers.origin !== undefined &&
+      !sameOrigin(request.headers)
+    )
+      throw new ApiError(403, "FORBIDDEN_ORIGIN", FORBIDDEN_ORIGIN_MESSAGE);
   });
   app.setErrorHandler(errorHandler((error) => app.log.error({ err: error }, "request failed")));
   // Only JSON bodies: Fastify's default text/plain parser would hand a string to the validators.
@@ -198,6 +220,12 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     bodyLimit: settings.body_limit_bytes,
     authenticate: async (request, reply) => {
       if (tokenMatches(bearerOf(request.headers.authorization))) return;
+      if (sessions.valid(cookieValue(request.headers.cookie, SESSION_COOKIE))) {
+        // The browser attaches the cookie by itself: a state change must say it came from this origin.
+        if (isStateChanging(request.method) && !sameOrigin(request.headers))
+          throw new ApiError(403, "FORBIDDEN_ORIGIN", FORBIDDEN_ORIGIN_MESSAGE);
+        return;
+      }
       reply.header("www-authenticate", 'Bearer realm="bdsh"');
       throw new ApiError(
         401,
@@ -254,6 +282,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     workspace: options.workspace,
     price: priceFromConfig(config.model), // M20
   });
+  registerSignInRoutes(routes, { sessions, tokenMatches, cookiePath: `${app.prefix.replace(/\/+$/, "")}/` });
   registerEventStream(routes, { store, runner, keepAliveMs: 15_000 });
   registerInteractionRoutes(routes, { store, runner, signer });
   registerSubagentRoutes(routes, { store, children, config }); // issue 17: the lifecycle API by handle
@@ -263,6 +292,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     config,
     env: options.env ?? process.env,
     tokenMatches,
+    sessions,
     allowedHosts,
   }); // issue 20
   routes.add(
