@@ -37,8 +37,12 @@ let context: BrowserContext | undefined;
 let hostile: Server;
 let hostileUrl = "";
 
-/** Every file under `dir` whose bytes contain `needle`. */
+/**
+ * Every file under `dir` whose bytes contain `needle`, as UTF-8 or as UTF-16LE (Chromium's storage keeps
+ * strings as UTF-16: the old page's token was found in `Session Storage/000003.log` only that way).
+ */
 function filesContaining(dir: string, needle: string): string[] {
+  const forms = [Buffer.from(needle, "utf8"), Buffer.from(needle, "utf16le")];
   const found: string[] = [];
   const walk = (at: string) => {
     for (const name of readdirSync(at)) {
@@ -50,7 +54,10 @@ function filesContaining(dir: string, needle: string): string[] {
         continue; // a socket or lock Chromium removed meanwhile
       }
       if (stat.isDirectory()) walk(path);
-      else if (stat.isFile() && readFileSync(path).includes(needle)) found.push(path);
+      else if (stat.isFile()) {
+        const bytes = readFileSync(path);
+        if (forms.some((form) => bytes.includes(form))) found.push(path);
+      }
     }
   };
   walk(dir);
@@ -123,9 +130,13 @@ describe("the dashboard's credential in a browser profile (issue 30)", () => {
     await page.reload();
     await page.waitForSelector("[data-testid=session-list]");
     const value = cookie!.value;
+    // The control: what the page used to do with the token does reach the disk, and the scan finds it.
+    const canary = `canary-${"q".repeat(24)}`;
+    await page.evaluate(`sessionStorage.setItem("bdsh.canary", ${JSON.stringify(canary)})`);
     // Closing the browser writes out whatever it keeps; then read the profile as another process would.
     await context.close();
     context = undefined;
+    expect(filesContaining(profile, canary).length).toBeGreaterThan(0);
     expect(filesContaining(profile, TOKEN)).toEqual([]);
     expect(filesContaining(profile, value)).toEqual([]);
   });
