@@ -65,7 +65,7 @@ function SignIn({ api, onSignedIn }: { api: Api; onSignedIn(): void }) {
         It is sent once; the browser keeps only a session cookie that scripts cannot read.
       </p>
       {error ? (
-        <p class="error" role="alert">
+        <p class="notice error" role="alert">
           {error}
         </p>
       ) : null}

@@ -31,13 +31,19 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { ConfigError } from "./load.js";
 import { bdshHome } from "./paths.js";
 
 export const APPROVAL_KEY_ENV = "BDSH_APPROVAL_KEY";
 export const APPROVAL_KEY_FILE = "approval.key";
 const MIN_KEY_CHARS = 32;
 
-export class ApprovalKeyError extends Error {}
+/** A bad key is a configuration error (`bdsh: CONFIG: …`, exit 2): the person fixes it, nothing ran. */
+export class ApprovalKeyError extends ConfigError {
+  constructor(source: string, detail: string) {
+    super("", source, detail);
+  }
+}
 
 /** The approval key: `BDSH_APPROVAL_KEY`, else `$BDSH_HOME/approval.key` (made 0600 on first use). */
 export function loadApprovalKey(options: { env?: NodeJS.ProcessEnv; home?: string } = {}): Buffer {
@@ -46,7 +52,8 @@ export function loadApprovalKey(options: { env?: NodeJS.ProcessEnv; home?: strin
   if (fromEnv !== undefined && fromEnv !== "") {
     if (fromEnv.length < MIN_KEY_CHARS)
       throw new ApprovalKeyError(
-        `${APPROVAL_KEY_ENV} must be at least ${MIN_KEY_CHARS} characters (try: openssl rand -hex 32)`,
+        `environment variable ${APPROVAL_KEY_ENV}`,
+        `must be at least ${MIN_KEY_CHARS} characters (try: openssl rand -hex 32)`,
       );
     return Buffer.from(fromEnv, "utf8");
   }
@@ -88,15 +95,17 @@ function createKeyFile(home: string, file: string): void {
 
 function readKeyFile(file: string): Buffer {
   const stat = lstatSync(file);
-  if (!stat.isFile()) throw new ApprovalKeyError(`${file} must be a regular file`);
+  if (!stat.isFile()) throw new ApprovalKeyError(file, "must be a regular file");
   if ((stat.mode & 0o077) !== 0)
     throw new ApprovalKeyError(
-      `${file} may be read by other users (mode ${(stat.mode & 0o777).toString(8)}): run chmod 600 ${file}`,
+      file,
+      `may be read by other users (mode ${(stat.mode & 0o777).toString(8)}): run chmod 600 ${file}`,
     );
   const text = readFileSync(file, "utf8").trim();
   if (text.length < MIN_KEY_CHARS)
     throw new ApprovalKeyError(
-      `${file} holds no key of at least ${MIN_KEY_CHARS} characters: delete it to make a new one`,
+      file,
+      `holds no key of at least ${MIN_KEY_CHARS} characters: delete it to make a new one`,
     );
   return Buffer.from(text, "utf8");
 }

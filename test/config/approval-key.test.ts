@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { APPROVAL_KEY_FILE, ApprovalKeyError, loadApprovalKey } from "../../src/config/approval-key.js";
+import { ConfigError } from "../../src/config/load.js";
 import { EnvironmentPolicy } from "../../src/tools/terminal/child-env.js";
 import { fixtureArgv } from "../support/fixtures.js";
 
@@ -31,6 +32,7 @@ describe("the approval key (issue 30)", () => {
     expect(loadApprovalKey({ env: { BDSH_APPROVAL_KEY: value }, home }).toString("utf8")).toBe(value);
     expect(() => readdirSync(home)).toThrow(/ENOENT/);
     expect(() => loadApprovalKey({ env: { BDSH_APPROVAL_KEY: "short" }, home })).toThrow(ApprovalKeyError);
+    expect(() => loadApprovalKey({ env: { BDSH_APPROVAL_KEY: "short" }, home })).toThrow(ConfigError); // exit 2
     expect(() => loadApprovalKey({ env: { BDSH_APPROVAL_KEY: "short" }, home })).toThrow(/at least 32/);
   });
 
