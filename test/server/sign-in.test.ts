@@ -6,6 +6,7 @@
  */
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
@@ -129,6 +130,26 @@ describe("the dashboard's sign-in (issue 30)", () => {
     expect(bearer.body).toMatchObject({ error: { code: "FORBIDDEN_ORIGIN" } });
     // A client that is not a browser sends no Origin: the bearer token alone still works.
     expect((await send("POST", "/v1/sessions", server.auth, { title: "cli" })).status).toBe(201);
+  });
+
+  it("the speech WebSocket takes the cookie from its own origin only", async () => {
+    const cookie = await signIn();
+    const upgrade = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const socket = new WebSocket(
+          `${server.url.replace("http", "ws")}/v1/sessions/no-such-session/speech`,
+          {
+            headers,
+          },
+        );
+        socket.on("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0));
+        socket.on("open", () => reject(new Error("the upgrade was accepted")));
+        socket.on("error", () => undefined);
+      });
+    const own = `http://${new URL(server.url).host}`;
+    expect(await upgrade({ cookie, origin: own })).toBe(404); // signed in: the session is what is missing
+    expect(await upgrade({ cookie, origin: "http://localhost:1" })).toBe(401);
+    expect(await upgrade({ cookie })).toBe(401);
   });
 
   it("sign-out expires the cookie", async () => {
