@@ -19,6 +19,7 @@ import type { LogEvent } from "../../src/log/events.js";
 import { openStore, SQLITE_FILE } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FreshDatabase, freshPostgresDatabase } from "../support/fresh-database.js";
+import { waitUntil } from "../support/wait.js";
 import {
   api,
   type Scenario,
@@ -28,8 +29,6 @@ import {
   testConfig,
   tmpHome,
   toolResults,
-  turnEnd,
-  waitForEvent,
 } from "./harness.js";
 
 type Route = "sqlite" | "postgres-trust" | "postgres-pgpass";
@@ -167,19 +166,38 @@ describe.each(["sqlite", "postgres-trust", "postgres-pgpass"] as const)(
       );
       expect(created.status).toBe(201);
       const id = String(created.body.id);
-      const requested = await waitForEvent(store, id, isType("approval/requested"));
+      /** Waits for `count` events of `type`, naming the step and showing the log and inbox if it hangs. */
+      const eventsOf = <K extends LogEvent["type"]>(type: K, count = 1) =>
+        waitUntil(
+          async () => {
+            const found = (await store.read(id)).filter(isType(type));
+            return found.length >= count ? found : undefined;
+          },
+          `${count} ${type} in ${route}`,
+          {
+            timeoutMs: 60_000,
+            everyMs: 50,
+            describe: async () =>
+              JSON.stringify({
+                events: (await store.read(id)).map((e) => e.type),
+                inbox: (await store.pendingInbox(id)).map((i) => i.id),
+              }),
+          },
+        );
+      const [requested] = await eventsOf("approval/requested");
 
-      attack(id, requested.data.id);
-      const first = await waitForEvent(store, id, isType("answer/rejected"));
-      const second = await waitForEvent(store, id, isType("answer/rejected"), first.seq);
-      expect([first.data, second.data].map((d) => [d.id, d.kind, d.reason])).toEqual([
-        [requested.data.id, "approval", "unsigned"],
-        [requested.data.id, "approval", "bad-proof"],
+      attack(id, requested!.data.id);
+      const rejected = await eventsOf("answer/rejected", 2);
+      expect(rejected.map((e) => [e.data.id, e.data.kind, e.data.reason])).toEqual([
+        [requested!.data.id, "approval", "unsigned"],
+        [requested!.data.id, "approval", "bad-proof"],
       ]);
 
       // Still pending: nothing answered it, nothing ran.
       const pending = await api(server.url, "GET", `/v1/sessions/${id}/approvals`, undefined, server.auth);
-      expect((pending.body.approvals as Array<{ id: string }>).map((a) => a.id)).toEqual([requested.data.id]);
+      expect((pending.body.approvals as Array<{ id: string }>).map((a) => a.id)).toEqual([
+        requested!.data.id,
+      ]);
       let events = await store.read(id);
       expect(events.some((e) => e.type === "approval/answered" || e.type === "tool/result")).toBe(false);
       expect(await store.pendingInbox(id)).toEqual([]); // the forged rows were discarded, never spliced
@@ -189,14 +207,14 @@ describe.each(["sqlite", "postgres-trust", "postgres-pgpass"] as const)(
         server.url,
         "POST",
         `/v1/sessions/${id}/approvals`,
-        { approvalId: requested.data.id, decision: "deny" },
+        { approvalId: requested!.data.id, decision: "deny" },
         server.auth,
       );
       expect(answered.status).toBe(202);
-      await waitForEvent(store, id, turnEnd);
+      await eventsOf("turn/end");
       events = await store.read(id);
       expect(events.filter(isType("approval/answered")).map((e) => e.data)).toEqual([
-        { id: requested.data.id, decision: "deny" },
+        { id: requested!.data.id, decision: "deny" },
       ]);
       expect(events.find(isType("tool/result"))?.data.text).toBe('Error: the user rejected tool "bash"');
     });
