@@ -1,8 +1,8 @@
 /**
  * The approval key: the secret that signs every approval and question answer that travels through the
- * store (docs/interface.md "Approval key"). A command the model runs may reach the store (a `~/.pgpass`,
- * loopback trust auth, the SQLite file under `sandbox: danger-full-access`); it must never reach this key,
- * so it is kept where the store is not:
+ * store (docs/interface.md "HTTP API"; SECURITY.md row 3f). A command the model runs may reach the store
+ * (a `~/.pgpass`, loopback trust auth, the SQLite file under `sandbox: danger-full-access`); it must never
+ * reach this key, so it is kept where the store is not:
  *
  * - `BDSH_APPROVAL_KEY` from the environment (at least 32 characters), never passed to a child
  *   (tools/terminal/child-env.ts lists it with the harness's own secrets); else

@@ -1,6 +1,6 @@
 /**
- * Proof that an approval or question answer came from a person's channel (docs/interface.md "Approval
- * key"). An answer travels as an inbox row, and a command that reaches the store can write rows too; so the
+ * Proof that an approval or question answer came from a person's channel (docs/interface.md "HTTP API";
+ * SECURITY.md row 3f). An answer travels as an inbox row, and a command that reaches the store can write rows too; so the
  * row carries an HMAC-SHA256, made with the approval key (config/approval-key.ts), over everything the
  * answer decides: the session, the kind, the request id and the decision or the answers. The request id is
  * a fresh UUID per request, so a proof is good for one request only and replaying an old row decides

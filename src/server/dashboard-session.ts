@@ -1,5 +1,5 @@
 /**
- * The dashboard's sign-in (issue 30, route 1; docs/interface.md "Dashboard sign-in"). The page used to keep
+ * The dashboard's sign-in (docs/interface.md "HTTP API"; SECURITY.md rows 3d, 3e). The page used to keep
  * the bearer token in `sessionStorage`, which Chromium writes to its profile on disk, where any process of
  * this user (a background job the model started) could read it and approve its own call. Now the page sends
  * the token once to `POST /v1/sign-in` and gets a session cookie the page's script cannot read:
