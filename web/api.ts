@@ -3,15 +3,16 @@
  *
  * - URLs are relative to the page, so the dashboard works under whatever prefix the host app mounts the
  *   plugin at (`<prefix>/` serves the page, `<prefix>/v1/...` the API).
- * - The bearer token is entered once and kept in `sessionStorage` (gone when the tab closes); a 401 drops
- *   it and sends the user back to the sign-in form.
+ * - The token is entered once and sent to `v1/sign-in`, which answers with an HttpOnly session cookie
+ *   (src/server/dashboard-session.ts): the page never keeps the token anywhere, not in `sessionStorage`
+ *   (Chromium writes it to the profile on disk, where another local process could read it), not in
+ *   `localStorage`, not in a URL. Requests go with the cookie (same origin); a 401 sends the user back to
+ *   the sign-in form.
  * - A refusal comes back as `ApiError` with the server's `{error: {code, message}}`.
  */
 import type { ChildAgent, PendingInteractions, SessionDetail, SessionView } from "./types.js";
 
 export type Decision = "allow-once" | "allow-session" | "deny" | "cancel";
-
-const TOKEN_KEY = "bdsh.token";
 
 export class ApiError extends Error {
   constructor(
@@ -23,19 +24,6 @@ export class ApiError extends Error {
   }
 }
 
-export function storedToken(): string {
-  try {
-    return sessionStorage.getItem(TOKEN_KEY) ?? "";
-  } catch {
-    return "";
-  }
-}
-
-export function storeToken(token: string): void {
-  if (token) sessionStorage.setItem(TOKEN_KEY, token);
-  else sessionStorage.removeItem(TOKEN_KEY);
-}
-
 /** An API path (`v1/...`) as an absolute URL beside the page. */
 export function apiUrl(path: string): string {
   return new URL(path.replace(/^\//, ""), document.baseURI).toString();
@@ -44,17 +32,30 @@ export function apiUrl(path: string): string {
 export type SessionFilter = { workspace?: string; archived?: boolean; limit?: number; before?: string };
 
 export class Api {
-  constructor(
-    private token: string,
-    private readonly onUnauthorized: () => void,
-  ) {}
+  constructor(private readonly onUnauthorized: () => void) {}
 
-  get credential(): string {
-    return this.token;
+  /** Request headers; the credential is the session cookie, which the browser attaches by itself. */
+  headers(extra: Record<string, string> = {}): Record<string, string> {
+    return { ...extra };
   }
 
-  headers(extra: Record<string, string> = {}): Record<string, string> {
-    return { authorization: `Bearer ${this.token}`, ...extra };
+  /** Trades the token for the session cookie; false when the server refuses the token. */
+  async signIn(token: string): Promise<boolean> {
+    try {
+      await this.request("POST", "v1/sign-in", { token });
+      return true;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return false;
+      throw error;
+    }
+  }
+
+  async signedIn(): Promise<boolean> {
+    return (await this.request<{ signedIn: boolean }>("GET", "v1/sign-in")).signedIn;
+  }
+
+  signOut(): Promise<unknown> {
+    return this.request("POST", "v1/sign-out", {});
   }
 
   async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
@@ -62,6 +63,7 @@ export class Api {
       method,
       headers: this.headers(body === undefined ? {} : { "content-type": "application/json" }),
       cache: "no-store",
+      credentials: "same-origin",
     };
     if (body !== undefined) init.body = JSON.stringify(body);
     if (signal) init.signal = signal;
@@ -70,7 +72,7 @@ export class Api {
     const value: unknown = text ? safeJson(text) : undefined;
     if (!response.ok) {
       const error = (value as { error?: { code?: string; message?: string } } | undefined)?.error;
-      if (response.status === 401) this.onUnauthorized();
+      if (response.status === 401 && !path.startsWith("v1/sign-in")) this.onUnauthorized();
       throw new ApiError(response.status, error?.code ?? `HTTP_${response.status}`, error?.message ?? text);
     }
     return value as T;

@@ -375,6 +375,13 @@ export class Conversation {
       case "agent/error":
         this.push(event, { kind: "error", code: event.data.code, message: event.data.message });
         return;
+      case "answer/rejected":
+        // Something wrote an answer the server never signed: the person should know, the request still waits.
+        this.push(event, {
+          kind: "note",
+          text: `ignored a forged answer to ${event.data.kind} ${event.data.id} (${event.data.reason})`,
+        });
+        return;
       case "plan/mode":
         this.push(event, {
           kind: "note",

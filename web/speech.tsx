@@ -1,24 +1,16 @@
 /**
  * The speak button (issue 21 item 2): the session's speech WebSocket (`v1/sessions/:id/speech`, issue 20)
- * played through Web Audio. The browser's WebSocket cannot send headers, so the token goes as the
- * subprotocol `bdsh.bearer.<base64url>` beside `bdsh` (src/server/speech-routes.ts), never in the URL.
+ * played through Web Audio. The handshake carries the session cookie like every other request (the server
+ * accepts it from this page's own origin only, src/server/speech-routes.ts); the page holds no token.
  * Each reply arrives as a JSON `start` with its PCM format, binary frames of signed 16-bit little-endian
  * samples, and an `end`; frames are scheduled back to back so playback has no gaps.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Api } from "./api.js";
 import { apiUrl } from "./api.js";
 
 type Format = { encoding: string; sample_rate: number; channels: number };
 
-function base64url(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-export function Speaker({ api, sessionId }: { api: Api; sessionId: string }) {
+export function Speaker({ sessionId }: { sessionId: string }) {
   const [on, setOn] = useState(false);
   const [state, setState] = useState("off");
   const socket = useRef<WebSocket | undefined>(undefined);
@@ -28,7 +20,7 @@ export function Speaker({ api, sessionId }: { api: Api; sessionId: string }) {
     let format: Format | undefined;
     let at = 0;
     const url = apiUrl(`v1/sessions/${encodeURIComponent(sessionId)}/speech`).replace(/^http/, "ws");
-    const ws = new WebSocket(url, ["bdsh", `bdsh.bearer.${base64url(api.credential)}`]);
+    const ws = new WebSocket(url, ["bdsh"]);
     ws.binaryType = "arraybuffer";
     socket.current = ws;
     ws.onopen = () => setState("listening");
@@ -65,7 +57,7 @@ export function Speaker({ api, sessionId }: { api: Api; sessionId: string }) {
       void audio.close();
       socket.current = undefined;
     };
-  }, [on, api, sessionId]);
+  }, [on, sessionId]);
   return (
     <button type="button" data-testid="speak" data-state={state} aria-pressed={on} onClick={() => setOn(!on)}>
       {on ? `🔊 ${state}` : "🔈 Speak"}

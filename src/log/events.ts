@@ -231,6 +231,17 @@ export interface EventDataMap {
   };
   "question/asked": { id: string; callId: string; questions: unknown[] };
   "question/answered": { id: string; answers: unknown[] };
+  /**
+   * An answer row for the pending request `id` without a valid proof of the person's channel (written to
+   * the store by something that is not the server, or changed there): discarded, the request still waits
+   * (server/answer-proof.ts). Log only, never model-visible.
+   */
+  "answer/rejected": {
+    id: string;
+    kind: "approval" | "question";
+    inboxId: string;
+    reason: "unsigned" | "bad-proof";
+  };
 
   // --- planning (P2) ---
   "plan/mode": { mode: "plan" | "default" };
@@ -277,6 +288,7 @@ export const EVENT_TYPES = [
   "approval/reviewed",
   "question/asked",
   "question/answered",
+  "answer/rejected",
   "plan/mode",
 ] as const satisfies readonly EventType[];
 

@@ -182,6 +182,7 @@ export function messageOf(event: LogEvent): SurfaceMessage | undefined {
     case "approval/reviewed":
     case "question/asked":
     case "question/answered":
+    case "answer/rejected":
     case "plan/mode":
       return undefined;
     default:

@@ -4,7 +4,8 @@
  * (scripts/build-dashboard.mjs, sources in web/) into `dist/dashboard/`; it speaks only to the public API.
  *
  * Invariants:
- * - The files hold no data and need no token: the page asks for the token and sends it on every API call.
+ * - The files hold no data and need no token: the page asks for the token once and trades it for an
+ *   HttpOnly session cookie (`POST /v1/sign-in`, ./dashboard-session.ts) that goes with every API call.
  *   The plugin's `Host` check (DNS rebinding) still applies to them, as to every route.
  * - Only the files of the build are served, read once at start into memory (a few hundred KB), by exact
  *   name: no path from the request ever reaches the file system.

@@ -6,6 +6,7 @@
 import type { Static } from "typebox";
 import { runGoalCommand } from "../planning/goal-command.js";
 import type { Store } from "../store/store.js";
+import type { AnswerSigner } from "./answer-proof.js";
 import { ApiError } from "./api-error.js";
 import { pendingInteractions, queueAnswer } from "./interactions.js";
 import type { RouteTable } from "./openapi.js";
@@ -24,9 +25,9 @@ import type { SessionRunner } from "./session-runner.js";
 
 export function registerInteractionRoutes(
   routes: RouteTable,
-  context: { store: Store; runner: SessionRunner },
+  context: { store: Store; runner: SessionRunner; signer: AnswerSigner },
 ): void {
-  const { store, runner } = context;
+  const { store, runner, signer } = context;
 
   routes.add(
     "GET",
@@ -62,7 +63,7 @@ export function registerInteractionRoutes(
       if ("approvalId" in body) {
         if (!pending.approvals.some((a) => a.id === body.approvalId))
           throw new ApiError(404, "NOT_PENDING", `no pending approval ${body.approvalId}`);
-        const item = await queueAnswer(store, id, {
+        const item = await queueAnswer(store, signer, id, {
           kind: "approval",
           id: body.approvalId,
           decision: body.decision,
@@ -70,7 +71,7 @@ export function registerInteractionRoutes(
         return { id: item.id, queued: true };
       }
       if (pending.questions.some((q) => q.id === body.questionId)) {
-        const item = await queueAnswer(store, id, {
+        const item = await queueAnswer(store, signer, id, {
           kind: "question",
           id: body.questionId,
           answers: body.answers,

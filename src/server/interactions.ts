@@ -13,6 +13,9 @@
  * - Questions are timed (T18 "timed mode suits an async web UI"): after `questionTimeoutMs` the tool returns
  *   T18's pending JSON; a later answer is then queued as a normal follow-up that names the call.
  * - An answer's inbox text is honest on its own, should a step ever splice it before it is discarded.
+ * - An answer decides only with a proof made with the approval key (./answer-proof.ts): a command that
+ *   reaches the store can write an answer row, but not its proof. A row for the awaited request whose
+ *   proof is missing or wrong is discarded, recorded as `answer/rejected`, and the request keeps waiting.
  */
 import { randomUUID } from "node:crypto";
 import type { ApprovalDecision, LogEvent } from "../log/events.js";
@@ -21,10 +24,7 @@ import type { InboxItem, Store } from "../store/store.js";
 import type { ApprovalRequest, Approvals } from "../tools/approvals.js";
 import type { Question, QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../tools/types.js";
-
-type Answer =
-  | { kind: "approval"; id: string; decision: ApprovalDecision }
-  | { kind: "question"; id: string; answers: string[] };
+import type { Answer, AnswerSigner } from "./answer-proof.js";
 
 function answerOf(item: InboxItem): Answer | undefined {
   const answer = item.metadata.answer;
@@ -37,14 +37,15 @@ function answerOf(item: InboxItem): Answer | undefined {
   return undefined;
 }
 
-/** Waits for the answer row with this id; discards it once found. */
+/** Waits for a proven answer row with this id; discards it once found, and every forged one met. */
 async function awaitAnswer(
-  store: Store,
-  sessionId: string,
+  ctx: PluginContext,
+  signer: AnswerSigner,
   id: string,
   signal: AbortSignal,
   timeoutMs?: number,
 ) {
+  const { store, sessionId } = ctx;
   let wake: (() => void) | undefined;
   let dirty = true;
   const poke = () => {
@@ -69,7 +70,13 @@ async function awaitAnswer(
           const answer = answerOf(item);
           if (answer?.id !== id) continue;
           await store.discardInbox(sessionId, [item.id]);
-          return answer;
+          const failure = signer.check(sessionId, answer, item.metadata.proof);
+          if (failure === undefined) return answer;
+          ctx.log.add({
+            type: "answer/rejected",
+            data: { id, kind: answer.kind, inboxId: item.id, reason: failure },
+          });
+          await ctx.log.flush();
         }
         continue;
       }
@@ -86,7 +93,10 @@ async function awaitAnswer(
 }
 
 class StoreApprovals implements Approvals {
-  constructor(private readonly ctx: PluginContext) {}
+  constructor(
+    private readonly ctx: PluginContext,
+    private readonly signer: AnswerSigner,
+  ) {}
 
   async request(request: ApprovalRequest): Promise<ApprovalAnswer> {
     const { ctx } = this;
@@ -102,7 +112,7 @@ class StoreApprovals implements Approvals {
       },
     });
     await ctx.log.flush(); // durable before we wait: any server can list it
-    const answer = await awaitAnswer(ctx.store, ctx.sessionId, id, request.signal);
+    const answer = await awaitAnswer(ctx, this.signer, id, request.signal);
     const decision: ApprovalDecision = answer?.kind === "approval" ? answer.decision : "cancel";
     ctx.log.add({ type: "approval/answered", data: { id, decision } });
     return decision === "allow-always" ? "allow-session" : decision;
@@ -112,6 +122,7 @@ class StoreApprovals implements Approvals {
 class StoreQuestions implements QuestionAnswerer {
   constructor(
     private readonly ctx: PluginContext,
+    private readonly signer: AnswerSigner,
     private readonly timeoutMs: number,
   ) {}
 
@@ -123,7 +134,7 @@ class StoreQuestions implements QuestionAnswerer {
       data: { id, callId: request.callId, questions: [...request.questions] },
     });
     await ctx.log.flush();
-    const answer = await awaitAnswer(ctx.store, ctx.sessionId, id, request.signal, this.timeoutMs);
+    const answer = await awaitAnswer(ctx, this.signer, id, request.signal, this.timeoutMs);
     if (answer?.kind !== "question") return undefined; // T18 pending; a later answer comes as a user message
     ctx.log.add({ type: "question/answered", data: { id, answers: answer.answers } });
     return answer.answers;
@@ -131,12 +142,13 @@ class StoreQuestions implements QuestionAnswerer {
 }
 
 /** Installs the store-backed `approvals` and `questionAnswerer` services (after the tools plugin). */
-export function httpInteractionsPlugin(options: { questionTimeoutMs: number }): Plugin {
+export function httpInteractionsPlugin(options: { questionTimeoutMs: number; signer: AnswerSigner }): Plugin {
+  const { signer } = options;
   return {
     name: "http-interactions",
     setup(ctx) {
-      ctx.services.set("approvals", new StoreApprovals(ctx));
-      ctx.services.set("questionAnswerer", new StoreQuestions(ctx, options.questionTimeoutMs));
+      ctx.services.set("approvals", new StoreApprovals(ctx, signer));
+      ctx.services.set("questionAnswerer", new StoreQuestions(ctx, signer, options.questionTimeoutMs));
     },
   };
 }
@@ -171,8 +183,16 @@ export function pendingInteractions(events: readonly LogEvent[]): {
   return { approvals: [...approvals.values()], questions: [...questions.values()] };
 }
 
-/** Queues an answer for whichever server waits on it; the row is inert unless a waiter takes it. */
-export async function queueAnswer(store: Store, sessionId: string, answer: Answer): Promise<InboxItem> {
+/**
+ * Queues an answer, with its proof, for whichever server waits on it; the row is inert unless a waiter
+ * takes it.
+ */
+export async function queueAnswer(
+  store: Store,
+  signer: AnswerSigner,
+  sessionId: string,
+  answer: Answer,
+): Promise<InboxItem> {
   const text =
     answer.kind === "approval"
       ? `(approval ${answer.id} answered: ${answer.decision})`
@@ -182,6 +202,6 @@ export async function queueAnswer(store: Store, sessionId: string, answer: Answe
     mode: "inject",
     source: "human",
     text,
-    metadata: { answer },
+    metadata: { answer, proof: signer.sign(sessionId, answer) },
   });
 }

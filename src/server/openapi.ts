@@ -19,7 +19,8 @@ type Declared = { method: HTTPMethods; url: string; schema: RouteSchema; auth: b
 /** What the OpenAPI document says about the token (the scheme `bearer`). */
 const BEARER_DESCRIPTION =
   "`Authorization: Bearer <token>` on every /v1 route, loopback included: BDSH_SERVER_TOKEN when set, " +
-  "otherwise the token `bdsh serve` makes at start and prints once on its stderr.";
+  "otherwise the token `bdsh serve` makes at start and prints once on its stderr. A browser signed in " +
+  "through POST /v1/sign-in sends its `bdsh_session` cookie instead (state changes from its own Origin only).";
 
 export class RouteTable {
   private readonly routes: Declared[] = [];

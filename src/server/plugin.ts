@@ -17,11 +17,15 @@
  * - Every refusal has the shape `{error: {code, message}}` (./api-error.ts); `bdshServerOptions()` gives
  *   the host the two server options that route the router's and Node's own refusals there too.
  * - `/` and `/assets/*` serve the web dashboard's static files without the token (they hold no data; the
- *   page asks for the token): ./dashboard.ts.
+ *   page asks for the token): ./dashboard.ts. The page trades the token for an HttpOnly session cookie
+ *   (`POST /v1/sign-in`, ./dashboard-session.ts), accepted on every `/v1` route like the bearer header.
+ * - A state-changing request whose `Origin` names another origin is 403 `FORBIDDEN_ORIGIN`, and one
+ *   authenticated by the cookie must carry this origin's `Origin` (CSRF).
  * - The plugin starts a SessionRunner on `onReady` and stops it on `onClose` (graceful shutdown: finish or
  *   cancel in-flight turns, release leases).
  */
 import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from "fastify";
+import { loadApprovalKey } from "../config/approval-key.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import type { Agent } from "../loop/agent.js";
@@ -31,6 +35,7 @@ import { priceFromConfig } from "../model/pricing.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
 import type { Store } from "../store/store.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
+import { AnswerSigner } from "./answer-proof.js";
 import {
   ApiError,
   clientErrorHandler,
@@ -40,6 +45,13 @@ import {
 } from "./api-error.js";
 import { bearerOf, hostAllowed, isLoopbackAddress, tokenChecker } from "./auth.js";
 import { defaultDashboardDir, registerDashboard } from "./dashboard.js";
+import {
+  cookieValue,
+  DashboardSessions,
+  isStateChanging,
+  SESSION_COOKIE,
+  sameOrigin,
+} from "./dashboard-session.js";
 import { registerEventStream } from "./event-stream.js";
 import { registerInteractionRoutes } from "./interaction-routes.js";
 import { httpInteractionsPlugin } from "./interactions.js";
@@ -48,9 +60,13 @@ import { RouteTable } from "./openapi.js";
 import { Health, Ready } from "./schemas.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { SessionRunner } from "./session-runner.js";
+import { registerSignInRoutes } from "./sign-in-routes.js";
 import { registerSpeechRoutes } from "./speech-routes.js";
 import { strictValidator } from "./strict-validation.js";
 import { registerSubagentRoutes } from "./subagent-routes.js";
+
+const FORBIDDEN_ORIGIN_MESSAGE =
+  "a state-changing request signed in by cookie must come from this server's own origin (Origin header)";
 
 export type BdshPluginOptions = {
   store: Store;
@@ -64,6 +80,12 @@ export type BdshPluginOptions = {
    * can read: `BDSH_SERVER_TOKEN` (stripped from children) or `generateServerToken()` kept in memory.
    */
   token: string;
+  /**
+   * The approval key that signs answers queued over HTTP and proves them to the waiting agent (default:
+   * `BDSH_APPROVAL_KEY`, else `$BDSH_HOME/approval.key`, config/approval-key.ts). Servers sharing one
+   * PostgreSQL must share it.
+   */
+  approvalKey?: Buffer;
   /** More `Host` names accepted on loopback connections (a reverse proxy's name); loopback names always are. */
   allowedHosts?: readonly string[];
   /** This server's lease owner id (default: host:pid:random). */
@@ -96,8 +118,13 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   if (typeof options.token !== "string" || options.token === "")
     throw new Error("bdshPlugin needs a token (BDSH_SERVER_TOKEN, or generateServerToken())");
   const tokenMatches = tokenChecker(options.token);
-  // Issue 18: one client per MCP server for the whole process, shared by its sessions, closed on shutdown.
+  const sessions = new DashboardSessions(options.token);
   const env = options.env ?? process.env;
+  // Answers are proven with a key outside the store (./answer-proof.ts): a command may reach the store.
+  const signer = new AnswerSigner(
+    options.approvalKey ?? loadApprovalKey({ env, home: options.home ?? bdshHome(env) }),
+  );
+  // Issue 18: one client per MCP server for the whole process, shared by its sessions, closed on shutdown.
   const mcp = Object.keys(config.mcp_servers).length
     ? new McpPool(config.mcp_servers, {
         env,
@@ -137,7 +164,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         leaseTtlMs: settings.lease_ttl_ms,
         children, // S1: any server's runner may drive a child, and wake its parent
         plugins: [
-          httpInteractionsPlugin({ questionTimeoutMs: settings.question_timeout_ms }),
+          httpInteractionsPlugin({ questionTimeoutMs: settings.question_timeout_ms, signer }),
           lostJobsPlugin({ owner, leaseTtlMs: settings.lease_ttl_ms }),
           ...(options.plugins ?? []),
         ],
@@ -173,6 +200,13 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         "the Host header must be localhost, 127.0.0.1 or [::1] on a loopback server",
       );
     if (!request.headers.host) throw new ApiError(400, "BAD_REQUEST", MISSING_HOST_MESSAGE);
+    // CSRF: a browser names the page that sent a request; a state change from another origin is refused.
+    if (
+      isStateChanging(request.method) &&
+      request.headers.origin !== undefined &&
+      !sameOrigin(request.headers)
+    )
+      throw new ApiError(403, "FORBIDDEN_ORIGIN", FORBIDDEN_ORIGIN_MESSAGE);
   });
   app.setErrorHandler(errorHandler((error) => app.log.error({ err: error }, "request failed")));
   // Only JSON bodies: Fastify's default text/plain parser would hand a string to the validators.
@@ -186,6 +220,12 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     bodyLimit: settings.body_limit_bytes,
     authenticate: async (request, reply) => {
       if (tokenMatches(bearerOf(request.headers.authorization))) return;
+      if (sessions.valid(cookieValue(request.headers.cookie, SESSION_COOKIE))) {
+        // The browser attaches the cookie by itself: a state change must say it came from this origin.
+        if (isStateChanging(request.method) && !sameOrigin(request.headers))
+          throw new ApiError(403, "FORBIDDEN_ORIGIN", FORBIDDEN_ORIGIN_MESSAGE);
+        return;
+      }
       reply.header("www-authenticate", 'Bearer realm="bdsh"');
       throw new ApiError(
         401,
@@ -242,8 +282,9 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     workspace: options.workspace,
     price: priceFromConfig(config.model), // M20
   });
+  registerSignInRoutes(routes, { sessions, tokenMatches, cookiePath: `${app.prefix.replace(/\/+$/, "")}/` });
   registerEventStream(routes, { store, runner, keepAliveMs: 15_000 });
-  registerInteractionRoutes(routes, { store, runner });
+  registerInteractionRoutes(routes, { store, runner, signer });
   registerSubagentRoutes(routes, { store, children, config }); // issue 17: the lifecycle API by handle
   registerSpeechRoutes(app, {
     store,
@@ -251,6 +292,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     config,
     env: options.env ?? process.env,
     tokenMatches,
+    sessions,
     allowedHosts,
   }); // issue 20
   routes.add(

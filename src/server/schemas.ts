@@ -148,6 +148,10 @@ export const AnswerBody = Type.Union([
 
 export const AnswerAccepted = Type.Object({ id: Type.String(), queued: Type.Boolean() });
 
+/** The dashboard's sign-in (./dashboard-session.ts): the server's token, sent once. */
+export const SignInBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 1024 }) });
+export const SignInState = Type.Object({ signedIn: Type.Boolean() });
+
 export const Goal = Type.Object({
   goal: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
 });

@@ -33,6 +33,7 @@ import type { PcmFormat } from "../tts/pcm.js";
 import { builtinTtsRegistry, planSpeech, type SpeechPlan } from "../tts/registry.js";
 import { BAD_URL_MESSAGE, MISSING_HOST_MESSAGE, rawErrorResponse } from "./api-error.js";
 import { bearerOf, hostAllowed, isLoopbackAddress } from "./auth.js";
+import { cookieValue, type DashboardSessions, SESSION_COOKIE, sameOrigin } from "./dashboard-session.js";
 import type { SessionRunner } from "./session-runner.js";
 import { isStorableText } from "./strict-validation.js";
 
@@ -70,6 +71,8 @@ export type SpeechRouteOptions = {
   config: Config;
   env: NodeJS.ProcessEnv;
   tokenMatches: (given: string) => boolean;
+  /** The dashboard's session cookies, accepted on a handshake from this server's own origin. */
+  sessions?: DashboardSessions;
   allowedHosts: readonly string[];
   /** The providers (default: the built-in ones from `config.tts`). */
   plan?: SpeechPlan;
@@ -224,7 +227,11 @@ export function registerSpeechRoutes(app: FastifyInstance, options: SpeechRouteO
         "the Host header must be localhost, 127.0.0.1 or [::1] on a loopback server",
       );
     if (!request.headers.host) return refuse(socket, 400, "BAD_REQUEST", MISSING_HOST_MESSAGE);
-    if (!options.tokenMatches(upgradeCredential(request)))
+    // A browser sends the cookie with any page's handshake: only this origin's page may use it.
+    const byCookie =
+      options.sessions?.valid(cookieValue(request.headers.cookie, SESSION_COOKIE)) === true &&
+      sameOrigin(request.headers);
+    if (!byCookie && !options.tokenMatches(upgradeCredential(request)))
       return refuse(socket, 401, "UNAUTHORIZED", "missing or wrong bearer token");
     if (request.method !== "GET")
       return refuse(socket, 405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed here; use GET`);

@@ -178,18 +178,22 @@ describe("the dashboard in Chromium", () => {
     await page.close();
   });
 
-  it("asks for the token again when it is wrong, and keeps it in the tab's session storage only", async () => {
+  it("asks for the token again when it is wrong, and keeps it nowhere a script can read (issue 30)", async () => {
     const page = await browser.newPage();
     await page.goto(`${serverB.url}/`);
     await page.fill("input[name=token]", "wrong");
     await page.click("form[data-testid=sign-in] button[type=submit]");
-    await page.waitForSelector("form[data-testid=sign-in]");
-    expect(await page.evaluate("sessionStorage.getItem('bdsh.token')")).toBeNull();
+    await page.waitForSelector("form[data-testid=sign-in] [role=alert]");
     await page.fill("input[name=token]", TOKEN);
     await page.click("form[data-testid=sign-in] button[type=submit]");
     await page.waitForSelector("[data-testid=session-list]");
-    expect(await page.evaluate("sessionStorage.getItem('bdsh.token')")).toBe(TOKEN);
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
     expect(await page.evaluate("localStorage.length")).toBe(0);
+    expect(await page.evaluate("document.cookie")).toBe(""); // HttpOnly
+    expect(page.url()).not.toContain(TOKEN);
+    // A reload keeps the tab signed in (the session cookie), without asking again.
+    await page.reload();
+    await page.waitForSelector("[data-testid=session-list]");
     await page.close();
   });
 });

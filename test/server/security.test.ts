@@ -187,7 +187,8 @@ describe.each(["sqlite", "postgres"] as const)("the HTTP API's boundary on %s (i
   describe("finding 3: a credential on every /v1 route, loopback included", () => {
     it("every /v1 route refuses a request without the token, or with a wrong one of any length (401)", async () => {
       const id = await newSession();
-      const v1 = routes.filter((r) => r.url.startsWith("/v1"));
+      // The sign-in routes take the token in their body, or nothing (issue 30: test/server/sign-in.test.ts).
+      const v1 = routes.filter((r) => r.url.startsWith("/v1") && !/^\/v1\/sign-(in|out)$/.test(r.url));
       expect(v1.filter((r) => r.method !== "HEAD").length).toBeGreaterThanOrEqual(12);
       const wrong = [
         undefined,

@@ -3,13 +3,22 @@
  * balancer (a TCP proxy) that can fail over from one server to another mid-connection.
  */
 import { connect, createServer, type Server, type Socket } from "node:net";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, type BrowserContext, chromium } from "playwright-core";
 
 /** `BDSH_CHROMIUM`, else the distribution's `/usr/bin/chromium` (`.ci/run` installs it). */
 export function launchChromium(): Promise<Browser> {
   const executablePath = process.env.BDSH_CHROMIUM ?? "/usr/bin/chromium";
   // As root (CI), Chromium's own sandbox cannot start; the page is ours and talks only to loopback.
   return chromium.launch({ executablePath, args: ["--no-sandbox"], headless: true });
+}
+
+/**
+ * Chromium with an on-disk profile in `dir` (what a person's browser is): for tests of what the dashboard
+ * leaves in the profile, where any process of the same user can read it.
+ */
+export function launchChromiumProfile(dir: string): Promise<BrowserContext> {
+  const executablePath = process.env.BDSH_CHROMIUM ?? "/usr/bin/chromium";
+  return chromium.launchPersistentContext(dir, { executablePath, args: ["--no-sandbox"], headless: true });
 }
 
 /** A load balancer in front of the servers: new connections go to `target`; `fail` drops A's. */

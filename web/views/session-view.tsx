@@ -121,7 +121,7 @@ export function SessionView({ api, id }: { api: Api; id: string }) {
         <span class={`conn ${feedState}`} data-testid="connection" data-state={feedState}>
           {feedState}
         </span>
-        <Speaker api={api} sessionId={id} />
+        <Speaker sessionId={id} />
         <button type="button" data-testid="cancel" disabled={!running} onClick={() => void api.cancel(id)}>
           Cancel
         </button>
