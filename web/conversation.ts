@@ -375,6 +375,17 @@ export class Conversation {
       case "agent/error":
         this.push(event, { kind: "error", code: event.data.code, message: event.data.message });
         return;
+      case "sandbox/git-repaired":
+        this.push(event, {
+          kind: "note",
+          text: event.data.repairs
+            .map(
+              (repair) =>
+                `git would have run a program: ${repair.path} ${repair.action === "settings-removed" ? `lost ${repair.settings.join(", ")}` : "was moved aside"}; original kept at ${repair.quarantine}`,
+            )
+            .join("\n"),
+        });
+        return;
       case "plan/mode":
         this.push(event, {
           kind: "note",

@@ -232,6 +232,19 @@ export interface EventDataMap {
   "question/asked": { id: string; callId: string; questions: unknown[] };
   "question/answered": { id: string; answers: unknown[] };
 
+  // --- sandbox (issue 30 item 3) ---
+  /** After a command, git settings that run programs were removed or control files moved aside
+   * (src/guards/git-repair/); each original is kept under `quarantine`. */
+  "sandbox/git-repaired": {
+    callId: string;
+    repairs: {
+      path: string;
+      action: "settings-removed" | "quarantined";
+      settings: string[];
+      quarantine: string;
+    }[];
+  };
+
   // --- planning (P2) ---
   "plan/mode": { mode: "plan" | "default" };
 }
@@ -277,6 +290,7 @@ export const EVENT_TYPES = [
   "approval/reviewed",
   "question/asked",
   "question/answered",
+  "sandbox/git-repaired",
   "plan/mode",
 ] as const satisfies readonly EventType[];
 

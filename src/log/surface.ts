@@ -182,6 +182,7 @@ export function messageOf(event: LogEvent): SurfaceMessage | undefined {
     case "approval/reviewed":
     case "question/asked":
     case "question/answered":
+    case "sandbox/git-repaired": // the model reads it in the command's result
     case "plan/mode":
       return undefined;
     default:
