@@ -232,7 +232,7 @@ export interface EventDataMap {
   "question/asked": { id: string; callId: string; questions: unknown[] };
   "question/answered": { id: string; answers: unknown[] };
 
-  // --- sandbox (issue 30 item 3) ---
+  // --- sandbox: what a command left in git control files that would run a program ---
   /** After a command, git settings that run programs were removed or control files moved aside
    * (src/guards/git-repair/); each original is kept under `quarantine`. */
   "sandbox/git-repaired": {

@@ -61,7 +61,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
   return [
     ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
-    gitRepairPlugin(), // issue 30: git settings that run programs, taken out after each command
+    gitRepairPlugin(), // git settings that run programs, taken out after each command (SECURITY.md 10g–10i)
     stepLimitPlugin({ maxStepsPerTurn: options.config.loop.max_steps_per_turn }), // L3: before anything adds to the step
     sessionBudgetPlugin(budgetSettingsFrom(options.config)), // budget.*: off unless set
     autoReviewPlugin(options.config.auto_review), // S7: consulted only under approval: auto

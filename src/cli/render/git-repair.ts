@@ -1,5 +1,5 @@
 /**
- * The line `bdsh run` and `bdsh chat` print for a `sandbox/git-repaired` event (issue 30 item 3): what was
+ * The line `bdsh run` and `bdsh chat` print for a `sandbox/git-repaired` event: what was
  * taken out of git's control files after a command, and where the original is kept. Paths come from the
  * workspace, which the model writes: they pass the sanitiser.
  */

@@ -1,5 +1,5 @@
 /**
- * The after-command check of git's control files (issue 30 item 3). The kernel cannot stop a `.git` that
+ * The after-command check of git's control files (SECURITY.md rows 10g–10i). The kernel cannot stop a `.git` that
  * appears during a command (`git init`, `git clone`, `mkdir x/.git`), nor a `commondir` created in a pinned
  * gitdir (an empty placeholder would make git fail): what such a command leaves behind is looked at after
  * it, and what would run a program on the user's next `git` command is taken out.

@@ -1,5 +1,5 @@
 /**
- * The git-repair plugin (issue 30 item 3): around every command (a tool of the `terminal` toolset) run on
+ * The git-repair plugin (SECURITY.md rows 10g–10i): around every command (a tool of the `terminal` toolset) run on
  * this host under `workspace-write`, a snapshot of git's control files before and a check after
  * (git-control-check.ts). A `tools/execute` wrapper, so the loop has no branch for it.
  *

@@ -1,5 +1,5 @@
 /**
- * Git's control paths and the settings that make git run a program (issue 30 item 3: code ran on the
+ * Git's control paths and the settings that make git run a program (SECURITY.md rows 10g–10k: code ran on the
  * user's next `git status` through an embedded repository, a redirected `commondir` and a fresh `git init`).
  *
  * One place for what the sandbox, the file tools, the dangerous-command detector and the after-command
