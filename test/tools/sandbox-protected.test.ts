@@ -154,6 +154,13 @@ describe("issue 14 finding 1: protected paths", () => {
     expect(list).toContain(join(workspace, "node_modules/pkg/.git/config"));
     expect(list).toContain(join(workspace, "a/b/c/.git/hooks"));
     expect(list).toContain(join(workspace, "a/b/c/.git/info/attributes"));
+    // A source folder that happens to look like a gitdir is still walked below.
+    for (const name of ["objects", "refs/deep"]) mkdirSync(join(workspace, "odd", name), { recursive: true });
+    writeFileSync(join(workspace, "odd", "HEAD"), "ref: refs/heads/main\n");
+    git(join(workspace, "odd", "refs", "deep"), "init", "-q");
+    const odd = protectedPaths(workspace);
+    expect(odd.gitdirs).toContain(join(workspace, "odd"));
+    expect(odd.pins).toContain(join(workspace, "odd/refs/deep/.git"));
     expect(findGitDirs(workspace, 3).complete).toBe(false);
   });
 

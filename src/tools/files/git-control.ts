@@ -7,7 +7,7 @@
  * - `findGitDirs(workspace)`: every gitdir in the workspace, at any depth — `.git` directories, `.git`
  *   pointer files resolved (`gitdir:`), their `commondir`, `modules/` and `worktrees/` below them, and bare
  *   repositories (a directory holding `HEAD`, `objects` and `refs`). The walk never follows a symlink and
- *   never enters a gitdir's `objects`. Its bound: `maxEntries` directory entries (default 250,000); the
+ *   never enters a `.git` directory (only its `modules/` and `worktrees/`) nor a bare repository's `objects`. Its bound: `maxEntries` directory entries (default 250,000); the
  *   big dependency trees (`node_modules`, `.venv`, `target`, …) are walked last, so the bound, if reached,
  *   cuts them and not the sources; `complete: false` says it was reached.
  * - `isGitControlPath(relative)`: lexically, a path whose components reach a control file of a `.git` at
@@ -125,8 +125,11 @@ function listDir(dir: string): Dirent[] | undefined {
   }
 }
 
-const looksLikeGitdir = (names: ReadonlySet<string>) =>
-  names.has("HEAD") && names.has("objects") && names.has("refs");
+/** A `HEAD` file beside `objects` and `refs` folders: what git itself checks before taking a gitdir. */
+const looksLikeGitdir = (list: readonly Dirent[]) =>
+  list.some((d) => d.name === "HEAD" && d.isFile()) &&
+  list.some((d) => d.name === "objects" && d.isDirectory()) &&
+  list.some((d) => d.name === "refs" && d.isDirectory());
 
 /** Every gitdir in `workspace` (see the header for the walk and its bound). */
 export function findGitDirs(workspace: string, maxEntries = DEFAULT_MAX_GIT_SCAN_ENTRIES): GitDirScan {
@@ -176,12 +179,12 @@ export function findGitDirs(workspace: string, maxEntries = DEFAULT_MAX_GIT_SCAN
     const list = listDir(dir);
     if (!list) continue;
     entries += list.length;
-    const names = new Set(list.map((d) => d.name));
-    if (dir !== root && looksLikeGitdir(names)) {
-      addGitdir(real(dir), []); // a bare repository (or a gitdir under another name)
-      continue;
-    }
+    // A bare repository (or a gitdir under another name). Its other folders are still walked, since a
+    // source directory may hold those names too; only `objects` is skipped.
+    const bare = dir !== root && looksLikeGitdir(list);
+    if (bare) addGitdir(real(dir), []);
     for (const entry of list) {
+      if (bare && entry.name === "objects") continue;
       const path = join(dir, entry.name);
       if (entry.name === ".git") {
         dotGits.push(path);
