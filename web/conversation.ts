@@ -382,6 +382,17 @@ export class Conversation {
           text: `ignored a forged answer to ${event.data.kind} ${event.data.id} (${event.data.reason})`,
         });
         return;
+      case "sandbox/git-repaired":
+        this.push(event, {
+          kind: "note",
+          text: event.data.repairs
+            .map(
+              (repair) =>
+                `git would have run a program: ${repair.path} ${repair.action === "settings-removed" ? `lost ${repair.settings.join(", ")}` : "was moved aside"}; original kept at ${repair.quarantine}`,
+            )
+            .join("\n"),
+        });
+        return;
       case "plan/mode":
         this.push(event, {
           kind: "note",

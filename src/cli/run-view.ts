@@ -19,6 +19,7 @@ import type { LogEvent } from "../log/events.js";
 import type { AssistantBlock } from "../log/messages.js";
 import type { UsageTotals } from "../log/usage.js";
 import { formatCost, formatTokens } from "../model/pricing.js";
+import { gitRepairLines } from "./render/git-repair.js";
 import { MarkdownStream } from "./render/markdown.js";
 import { formatElapsed, statusLine } from "./render/status.js";
 import { colorEnabled, type Palette, palette, sanitize, wrapText } from "./render/style.js";
@@ -209,6 +210,9 @@ export class RunView implements View {
         break;
       case "compaction/start":
         this.activity = "compacting";
+        break;
+      case "sandbox/git-repaired":
+        for (const line of gitRepairLines(event.data)) this.write("err", `${this.err.yellow(line)}\n`);
         break;
       default:
         break;

@@ -243,6 +243,19 @@ export interface EventDataMap {
     reason: "unsigned" | "bad-proof";
   };
 
+  // --- sandbox: what a command left in git control files that would run a program ---
+  /** After a command, git settings that run programs were removed or control files moved aside
+   * (src/guards/git-repair/); each original is kept under `quarantine`. */
+  "sandbox/git-repaired": {
+    callId: string;
+    repairs: {
+      path: string;
+      action: "settings-removed" | "quarantined";
+      settings: string[];
+      quarantine: string;
+    }[];
+  };
+
   // --- planning (P2) ---
   "plan/mode": { mode: "plan" | "default" };
 }
@@ -289,6 +302,7 @@ export const EVENT_TYPES = [
   "question/asked",
   "question/answered",
   "answer/rejected",
+  "sandbox/git-repaired",
   "plan/mode",
 ] as const satisfies readonly EventType[];
 

@@ -183,6 +183,7 @@ export function messageOf(event: LogEvent): SurfaceMessage | undefined {
     case "question/asked":
     case "question/answered":
     case "answer/rejected":
+    case "sandbox/git-repaired": // the model reads it in the command's result
     case "plan/mode":
       return undefined;
     default:

@@ -19,6 +19,7 @@ import { systemPromptPlugin } from "../context/system-prompt.js";
 import { timeContextPlugin } from "../context/time-context.js";
 import { archivedSessionGuard } from "../guards/archived-session.js";
 import { autoReviewPlugin } from "../guards/auto-review.js";
+import { gitRepairPlugin } from "../guards/git-repair/plugin.js";
 import { budgetSettingsFrom, sessionBudgetPlugin } from "../guards/session-budget.js";
 import { stepLimitPlugin } from "../guards/step-limit.js";
 import type { Plugin } from "../loop/plugin.js";
@@ -60,6 +61,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
   return [
     ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
+    gitRepairPlugin(), // git settings that run programs, taken out after each command (SECURITY.md 10g–10i)
     stepLimitPlugin({ maxStepsPerTurn: options.config.loop.max_steps_per_turn }), // L3: before anything adds to the step
     sessionBudgetPlugin(budgetSettingsFrom(options.config)), // budget.*: off unless set
     autoReviewPlugin(options.config.auto_review), // S7: consulted only under approval: auto

@@ -270,3 +270,70 @@ describe("quoted and data-only mentions stay safe", () => {
     });
   }
 });
+
+/** Issue 30 item 2: git settings that run a program, by any means, and writes into git's control paths. */
+describe("git settings that run programs", () => {
+  const FLAGGED: [string, string][] = [
+    ["git config core.fsmonitor 'touch /tmp/m'", "git-config-exec"],
+    ["git config --local core.hooksPath /tmp/hooks", "git-config-exec"],
+    ["git config --file vendor/lib/.git/config core.sshCommand 'sh x'", "git-config-exec"],
+    ["git config set core.pager 'less; touch m'", "git-config-exec"],
+    ["git config --add diff.x.textconv ./conv", "git-config-exec"],
+    ["git config diff.x.command ./cmd", "git-config-exec"],
+    ["git config filter.lfs.smudge ./smudge", "git-config-exec"],
+    ["git config alias.st '!touch m'", "git-config-exec"],
+    ["git config include.path ../evil.cfg", "git-config-exec"],
+    ["git config includeIf.gitdir:/.path ../evil.cfg", "git-config-exec"],
+    ["git config credential.helper '!sh x'", "git-config-exec"],
+    ["git config sequence.editor vi", "git-config-exec"],
+    ["git config gpg.program ./sign", "git-config-exec"],
+    ["git config merge.ours.driver ./m", "git-config-exec"],
+    ["git config core.editor ./e", "git-config-exec"],
+    ["git config core.askPass ./a", "git-config-exec"],
+    ["git config --edit", "git-config-exec"],
+    ["git -C vendor/lib config core.fsmonitor ./m", "git-config-exec"],
+    ["git -c core.fsmonitor='touch m' status", "git-config-exec"],
+    ["git --config-env=core.pager=PAGER log", "git-config-exec"],
+    ["git clone -c core.fsmonitor=./m https://h/r.git", "git-config-exec"],
+    ["git init --template=./tpl", "git-config-exec"],
+    [
+      "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=./m git status",
+      "git-config-exec",
+    ],
+    ["env GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=./p GIT_CONFIG_COUNT=1 git log", "git-config-exec"],
+    ["export GIT_CONFIG_PARAMETERS=\"'core.pager'='./p'\"", "git-config-exec"],
+    ["GIT_CONFIG_GLOBAL=./evil.cfg git status", "git-config-exec"],
+    ["echo '[core] fsmonitor = ./m' >> .git/config", "git-control-write"],
+    ["printf x > vendor/lib/.git/hooks/post-checkout", "git-control-write"],
+    ["echo /tmp/evil > .git/commondir", "git-control-write"],
+    ["echo 'gitdir: ../evil' > sub/.git", "git-control-write"],
+    ["cp evil.cfg vendor/lib/.git/config", "git-control-write"],
+    ["tee -a .git/config < evil.cfg", "git-control-write"],
+    ["sed -i 's/x/y/' .git/config", "git-control-write"],
+  ];
+  for (const [command, key] of FLAGGED) {
+    it(`${JSON.stringify(command)} matches ${key}`, () => {
+      expect(keys(command)).toContain(key);
+    });
+  }
+
+  const PASSING = [
+    "git config core.fsmonitor",
+    "git config --get core.hooksPath",
+    "git config user.name 'A B'",
+    "git config core.autocrlf false",
+    "git config submodule.lib.update rebase",
+    "git -c user.email=a@b.c commit -m x",
+    "GIT_CONFIG_GLOBAL=/dev/null git status",
+    "cat .git/config",
+    "echo x >> .git/info/exclude",
+    "git status",
+  ];
+  for (const command of PASSING) {
+    it(`${JSON.stringify(command)} is not flagged as a git setting or control write`, () => {
+      const found = keys(command);
+      expect(found).not.toContain("git-config-exec");
+      expect(found).not.toContain("git-control-write");
+    });
+  }
+});

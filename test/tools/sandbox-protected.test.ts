@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HookBus } from "../../src/hooks/hook-bus.js";
+import { findGitDirs } from "../../src/tools/files/git-control.js";
 import { isProtected, protectedPaths } from "../../src/tools/files/protected-paths.js";
 import { ToolPipeline } from "../../src/tools/pipeline.js";
 import { createStandardRegistry } from "../../src/tools/standard.js";
@@ -95,6 +96,74 @@ describe("issue 14 finding 1: protected paths", () => {
     );
   });
 
+  it("write and edit refuse git control paths at any depth: nested .git, commondir, gitdir, info/attributes, bare gitdirs", async () => {
+    const workspace = repo();
+    mkdirSync(join(workspace, "vendor", "lib"), { recursive: true });
+    git(join(workspace, "vendor", "lib"), "init", "-q");
+    git(workspace, "init", "-q", "--bare", "store.git");
+    const { tool } = setup(workspace);
+    for (const path of [
+      "vendor/lib/.git/config",
+      "vendor/lib/.git/hooks/post-checkout",
+      "vendor/lib/.git/config.worktree",
+      "x/y/.git/config",
+      "x/.git",
+      ".git/commondir",
+      ".git/info/attributes",
+      ".git/worktrees/w/gitdir",
+      ".git/modules/m/config",
+      "store.git/config",
+      "store.git/hooks/pre-receive",
+    ]) {
+      expect(
+        await tool("write", { file_path: path, content: "[core]\n\tfsmonitor = touch /tmp/x\n" }),
+        path,
+      ).toBe(denied(join(workspace, path)));
+    }
+    await tool("read", { file_path: "vendor/lib/.git/config" });
+    expect(
+      await tool("edit", {
+        file_path: "vendor/lib/.git/config",
+        old_string: "[core]",
+        new_string: "[core]\n\tfsmonitor = touch /tmp/x",
+      }),
+    ).toBe(denied(join(workspace, "vendor/lib/.git/config")));
+    expect(existsSync(join(workspace, "x"))).toBe(false);
+    expect(existsSync(join(workspace, ".git", "commondir"))).toBe(false);
+    expect(readFileSync(join(workspace, "vendor", "lib", ".git", "config"), "utf8")).not.toContain(
+      "fsmonitor",
+    );
+  });
+
+  it("finds every gitdir at any depth, dependency trees included, and says when the walk was cut", () => {
+    const workspace = repo();
+    for (const dir of ["a/b/c", "node_modules/pkg"]) {
+      mkdirSync(join(workspace, dir), { recursive: true });
+      git(join(workspace, dir), "init", "-q");
+    }
+    const paths = protectedPaths(workspace);
+    expect(paths.complete).toBe(true);
+    expect(paths.pins).toEqual(
+      expect.arrayContaining([
+        join(workspace, ".git"),
+        join(workspace, "a/b/c/.git"),
+        join(workspace, "node_modules/pkg/.git"),
+      ]),
+    );
+    const list = paths.paths.map((p) => p.path);
+    expect(list).toContain(join(workspace, "node_modules/pkg/.git/config"));
+    expect(list).toContain(join(workspace, "a/b/c/.git/hooks"));
+    expect(list).toContain(join(workspace, "a/b/c/.git/info/attributes"));
+    // A source folder that happens to look like a gitdir is still walked below.
+    for (const name of ["objects", "refs/deep"]) mkdirSync(join(workspace, "odd", name), { recursive: true });
+    writeFileSync(join(workspace, "odd", "HEAD"), "ref: refs/heads/main\n");
+    git(join(workspace, "odd", "refs", "deep"), "init", "-q");
+    const odd = protectedPaths(workspace);
+    expect(odd.gitdirs).toContain(join(workspace, "odd"));
+    expect(odd.pins).toContain(join(workspace, "odd/refs/deep/.git"));
+    expect(findGitDirs(workspace, 3).complete).toBe(false);
+  });
+
   describe.skipIf(!bubblewrapAvailable())("under bubblewrap", () => {
     it("git add and git commit work; hooks, config and .bdsh are read-only and .git cannot be replaced", async () => {
       const workspace = repo();
@@ -125,6 +194,24 @@ describe("issue 14 finding 1: protected paths", () => {
       expect(existsSync(join(workspace, ".bdsh", "plugins"))).toBe(false);
       expect(existsSync(join(workspace, "g2"))).toBe(false);
       expect(git(workspace, "log", "--oneline").trim().split("\n")).toHaveLength(2);
+    });
+
+    it("a nested repository's hooks and config and its .git are read-only to commands too", async () => {
+      const workspace = repo();
+      mkdirSync(join(workspace, "vendor", "lib"), { recursive: true });
+      git(join(workspace, "vendor", "lib"), "init", "-q");
+      const config = readFileSync(join(workspace, "vendor", "lib", ".git", "config"), "utf8");
+      const { tool } = setup(workspace);
+      const marker = "[sandbox: file access denied under workspace-write mode]";
+      for (const command of [
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> vendor/lib/.git/config",
+        "printf '#!/bin/sh\\n' > vendor/lib/.git/hooks/post-checkout",
+        "mv vendor/lib/.git vendor/lib/g2",
+        "printf 'x' > vendor/lib/.git/info/attributes",
+      ]) {
+        expect(await tool("bash", { command }), command).toContain(marker);
+      }
+      expect(readFileSync(join(workspace, "vendor", "lib", ".git", "config"), "utf8")).toBe(config);
     });
   });
 });

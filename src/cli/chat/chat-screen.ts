@@ -19,6 +19,7 @@ import type { LogEvent, UserSource } from "../../log/events.js";
 import { addUsage, emptyUsage, type UsageTotals, usageTotalsOf } from "../../log/usage.js";
 import { costOf, formatCost, formatTokens, type Price } from "../../model/pricing.js";
 import type { ApprovalAnswer } from "../../tools/types.js";
+import { gitRepairLines } from "../render/git-repair.js";
 import { MarkdownStream } from "../render/markdown.js";
 import { formatElapsed } from "../render/status.js";
 import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
@@ -299,6 +300,9 @@ export class ChatScreen {
         break;
       case "compaction/end":
         this.note("history compacted");
+        break;
+      case "sandbox/git-repaired":
+        for (const line of gitRepairLines(event.data)) this.commit(this.p.yellow(line));
         break;
       case "turn/end":
         this.endReply();

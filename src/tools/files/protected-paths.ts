@@ -10,17 +10,21 @@
  *   the `.bdsh` of every trusted project root inside the workspace (`projectRoots`: what a later run started
  *   there would load). `isProtected` goes further: any path with a `.bdsh` component below the workspace is
  *   protected, at every depth, whether that directory exists or not.
- * - For the workspace's `.git`: a directory is the gitdir; a file `gitdir: <path>` (worktree, submodule) is
- *   resolved (relative to the workspace) to the real gitdir, and a `commondir` file in it to the common
- *   gitdir. For each gitdir, and for the submodule gitdirs under `<common>/modules` (bounded walk): `hooks`,
- *   `config` and `config.worktree` are protected. A `.git` pointer file is itself protected (rewriting it
- *   would point git at a gitdir the model wrote).
+ * - Every git control path in the workspace, at any depth (git-control.ts `findGitDirs`: `.git` directories
+ *   and pointer files, their `commondir`, submodule and worktree gitdirs, bare repositories): for each
+ *   gitdir, `hooks`, `config`, `config.worktree`, `info/attributes`, and `commondir`/`gitdir` where they
+ *   exist (an empty `commondir` makes git fail, so a missing one cannot be held by a placeholder: the
+ *   after-command repair, src/guards/git-repair/, handles one that appears). A `.git` pointer file is
+ *   itself protected (rewriting it would point git at a gitdir the model wrote); a `.git` directory is
+ *   listed in `pins` (bubblewrap binds it onto itself, so it cannot be renamed away and replaced).
+ *   `isProtected` also refuses, lexically, any control path under a `.git` component at any depth
+ *   (`isGitControlPath`), whether it exists or not.
  * - Every path is a real path (symlinks resolved), so a protected path cannot be reached under another
  *   name; paths that do not exist are listed too (`exists: false`), so they cannot be created either.
  * - The rest of the gitdir (objects, refs, index, logs) stays writable: `git add` and `git commit` work.
  */
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, sep } from "node:path";
+import { findGitDirs, isGitControlPath, kindOf, real } from "./git-control.js";
 
 export type ProtectedPath = { path: string; kind: "dir" | "file"; exists: boolean };
 
@@ -29,77 +33,13 @@ export type ProtectedPaths = {
   workspace: string;
   /** Read-only paths, deduplicated, shallowest first. */
   paths: ProtectedPath[];
-  /** Real gitdirs found (the workspace's, its common dir, submodules). */
+  /** Real gitdirs found (the workspace's, its common dir, submodules, nested and bare repositories). */
   gitdirs: string[];
+  /** `.git` directories under the workspace, bound onto themselves so they cannot be replaced. */
+  pins: string[];
+  /** False when the discovery walk hit its bound (git-control.ts): some `.git` may be unlisted. */
+  complete: boolean;
 };
-
-const MAX_SUBMODULE_GITDIRS = 64;
-
-function real(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
-  }
-}
-
-function kindOf(path: string): "dir" | "file" | undefined {
-  try {
-    return statSync(path).isDirectory() ? "dir" : "file";
-  } catch {
-    return undefined;
-  }
-}
-
-/** The gitdir a `.git` entry names: the directory itself, or the target of a `gitdir:` pointer file. */
-function gitdirOf(dotGit: string, base: string): string | undefined {
-  const kind = kindOf(dotGit);
-  if (kind === "dir") return real(dotGit);
-  if (kind !== "file") return undefined;
-  let text: string;
-  try {
-    text = readFileSync(dotGit, "utf8").slice(0, 4096);
-  } catch {
-    return undefined;
-  }
-  const match = /^gitdir:\s*(.+?)\s*$/m.exec(text);
-  if (!match) return undefined;
-  return real(isAbsolute(match[1]!) ? match[1]! : resolve(base, match[1]!));
-}
-
-function commondirOf(gitdir: string): string | undefined {
-  try {
-    const text = readFileSync(join(gitdir, "commondir"), "utf8").trim();
-    return text === "" ? undefined : real(isAbsolute(text) ? text : resolve(gitdir, text));
-  } catch {
-    return undefined;
-  }
-}
-
-/** Submodule gitdirs under `<common>/modules`, nested ones included (a gitdir has `HEAD`). */
-function submoduleGitdirs(common: string): string[] {
-  const found: string[] = [];
-  const queue = [join(common, "modules")];
-  while (queue.length > 0 && found.length < MAX_SUBMODULE_GITDIRS) {
-    const dir = queue.shift() as string;
-    let entries: string[];
-    try {
-      entries = readdirSync(dir);
-    } catch {
-      continue;
-    }
-    if (entries.includes("HEAD") && entries.includes("config")) {
-      found.push(real(dir));
-      queue.push(join(dir, "modules"));
-      continue;
-    }
-    for (const entry of entries) {
-      const child = join(dir, entry);
-      if (lstatSync(child, { throwIfNoEntry: false })?.isDirectory()) queue.push(child);
-    }
-  }
-  return found;
-}
 
 export type ProtectedPathsOptions = {
   /** Trusted project directories (`$BDSH_HOME/trusted.json`); those inside the workspace get `.bdsh`. */
@@ -124,34 +64,42 @@ export function protectedPaths(workspace: string, options: ProtectedPathsOptions
     if (below(root, dir)) add(join(dir, ".bdsh"), "dir");
   }
 
-  const dotGit = join(root, ".git");
-  const gitdirs: string[] = [];
-  const gitdir = gitdirOf(dotGit, root);
-  if (gitdir) {
-    if (kindOf(dotGit) === "file") add(dotGit, "file");
-    gitdirs.push(gitdir);
-    const common = commondirOf(gitdir);
-    if (common) gitdirs.push(common);
-    gitdirs.push(...submoduleGitdirs(common ?? gitdir));
+  const scan = findGitDirs(root);
+  const pins: string[] = [];
+  for (const dotGit of scan.dotGits) {
+    const kind = kindOf(dotGit);
+    if (kind === "file") add(dotGit, "file");
+    else if (kind === "dir") pins.push(real(dotGit));
   }
-  for (const dir of gitdirs) {
+  for (const { path: dir } of scan.gitdirs) {
     add(join(dir, "hooks"), "dir");
     add(join(dir, "config"), "file");
     add(join(dir, "config.worktree"), "file");
+    if (kindOf(join(dir, "info")) === "dir") add(join(dir, "info", "attributes"), "file");
+    for (const pointer of ["commondir", "gitdir"])
+      if (kindOf(join(dir, pointer)) === "file") add(join(dir, pointer), "file");
   }
   const unique = new Map<string, ProtectedPath>();
   for (const entry of entries) if (!unique.has(entry.path)) unique.set(entry.path, entry);
   const paths = [...unique.values()].sort((a, b) => a.path.length - b.path.length);
-  return { workspace: root, paths, gitdirs: [...new Set(gitdirs)] };
+  return {
+    workspace: root,
+    paths,
+    gitdirs: [...new Set(scan.gitdirs.map((g) => g.path))],
+    pins: [...new Set(pins)],
+    complete: scan.complete,
+  };
 }
 
 /**
  * Whether the real path `path` is a protected path, lies under a protected directory, or has a `.bdsh`
- * component anywhere below the workspace.
+ * component or a git control path (`isGitControlPath`) anywhere below the workspace.
  */
 export function isProtected(paths: ProtectedPaths, path: string): boolean {
-  if (below(paths.workspace, path) && relative(paths.workspace, path).split(sep).includes(".bdsh"))
-    return true;
+  if (below(paths.workspace, path)) {
+    const components = relative(paths.workspace, path).split(sep);
+    if (components.includes(".bdsh") || isGitControlPath(components)) return true;
+  }
   return paths.paths.some((entry) => {
     const inside = relative(entry.path, path);
     return inside === "" || (entry.kind === "dir" && inside.split(sep)[0] !== ".." && !isAbsolute(inside));

@@ -6,7 +6,8 @@
  * - Paths are POSIX paths of the remote side, resolved against the environment's working directory.
  * - The sandbox mode is applied lexically to the remote path (no symlink resolution is possible from
  *   here): `read-only` writes nothing, `workspace-write` writes only under the remote working directory and
- *   never into `.bdsh/`, `.git/hooks` or `.git/config`; `danger-full-access` anywhere.
+ *   never into `.bdsh/` or a git control path (git-control.ts `isGitControlPath`: `.git` itself, its hooks,
+ *   config, commondir, ...) at any depth; `danger-full-access` anywhere.
  * - Read-before-write (T11, C18) holds remotely too: a read records the remote file's size and mtime, and a
  *   write or edit is refused when the file was not read or changed since.
  */
@@ -14,6 +15,7 @@ import { posix } from "node:path";
 import type { EnvironmentFiles } from "../terminal/environment.js";
 import type { ToolExec } from "../types.js";
 import type { FileVersion } from "./file-observations.js";
+import { isGitControlPath } from "./git-control.js";
 
 export type RemoteFiles = { files: EnvironmentFiles; root: string };
 
@@ -48,8 +50,6 @@ export async function recordRemoteRead(exec: ToolExec, remote: RemoteFiles, path
   if (version) exec.services.get("fileObservations")?.record(observationKey(path), version);
 }
 
-const PROTECTED = [".bdsh", ".git/hooks", ".git/config"];
-
 /** The sandbox and read-before-write checks of `write`/`edit` on a remote path; returns whether it exists. */
 export async function guardRemoteModification(
   exec: ToolExec,
@@ -62,10 +62,9 @@ export async function guardRemoteModification(
   if (exec.sandbox === "workspace-write") {
     const inside = posix.relative(remote.root, path);
     const under = inside === "" || (!inside.startsWith("..") && !posix.isAbsolute(inside));
-    // `.bdsh` is refused at every depth, as locally (protected-paths.ts).
-    const atAnyDepth = inside.split("/").includes(".bdsh");
-    if (!under || atAnyDepth || PROTECTED.some((p) => inside === p || inside.startsWith(`${p}/`)))
-      throw new Error(denied);
+    // `.bdsh` and git's control paths are refused at every depth, as locally (protected-paths.ts).
+    const components = inside.split("/");
+    if (!under || components.includes(".bdsh") || isGitControlPath(components)) throw new Error(denied);
   }
   const current = await remoteVersion(remote, path);
   if (!current) return false;

@@ -23,6 +23,7 @@
  *   command is allowed only when every key it matches is.
  */
 import { posix } from "node:path";
+import { isGitConfigEnv, isGitControlPath, isProgramSetting } from "../files/git-control.js";
 import { AnalysisDeadline } from "./analysis-deadline.js";
 import { loadShellParser, type ShellNode, type ShellParser } from "./shell-parse.js";
 
@@ -52,6 +53,8 @@ export const DANGEROUS_KEYS = {
   "git-reset-hard": "git reset --hard",
   "git-clean": "git clean -f",
   "force-push": "forced git push",
+  "git-config-exec": "git setting that runs a program (core.fsmonitor, core.hooksPath, alias, filter, …)",
+  "git-control-write": "writing a git control file (.git config, hooks, commondir, gitdir pointer)",
   "shell-c": "shell running a string (-c)",
   eval: "eval",
   "interpreter-eval": "interpreter running a string (-c/-e)",
@@ -148,9 +151,6 @@ const SQL_EXEMPT = new Set(["grep", "egrep", "fgrep", "rg", "ag", "ack", "git"])
 const DISK_TOOLS =
   /^(?:mkfs(?:\..+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs|fdisk|sfdisk|cfdisk|parted|sgdisk|gdisk|blkdiscard)$/;
 const BLOCK_DEVICE = /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|sr)/;
-/** Git settings whose value git runs as a command. */
-const GIT_COMMAND_SETTINGS =
-  /^(?:core\.(?:pager|sshcommand|editor|fsmonitor|hookspath|askpass|gitproxy)|alias\..+|pager\..+|diff\.external|diff\..+\.(?:command|textconv)|credential(?:\..+)?\.helper|sequence\.editor|gpg(?:\..+)?\.program|filter\..+\.(?:clean|smudge|process)|merge\..+\.driver|uploadpack\.packobjectshook|protocol\..+\.allow)$/i;
 const WRITE_REDIRECT = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"]);
 
 /** The program as rules see it: no directory, lower case, no version suffix on interpreters. */
@@ -216,6 +216,9 @@ class Analysis {
         case "file_redirect":
           this.redirect(node, source);
           break;
+        case "variable_assignment":
+          this.assignment(node, source);
+          break;
         case "function_definition":
           this.functionDefinition(node, source);
           break;
@@ -259,10 +262,19 @@ class Analysis {
         return undefined;
       }
       if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(head.text)) {
+        const eq = head.text.indexOf("=");
+        this.gitEnv(head.text.slice(0, eq), { ...head, text: head.text.slice(eq + 1) });
         argv = argv.slice(1); // an assignment in a wrapper's place (`nohup A=1 rm …`): judge what follows
         continue;
       }
       const program = programName(head.text);
+      // `env GIT_CONFIG_KEY_0=core.pager …`, `sudo GIT_CONFIG_PARAMETERS=… git …`
+      if (program === "env" || program === "sudo")
+        for (const word of argv.slice(1)) {
+          const eq = word.text.indexOf("=");
+          if (eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(word.text.slice(0, eq)))
+            this.gitEnv(word.text.slice(0, eq), { ...word, text: word.text.slice(eq + 1) });
+        }
       const inner = unwrap(program, argv);
       if (inner === "stop") return program;
       if (inner !== undefined) {
@@ -391,6 +403,7 @@ class Analysis {
       for (const body of stdinBodies(node, source)) this.sql(body);
     }
     if (DISK_TOOLS.test(program)) this.add("disk-format");
+    this.controlWrite(program, texts);
     if (DOWNLOADERS.has(program)) this.recordDownload(program, args, node, source);
     if (this.downloads.has(posix.basename(argv[0]?.text ?? ""))) this.add("remote-code");
     if (SHELLS.has(program)) {
@@ -706,11 +719,16 @@ class Analysis {
       const setting = t === "-c" ? texts[i + 1] : t.startsWith("-c") ? t.slice(2) : undefined;
       if (setting !== undefined) {
         const eq = setting.indexOf("=");
-        if (eq > 0 && GIT_COMMAND_SETTINGS.test(setting.slice(0, eq))) {
+        if (eq > 0 && isProgramSetting(setting.slice(0, eq))) {
+          this.add("git-config-exec");
           this.add("shell-c");
           this.source(setting.slice(eq + 1).replace(/^!/, ""), depth + 1);
-        }
+        } else if (eq < 0 && isProgramSetting(setting)) this.add("git-config-exec");
       }
+      // `--config-env core.pager=VAR`: the value comes from the environment.
+      const fromEnv =
+        t === "--config-env" ? texts[i + 1] : t.startsWith("--config-env=") ? t.slice(13) : undefined;
+      if (fromEnv !== undefined && isProgramSetting(fromEnv.split("=")[0] ?? "")) this.add("git-config-exec");
       if (["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path"].includes(t))
         i += 2;
       else if (t.startsWith("-")) i += 1;
@@ -718,6 +736,18 @@ class Analysis {
     }
     const sub = texts[i];
     const rest = texts.slice(i + 1);
+    if (sub === "config") this.gitConfig(rest);
+    // `git clone -c core.fsmonitor=…` writes the setting into the new repository; `--template` copies hooks.
+    if (sub === "clone" || sub === "init" || sub === "submodule") {
+      for (let j = 0; j < rest.length; j += 1) {
+        const r = rest[j] as string;
+        const setting =
+          r === "-c" || r === "--config" ? rest[j + 1] : r.startsWith("--config=") ? r.slice(9) : undefined;
+        if (setting !== undefined && isProgramSetting(setting.split("=")[0] ?? ""))
+          this.add("git-config-exec");
+        if (r === "--template" || r.startsWith("--template=")) this.add("git-config-exec");
+      }
+    }
     if (sub === "reset" && rest.includes("--hard")) this.add("git-reset-hard");
     if (sub === "clean" && hasOption(rest, "f", ["--force"])) this.add("git-clean");
     if (sub === "push") {
@@ -733,6 +763,87 @@ class Analysis {
         rest.some((t) => t.startsWith("+") && t.length > 1);
       if (forced) this.add("force-push");
     }
+  }
+
+  /**
+   * `git config` writing a setting that runs a program: `git config [--file f] key value`, `git config set
+   * key value`, `--add`/`--replace-all`, and `--edit` (an editor can write anything). Reads pass.
+   */
+  private gitConfig(rest: string[]): void {
+    const withValue = [
+      "-f",
+      "--file",
+      "--blob",
+      "--type",
+      "--default",
+      "--comment",
+      "--value",
+      "--worktree-file",
+    ];
+    const operands: string[] = [];
+    let writes = false;
+    for (let j = 0; j < rest.length; j += 1) {
+      const r = rest[j] as string;
+      if (r === "--add" || r === "--replace-all") writes = true;
+      if (withValue.includes(r)) j += 1;
+      else if (!r.startsWith("-")) operands.push(r);
+    }
+    const verbs = [
+      "set",
+      "get",
+      "unset",
+      "list",
+      "edit",
+      "rename-section",
+      "remove-section",
+      "get-color",
+      "get-colorbool",
+    ];
+    const verb = verbs.includes(operands[0] ?? "") ? operands.shift() : undefined;
+    if (verb === "edit" || rest.includes("-e") || rest.includes("--edit")) {
+      this.add("git-config-exec");
+      return;
+    }
+    const name = operands[0];
+    if (name === undefined || !isProgramSetting(name, operands[1])) return;
+    if (verb === "set" || (verb === undefined && (operands.length >= 2 || writes)))
+      this.add("git-config-exec");
+  }
+
+  /** `GIT_CONFIG_KEY_0=core.fsmonitor`, `GIT_CONFIG_PARAMETERS=…`, `GIT_CONFIG_GLOBAL=f`: settings by environment. */
+  private gitEnv(name: string, value: Word | undefined): void {
+    if (!isGitConfigEnv(name)) return;
+    if (/^GIT_CONFIG_(?:VALUE_\d+|COUNT)$/.test(name)) return; // harmless without a key
+    if (/^GIT_CONFIG_KEY_\d+$/.test(name)) {
+      if (!value || value.dynamic || isProgramSetting(value.text)) this.add("git-config-exec");
+      return;
+    }
+    if (value && !value.dynamic && value.text === "/dev/null") return; // hermetic: no config at all
+    this.add("git-config-exec");
+  }
+
+  private assignment(node: ShellNode, source: string): void {
+    const name = node.children.find((c) => c.field === "name");
+    const value = node.children.find((c) => c.field === "value");
+    if (!name) return;
+    this.gitEnv(source.slice(name.start, name.end), value ? resolveWord(value, source) : undefined);
+  }
+
+  /** Writes through a redirect, `tee`, `cp`/`mv`/`ln`/`install` or an in-place edit into a git control path. */
+  private controlWrite(program: string, texts: string[]): void {
+    const operands = texts.filter((t) => !t.startsWith("-"));
+    const inPlace =
+      (program === "sed" || program === "perl") &&
+      texts.some((t) => /^-[a-zA-Z]*i/.test(t) || t.startsWith("--in-place"));
+    const targets =
+      program === "tee" || inPlace
+        ? operands
+        : ["cp", "mv", "ln", "install", "rsync", "touch", "truncate", "mkdir"].includes(program)
+          ? program === "touch" || program === "mkdir" || program === "truncate"
+            ? operands
+            : operands.slice(-1)
+          : [];
+    if (targets.some(isControlTarget)) this.add("git-control-write");
   }
 
   private kill(texts: string[]): void {
@@ -793,6 +904,7 @@ class Analysis {
     if (!destination || destination.dynamic) return;
     if (underEtc(destination.text)) this.add("etc-write");
     if (BLOCK_DEVICE.test(destination.text)) this.add("disk-write");
+    if (isControlTarget(destination.text)) this.add("git-control-write");
   }
 
   /** `:(){ :|:& };:` — a function that calls itself more than once, or from a pipeline. */
@@ -979,6 +1091,11 @@ function redirectsOf(node: ShellNode): ShellNode[] {
   if (node.parent?.type === "redirected_statement")
     for (const c of node.parent.children) if (c.field === "redirect") out.push(c);
   return out;
+}
+
+/** A path (as written) that reaches a git control path: `.git/config`, `x/.git/hooks/…`, `.git`. */
+function isControlTarget(path: string): boolean {
+  return isGitControlPath(posix.normalize(path).split("/"));
 }
 
 function redirectDestination(node: ShellNode, source: string): Word | undefined {

@@ -4,9 +4,11 @@
  * Mounts, in order:
  * - `read-only` and `workspace-write`: `/` read-only, a minimal `/dev` remounted read-only (device nodes
  *   still work, nothing can be created there), a fresh `/proc`. `workspace-write` then binds the workspace
- *   read-write, pins its `.git` directory (bound onto itself, so it cannot be renamed or removed and replaced
- *   by a gitdir the model wrote) and binds every protected path under it read-only (protected-paths.ts:
- *   `.bdsh/`, `<gitdir>/hooks`, `<gitdir>/config`, ...). A protected directory or file that does not exist
+ *   read-write, pins every `.git` directory in it, at any depth (bound onto itself, so it cannot be renamed
+ *   or removed and replaced by a gitdir the model wrote) and binds every protected path under it read-only
+ *   (protected-paths.ts: `.bdsh/`, and for every gitdir found `hooks`, `config`, `config.worktree`,
+ *   `info/attributes`, an existing `commondir`, ...). A `.git` that appears during the command is not
+ *   bound; the after-command repair (src/guards/git-repair/) handles it. A protected directory or file that does not exist
  *   yet is created empty on the host first (`prepareProtectedPaths`), so it is a read-only mount point and
  *   the model cannot create it; empty `.bdsh/`, `hooks/` or `config` mean the same as missing ones.
  * - `danger-full-access`: `/` read-write, the host `/dev`, and still a fresh `/proc` (finding 4).
@@ -142,11 +144,17 @@ export function bubblewrapArgs(spec: SandboxSpec, cwd: string, extras: Bubblewra
     args.push("--bind", spec.workspace, spec.workspace);
     const paths = protectedPaths(spec.workspace, { projectRoots: extras.projectRoots ?? [] });
     prepareProtectedPaths(paths);
-    const dotGit = `${paths.workspace}/.git`;
-    if (isDirectory(dotGit)) args.push("--bind", dotGit, dotGit);
-    for (const entry of paths.paths) {
-      if (entry.exists && under(paths.workspace, entry.path)) args.push("--ro-bind", entry.path, entry.path);
-    }
+    // Shallowest first, a pinned `.git` before the read-only paths inside it: a mount made below a later
+    // mount point would be hidden by it.
+    const mounts = [
+      ...paths.pins
+        .filter((pin) => under(paths.workspace, pin))
+        .map((pin) => ({ path: pin, flag: "--bind" })),
+      ...paths.paths
+        .filter((entry) => entry.exists && under(paths.workspace, entry.path))
+        .map((entry) => ({ path: entry.path, flag: "--ro-bind" })),
+    ].sort((a, b) => a.path.split(sep).length - b.path.split(sep).length);
+    for (const mount of mounts) args.push(mount.flag, mount.path, mount.path);
   }
   if (extras.tempDir) args.push("--bind", extras.tempDir, extras.tempDir);
   for (const dir of hide) if (!under(dir, spec.workspace)) mask(dir);
