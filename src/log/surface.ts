@@ -183,6 +183,7 @@ export function messageOf(event: LogEvent): SurfaceMessage | undefined {
     case "question/asked":
     case "question/answered":
     case "plan/mode":
+    case "instructions/withheld":
       return undefined;
     default:
       return assertNever(event, "event");
