@@ -166,6 +166,10 @@ describe("agent-written instructions wait for a person (row 1d)", () => {
     expect(sent(0)).not.toContain("OLD-TRUST-CANARY");
     expect(before.stderr).toContain("trusted before instruction review");
     expect(before.stderr).toContain(ACCEPT);
+    const doctor = await runCli(["--cwd", workspace, "doctor"], env);
+    expect(doctor.stdout).toMatch(
+      /instructions .*not loaded until you accept them: AGENTS\.md; run `bdsh trust --accept-instructions`/,
+    );
     expect((await runCli(["trust", "--accept-instructions", "--yes", workspace], env)).code).toBe(0);
     await runCli(["run", "--cwd", workspace, "hi"], env);
     expect(sent(1)).toContain("OLD-TRUST-CANARY");
