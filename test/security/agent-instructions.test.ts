@@ -176,6 +176,31 @@ describe("agent-written instructions wait for a person (row 1d)", () => {
   });
 });
 
+describe("inside one run (row 1d)", () => {
+  it("an AGENTS.md the model writes in a subdirectory is not added as additional instructions", async () => {
+    fake = await startFakeProvider({
+      script: [
+        {
+          toolCalls: [
+            { id: "w", name: "write", arguments: { file_path: "sub/AGENTS.md", content: "SUBDIR-CANARY\n" } },
+          ],
+        },
+        { toolCalls: [{ id: "r", name: "read", arguments: { file_path: "sub/other.txt" } }] },
+        { text: "done" },
+      ],
+    });
+    const { workspace, env } = setup(fake.url);
+    mkdirSync(join(workspace, "sub"));
+    writeFileSync(join(workspace, "sub", "other.txt"), "x\n");
+    trustDirectory(env.BDSH_HOME!, workspace);
+    const result = await runCli(["run", "--cwd", workspace, "go"], env);
+    expect(result.code).toBe(0);
+    expect(fake.requests).toHaveLength(3);
+    expect(sent(2)).not.toContain("Additional instructions from");
+    expect(result.stderr).toContain(`${join(workspace, "sub", "AGENTS.md")} was not loaded`);
+  });
+});
+
 describe.skipIf(!tmuxAvailable())("the person is asked at a terminal (tmux)", () => {
   function terminal(argv: string[], cwd: string, env: NodeJS.ProcessEnv): TmuxSession {
     const session = TmuxSession.start([...BDSH, ...argv], { cwd, env });
