@@ -10,7 +10,7 @@
 import { createInterface } from "node:readline/promises";
 import { ACCEPT_COMMAND } from "../config/instruction-files.js";
 import type { InstructionVerdict, PendingFile } from "../config/instruction-review.js";
-import type { EventDataMap } from "../log/events.js";
+import type { EventDataMap, LogEvent } from "../log/events.js";
 import type { Output } from "./output.js";
 import { lineDiff } from "./render/line-diff.js";
 import { sanitize } from "./render/terminal-text.js";
@@ -52,6 +52,12 @@ export function withheldWarnings(data: EventDataMap["instructions/withheld"]): s
     (file) =>
       `bdsh: warning: ${sanitize(file.path, "show")} was not loaded (${WHY[file.reason]}); review and accept it with \`${data.accept}\``,
   );
+}
+
+/** Prints the warnings of every `instructions/withheld` event among `events` (run, ralph rounds). */
+export function warnWithheld(events: readonly LogEvent[], print: (line: string) => void): void {
+  for (const event of events)
+    if (event.type === "instructions/withheld") for (const line of withheldWarnings(event.data)) print(line);
 }
 
 /** The same warnings for files found before a session starts. */

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { pendingInstructions } from "../../src/config/instruction-review.js";
+import { instructionGate, pendingInstructions } from "../../src/config/instruction-review.js";
 import { trustDirectory } from "../../src/config/trust.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { BDSH, runCli } from "../support/run-cli.js";
@@ -173,6 +173,27 @@ describe("agent-written instructions wait for a person (row 1d)", () => {
     expect((await runCli(["trust", "--accept-instructions", "--yes", workspace], env)).code).toBe(0);
     await runCli(["run", "--cwd", workspace, "hi"], env);
     expect(sent(1)).toContain("OLD-TRUST-CANARY");
+  });
+});
+
+describe("the trust record (row 1d)", () => {
+  it("a malformed accepted record accepts nothing; a file outside the trusted root is never accepted", () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "bdsh-record-")));
+    const home = join(root, "home");
+    const workspace = join(root, "ws");
+    mkdirSync(home);
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, "AGENTS.md"), "RECORDED\n");
+    writeFileSync(join(root, "AGENTS.md"), "RECORDED\n");
+    trustDirectory(home, workspace);
+    const gate = instructionGate(home, workspace);
+    expect(gate(join(workspace, "AGENTS.md"), "RECORDED\n")).toBe("accepted");
+    expect(gate(join(workspace, "AGENTS.md"), "CHANGED\n")).toBe("changed");
+    expect(gate(join(root, "AGENTS.md"), "RECORDED\n")).toBe("new");
+    const list = JSON.parse(readFileSync(join(home, "trusted.json"), "utf8"));
+    list.directories[0].accepted = ["not", "a", "map"];
+    writeFileSync(join(home, "trusted.json"), JSON.stringify(list));
+    expect(instructionGate(home, workspace)(join(workspace, "AGENTS.md"), "RECORDED\n")).toBe("new");
   });
 });
 
