@@ -28,10 +28,12 @@ export function showPending(pending: readonly PendingFile[], output: Output): vo
   for (const file of pending) {
     const what = file.kind === "skill" ? "skill" : "instructions";
     output.err(`--- ${sanitize(file.name, "show")} (${what}; ${WHY[file.verdict]})`);
+    // The last newline ends the last line; it is not a line of its own.
+    const after = file.content.replace(/\n$/, "");
     const lines =
       file.before === undefined
-        ? file.content.split("\n").map((text) => ({ kind: "+" as const, text }))
-        : lineDiff(file.before, file.content);
+        ? after.split("\n").map((text) => ({ kind: "+" as const, text }))
+        : lineDiff(file.before.replace(/\n$/, ""), after);
     for (const line of lines) output.err(`${line.kind} ${sanitize(line.text, "show")}`);
   }
 }

@@ -9,8 +9,8 @@
  * (the whole file, or a diff) and asks; only then are their digests recorded. Without a terminal it refuses
  * unless `--yes` says the person accepts what is printed.
  *
- * stdout: `trusted <real path>` / `accepted <n> file(s) in <root>` / `revoked <path>` / one trusted
- * directory per line.
+ * stdout: `trusted <real path>`, then `accepted <n> file(s) in <root>` when files were accepted (always with
+ * `--accept-instructions`) / `revoked <path>` / one trusted directory per line.
  */
 import type { Command } from "commander";
 import { projectInstructionFiles } from "../../config/instruction-files.js";
@@ -87,13 +87,16 @@ async function trustAndReview(environment: CliEnvironment, options: TrustOptions
     if (files.length) output.err(`these now load: ${files.join(", ")}`);
     return;
   }
+  // Recorded even when nothing was pending: an entry from before review then counts as reviewed.
   acceptInstructions(
     home,
     root,
     pending,
     present.map((file) => file.name),
   );
-  output.out(`accepted ${pending.length} file(s) in ${root}`);
+  if (!options.acceptInstructions) output.out(`trusted ${root}`);
+  if (pending.length || options.acceptInstructions)
+    output.out(`accepted ${pending.length} file(s) in ${root}`);
 }
 
 function newFiles(root: string, cwd: string): PendingFile[] {
