@@ -103,11 +103,14 @@ describe("agent-written instructions wait for a person (row 1d)", () => {
     fake = await startFakeProvider({ script: [{ text: "run" }] });
     const { home, workspace, env } = setup(fake.url);
     trustDirectory(home, workspace);
-    writeFileSync(join(workspace, "AGENTS.md"), "LATER-CANARY\n");
+    // A cursor-up sequence would draw the next line over this one: shown, it is made visible instead.
+    writeFileSync(join(workspace, "AGENTS.md"), "LATER-CANARY\n\u001b[1Ahidden line\n");
     const refused = await runCli(["trust", "--accept-instructions", workspace], env);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("nothing was recorded");
     expect(refused.stderr).toContain("+ LATER-CANARY");
+    expect(refused.stderr).toContain("+ ␛[1Ahidden line");
+    expect(refused.stderr).not.toContain("\u001b");
     expect(pendingInstructions(home, workspace).pending.map((f) => f.name)).toEqual(["AGENTS.md"]);
     const again = await runCli(["trust", workspace], env);
     expect(again.code).toBe(2);
