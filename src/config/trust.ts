@@ -10,11 +10,21 @@
  *   trusted directory to elsewhere is not. A trusted directory trusts everything below it.
  * - An unreadable or malformed list trusts nothing (fail closed) and is never silently rewritten: adding to
  *   it refuses until the user repairs the file.
+ * - An entry's `accepted` maps each instruction file and skill a person accepted (by its name under the
+ *   directory) to the sha256 of its content (./instruction-files.ts). An entry without it was written
+ *   before instruction review: it accepts nothing until `bdsh trust --accept-instructions` (fail closed).
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
+import {
+  digestOf,
+  INSTRUCTION_FILES,
+  type ProjectFile,
+  projectInstructionFiles,
+  saveAcceptedCopies,
+} from "./instruction-files.js";
 
-export type TrustEntry = { path: string; trustedAt: string };
+export type TrustEntry = { path: string; trustedAt: string; accepted?: Record<string, string> };
 
 export type TrustList = { version: 1; directories: TrustEntry[] };
 
@@ -58,9 +68,21 @@ export function readTrustList(home: string): TrustList {
     const path = (entry as { path?: unknown } | null)?.path;
     if (typeof path !== "string" || !isAbsolute(path)) continue;
     const at = (entry as { trustedAt?: unknown }).trustedAt;
-    entries.push({ path, trustedAt: typeof at === "string" ? at : "" });
+    const accepted = acceptedOf((entry as { accepted?: unknown }).accepted);
+    entries.push({ path, trustedAt: typeof at === "string" ? at : "", ...(accepted ? { accepted } : {}) });
   }
   return { version: 1, directories: entries };
+}
+
+/** An entry's accepted digests; a malformed record accepts nothing rather than everything. */
+function acceptedOf(value: unknown): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  const accepted: Record<string, string> = {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return accepted;
+  for (const [name, digest] of Object.entries(value)) {
+    if (typeof digest === "string" && /^[0-9a-f]{64}$/.test(digest)) accepted[name] = digest;
+  }
+  return accepted;
 }
 
 /**
@@ -105,15 +127,62 @@ function writeTrustList(home: string, list: TrustList): void {
   renameSync(temporary, path);
 }
 
-/** Records `dir` (by real path) as trusted; returns that path. */
-export function trustDirectory(home: string, dir: string, now: Date = new Date()): string {
+function digestsOf(files: readonly ProjectFile[]): Record<string, string> {
+  return Object.fromEntries(files.map((file) => [file.name, digestOf(file.content)]));
+}
+
+/**
+ * Records `dir` (by real path) as trusted, accepting `files` (default: the instruction files and skills it
+ * carries now, which the person trusting it was shown); returns that path. An already trusted directory is
+ * left as it is: changed files are accepted with `acceptInstructions`.
+ */
+export function trustDirectory(
+  home: string,
+  dir: string,
+  options: { now?: Date; files?: readonly ProjectFile[] } = {},
+): string {
   const path = realDirectory(dir);
   const list = readTrustList(home);
   if (!list.directories.some((entry) => entry.path === path)) {
-    list.directories.push({ path, trustedAt: now.toISOString() });
+    const files = options.files ?? projectInstructionFiles(path);
+    saveAcceptedCopies(home, files);
+    list.directories.push({
+      path,
+      trustedAt: (options.now ?? new Date()).toISOString(),
+      accepted: digestsOf(files),
+    });
     writeTrustList(home, list);
   }
   return path;
+}
+
+/**
+ * Accepts `files` for the trusted directory `root`: their digests join the entry's accepted ones, and
+ * names whose files are gone are dropped. Throws when `root` is not in the list.
+ */
+export function acceptInstructions(
+  home: string,
+  root: string,
+  files: readonly ProjectFile[],
+  present: readonly string[],
+): void {
+  const list = readTrustList(home);
+  const entry = list.directories.find((e) => e.path === root);
+  if (!entry)
+    throw new TrustFileError(trustFilePath(home), `${root} is not trusted (run \`bdsh trust\` first)`);
+  saveAcceptedCopies(home, files);
+  const kept = Object.entries(entry.accepted ?? {}).filter(([name]) => present.includes(name));
+  entry.accepted = { ...Object.fromEntries(kept), ...digestsOf(files) };
+  writeTrustList(home, list);
+}
+
+/** The accepted digests of the trusted directory `root`; undefined for an entry from before review. */
+export function acceptedDigests(home: string, root: string): Record<string, string> | undefined {
+  try {
+    return readTrustList(home).directories.find((e) => e.path === root)?.accepted;
+  } catch {
+    return {};
+  }
 }
 
 /** Removes `dir` from the list; returns whether it was there. */
@@ -132,7 +201,7 @@ export function projectFiles(dir: string): string[] {
   for (const name of [".bdsh/config.yaml", ".bdsh/plugins", ".bdsh/skills"]) {
     if (existsSync(join(dir, name))) found.push(name);
   }
-  for (const name of ["AGENTS.md", "CLAUDE.md", "AGENTS.local.md", "CLAUDE.local.md"]) {
+  for (const name of INSTRUCTION_FILES) {
     if (existsSync(join(dir, name))) found.push(name);
   }
   return found;

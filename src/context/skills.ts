@@ -9,6 +9,8 @@
  * - Each description is cut to 500 characters; a folder without a readable name is skipped.
  * - The `skill` tool returns the full instructions; it reads the catalog through the `skills` service, so it
  *   sees the same folders the reminder listed.
+ * - Accepted content only (SECURITY.md row 1d): a project skill whose `SKILL.md` a person has not accepted
+ *   (the gate) is left out of the catalog and the tool, and one `instructions/withheld` event names it.
  *
  * Model experience:
  *   <system-reminder>
@@ -25,10 +27,12 @@
  * Tool result: `<skill_content name="x">\n<skill_instructions>\n…\n</skill_instructions>\n</skill_content>`.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { parse } from "yaml";
+import type { InstructionGate } from "../config/instruction-review.js";
 import type { Plugin } from "../loop/plugin.js";
 import type { ToolDefinition } from "../tools/types.js";
+import { reportWithheld, type WithheldFile } from "./instructions.js";
 import { latestUserMessageTracker } from "./latest-user-message.js";
 
 export const MAX_DESCRIPTION_CHARS = 500;
@@ -76,6 +80,7 @@ export function skillFolders(
   directories: readonly string[],
   recheckMs = 1_000,
   clock: () => number = Date.now,
+  screen?: SkillScreen,
 ): (options?: { fresh?: boolean }) => Skill[] {
   let signature: string | undefined;
   let checkedAt = Number.NEGATIVE_INFINITY;
@@ -87,7 +92,7 @@ export function skillFolders(
     const current = folderSignature(directories);
     if (current !== signature) {
       signature = current;
-      skills = loadSkills(directories);
+      skills = loadSkills(directories, screen);
     }
     return skills;
   };
@@ -113,8 +118,11 @@ function folderSignature(directories: readonly string[]): string {
   return parts.join("\n");
 }
 
+/** Whether a `SKILL.md` with this content may load (row 1d); none: every one may. */
+export type SkillScreen = (path: string, content: string) => boolean;
+
 /** Reads the skill folders now; later directories replace earlier skills of the same name. */
-export function loadSkills(directories: readonly string[]): Skill[] {
+export function loadSkills(directories: readonly string[], screen?: SkillScreen): Skill[] {
   const byName = new Map<string, Skill>();
   for (const directory of directories) {
     let entries: string[];
@@ -131,6 +139,7 @@ export function loadSkills(directories: readonly string[]): Skill[] {
       } catch {
         continue;
       }
+      if (screen && !screen(path, text)) continue;
       const skill = parseSkill(text, path);
       if (skill) byName.set(skill.name, skill);
     }
@@ -198,14 +207,30 @@ export function skillsPlugin(options: {
   projectTrusted?: boolean;
   /** The directory whose `.bdsh/skills` is the project's (the trusted root); default the workspace. */
   projectRoot?: string;
+  /** Row 1d: which project skills a person accepted; none given: all of them. */
+  gate?: InstructionGate;
 }): Plugin {
   return {
     name: "skills",
     setup(ctx) {
+      const projectRoot = options.projectRoot ?? ctx.workspace;
       const directories =
-        options.directories ??
-        skillDirectories(options.home, options.projectRoot ?? ctx.workspace, options.projectTrusted ?? true);
-      const current = skillFolders(directories);
+        options.directories ?? skillDirectories(options.home, projectRoot, options.projectTrusted ?? true);
+      const projectSkills = join(projectRoot, ".bdsh", "skills") + sep;
+      const withheld: WithheldFile[] = [];
+      const reported = new Set<string>();
+      const { gate } = options;
+      // The user's own skills (`$BDSH_HOME/skills`) are out of the sandbox's reach; only the project's wait.
+      const screen: SkillScreen | undefined = gate
+        ? (path, content) => {
+            if (!path.startsWith(projectSkills)) return true;
+            const verdict = gate(path, content);
+            if (verdict === "accepted") return true;
+            withheld.push({ path, kind: "skill", reason: verdict });
+            return false;
+          }
+        : undefined;
+      const current = skillFolders(directories, undefined, undefined, screen);
       const lastCatalog = latestUserMessageTracker("skills");
       const catalog: SkillCatalog = {
         list: () => current({ fresh: true }),
@@ -217,7 +242,9 @@ export function skillsPlugin(options: {
       ctx.hooks.onWaterfall(
         "agent/pre-step",
         (state) => {
-          const text = catalogText(current({ fresh: state.firstStepOfTurn }));
+          const skills = current({ fresh: state.firstStepOfTurn });
+          reportWithheld(ctx.log, withheld.splice(0), reported);
+          const text = catalogText(skills);
           if (text === undefined) return state;
           if (lastCatalog(ctx.log)?.data.text === text) return state;
           return { ...state, messages: [...state.messages, { text, source: "skills" }] };

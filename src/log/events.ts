@@ -258,6 +258,17 @@ export interface EventDataMap {
 
   // --- planning (P2) ---
   "plan/mode": { mode: "plan" | "default" };
+
+  // --- workspace trust (SECURITY.md row 1d) ---
+  /**
+   * Project instruction files or skills left out of the context because no person accepted their content:
+   * `new` (never accepted), `changed` (another content was), `unreviewed` (trusted before review existed).
+   * `accept` is the command that reviews them.
+   */
+  "instructions/withheld": {
+    files: { path: string; kind: "instructions" | "skill"; reason: "new" | "changed" | "unreviewed" }[];
+    accept: string;
+  };
 }
 
 export type EventType = keyof EventDataMap;
@@ -304,6 +315,7 @@ export const EVENT_TYPES = [
   "answer/rejected",
   "sandbox/git-repaired",
   "plan/mode",
+  "instructions/withheld",
 ] as const satisfies readonly EventType[];
 
 // Compile-time check that EVENT_TYPES lists every key of EventDataMap.

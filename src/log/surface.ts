@@ -185,6 +185,7 @@ export function messageOf(event: LogEvent): SurfaceMessage | undefined {
     case "answer/rejected":
     case "sandbox/git-repaired": // the model reads it in the command's result
     case "plan/mode":
+    case "instructions/withheld":
       return undefined;
     default:
       return assertNever(event, "event");

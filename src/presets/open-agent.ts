@@ -8,6 +8,7 @@
  *   await agent.followup("fix the failing test"); await agent.whenIdle();
  */
 import { hostname } from "node:os";
+import { instructionGate as gateFor } from "../config/instruction-review.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import { trustedRoot } from "../config/trust.js";
@@ -161,6 +162,9 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
   // Project plugins and skills come from the trusted root's `.bdsh/`: a subdirectory's may be the model's.
   const projectRoot = trustedRoot(home, options.workspace);
   const projectTrusted = options.projectTrusted ?? projectRoot !== undefined;
+  // Row 1d: a trusted project's instruction files and skills load only as a person accepted them. A caller
+  // that vouches for a directory nobody trusted (`projectTrusted: true`) gets them as they are.
+  const instructionGate = projectRoot ? gateFor(home, projectRoot) : undefined;
   const redactor = options.redactor ?? secretRedactor(options.env ?? process.env, config, options.apiKeyEnv);
   const { adapter, route } = adapterFor({ ...options, redactor });
   let session: SessionRow | undefined;
@@ -211,6 +215,7 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
       home,
       projectTrusted,
       ...(projectRoot ? { projectRoot } : {}),
+      ...(instructionGate ? { instructionGate } : {}),
       tools: options.tools
         ? undefined
         : toolsPlugin({

@@ -8,6 +8,7 @@
  * in `always` mode would retry it unchanged) sees it (C10).
  */
 
+import type { InstructionGate } from "../config/instruction-review.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import { compactionSettingsFrom } from "../context/compaction/budget.js";
@@ -46,8 +47,13 @@ export type StandardPresetOptions = {
    * Default false.
    */
   projectTrusted?: boolean;
-  /** The directory whose `.bdsh/skills` is the project's (the trusted root); default the workspace. */
+  /**
+   * The directory whose `.bdsh/skills` is the project's (the trusted root); default the workspace. The
+   * instruction chain starts no higher (SECURITY.md row 1d).
+   */
   projectRoot?: string;
+  /** Row 1d: which project instruction files and skills a person accepted; none given: all of them. */
+  instructionGate?: InstructionGate;
   /** For tests: the retry jitter source. */
   random?: () => number;
   /** S1: how this process drives children (in process, or a server's runner); none: no subagent tools. */
@@ -58,6 +64,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
   const { retry, compaction, context, instructions } = options.config;
   const home = options.home ?? bdshHome(process.env);
   const projectTrusted = options.projectTrusted ?? false;
+  const gate = options.instructionGate;
   return [
     ...(options.tools ? [options.tools] : []), // T22: registry, pipeline, policies, services
     archivedSessionGuard, // L18
@@ -69,11 +76,18 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
     systemPromptPlugin(), // SP2, SP3
     runtimeContextPlugin, // L13, SP4
     timeContextPlugin({ refreshMs: context.time_refresh_ms, timeZone: context.time_zone }), // SP5 (prepends itself)
-    instructionsPlugin({ home, maxBytes: instructions.max_bytes, projectTrusted }), // SP6
+    instructionsPlugin({
+      home,
+      maxBytes: instructions.max_bytes,
+      projectTrusted,
+      ...(options.projectRoot ? { trustedRoot: options.projectRoot } : {}),
+      ...(gate ? { gate } : {}),
+    }), // SP6, row 1d
     skillsPlugin({
       home,
       projectTrusted,
       ...(options.projectRoot ? { projectRoot: options.projectRoot } : {}),
+      ...(gate ? { gate } : {}),
     }), // SP7, T20: after the tools plugin, whose registry takes the skill tool
     llmRetryPlugin(retryConfigFrom(retry), options.random), // M18, L10
     goalPlugin(options.config.goal), // P3–P5: goal tools and rounds

@@ -7,10 +7,11 @@
  * - Otherwise plain lines (src/cli/chat/plain-chat.ts): a line is a message; nobody can be asked, so
  *   approvals fail closed as in a headless run.
  */
-import { createInterface as createPromptInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { addToCommandAllowlist } from "../../config/allowlist.js";
-import { projectFiles, trustDirectory } from "../../config/trust.js";
+import { projectInstructionFiles } from "../../config/instruction-files.js";
+import { pendingInstructions } from "../../config/instruction-review.js";
+import { acceptInstructions, projectFiles, trustDirectory } from "../../config/trust.js";
 import { openAgent } from "../../presets/open-agent.js";
 import type { Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
@@ -25,6 +26,7 @@ import {
   withStore,
 } from "../environment.js";
 import { EXIT_OK } from "../errors.js";
+import { confirm, pendingWarnings, showPending } from "../instruction-review.js";
 import type { Output } from "../output.js";
 import { chooseSession } from "../session-select.js";
 import { addSharedOptions } from "../shared-options.js";
@@ -36,6 +38,7 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
       const globals = command.optsWithGlobals<GlobalOptions>();
       let environment = cliEnvironment(globals);
       if (await askToTrust(environment, output)) environment = cliEnvironment(globals);
+      await reviewInstructions(environment, output);
       printStartupWarnings(environment, output);
       await withStore(environment, async (store) => {
         const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
@@ -104,15 +107,43 @@ async function askToTrust(environment: CliEnvironment, output: Output): Promise<
   if (project.trusted || !process.stdin.isTTY) return false;
   const files = projectFiles(project.dir);
   if (files.length === 0) return false;
-  const ask = createPromptInterface({ input: process.stdin, output: process.stderr });
-  try {
-    output.err(`${project.dir} carries project files: ${files.join(", ")}.`);
-    output.err("They load only in a trusted directory; plugins run code with your permissions.");
-    const answer = await ask.question("Trust this directory? [y/N] ");
-    if (!/^(y|yes)$/i.test(answer.trim())) return false;
-  } finally {
-    ask.close();
-  }
-  output.err(`trusted ${trustDirectory(environment.home, project.dir)}`);
+  // Row 1d: the instruction files and skills are shown whole; trusting accepts exactly what was shown.
+  const shown = projectInstructionFiles(project.dir, environment.cwd);
+  showPending(
+    shown.map((file) => ({ ...file, verdict: "new" as const })),
+    output,
+  );
+  output.err(`${project.dir} carries project files: ${files.join(", ")}.`);
+  output.err("They load only in a trusted directory; plugins run code with your permissions.");
+  if (!(await confirm("Trust this directory? [y/N] "))) return false;
+  output.err(`trusted ${trustDirectory(environment.home, project.dir, { files: shown })}`);
   return true;
+}
+
+/**
+ * Row 1d: a trusted project's instruction files and skills that are new or changed since a person accepted
+ * them are shown at start, on a terminal, with the choice to accept them (recorded, as `bdsh trust
+ * --accept-instructions` does) or to skip them for this run. Skipped, or without a terminal, each is named
+ * in a warning and left out.
+ */
+async function reviewInstructions(environment: CliEnvironment, output: Output): Promise<void> {
+  const { project } = environment.loaded;
+  if (!project.trusted) return;
+  const { pending, present } = pendingInstructions(environment.home, project.root, environment.cwd);
+  if (pending.length === 0) return;
+  if (process.stdin.isTTY) {
+    showPending(pending, output);
+    const question = `Accept these ${pending.length} instruction file(s) for this and later runs? y accepts, N skips them for this run [y/N] `;
+    if (await confirm(question)) {
+      acceptInstructions(
+        environment.home,
+        project.root,
+        pending,
+        present.map((file) => file.name),
+      );
+      output.err(`accepted ${pending.length} file(s) in ${project.root}`);
+      return;
+    }
+  }
+  for (const line of pendingWarnings(pending)) output.err(line);
 }

@@ -5,6 +5,8 @@
  */
 import { spawnSync } from "node:child_process";
 import type { Command } from "commander";
+import { ACCEPT_COMMAND } from "../../config/instruction-files.js";
+import { pendingInstructions } from "../../config/instruction-review.js";
 import { projectFiles, trustedRoot } from "../../config/trust.js";
 import { assertNever } from "../../log/events.js";
 import { mcpDoctorChecks } from "../../mcp/report.js";
@@ -68,6 +70,16 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
                 detail: `${project.dir} is not trusted (it carries no project files)`,
               },
       );
+      // Row 1d: instruction files and skills no person accepted are left out of every run until reviewed.
+      if (project.trusted) {
+        const { pending } = pendingInstructions(environment.home, project.root, environment.cwd);
+        if (pending.length)
+          checks.push({
+            status: "warn",
+            name: "instructions",
+            detail: `${pending.length} instruction file(s) or skill(s) are not loaded until you accept them: ${pending.map((f) => f.name).join(", ")}; run \`${ACCEPT_COMMAND}\` to review them`,
+          });
+      }
       for (const warning of environment.loaded.warnings.filter((w) => w.includes("cannot loosen")))
         checks.push({ status: "warn", name: "config", detail: warning });
 

@@ -10,6 +10,7 @@ import type { Plugin } from "../../loop/plugin.js";
 import { ralphReportTool, runRalph } from "../../planning/ralph.js";
 import { type OpenAgentOptions, openAgent } from "../../presets/open-agent.js";
 import type { Store } from "../../store/store.js";
+import { warnWithheld } from "../instruction-review.js";
 import type { Output } from "../output.js";
 import { sanitize } from "../render/terminal-text.js";
 
@@ -46,6 +47,7 @@ export async function runRalphCommand(
         sessionId,
         plugins: [...(base.plugins ?? []), ralphReportPlugin],
       });
+      agent.log.onDurable((events) => warnWithheld(events, output.err)); // row 1d
       await runHeadless(agent, prompt);
       await agent.close();
       const report = agent.log.last("tool/call");

@@ -23,6 +23,7 @@ import { openAgent } from "../../presets/open-agent.js";
 import { speakAgentReplies } from "../../tts/cli-speech.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
+import { warnWithheld } from "../instruction-review.js";
 import type { Output } from "../output.js";
 import { sanitize } from "../render/terminal-text.js";
 import { jsonView, RunView, type View } from "../run-view.js";
@@ -190,6 +191,8 @@ export async function runCommand(
     const usageEvents: LogEvent[] = [];
     agent.log.onDurable((events) => {
       view.events(events);
+      // Row 1d: a project file left out for want of a person's acceptance is said on stderr, in every mode.
+      warnWithheld(events, (line) => (human ? human.notice(line) : output.err(line)));
       if (human) for (const event of events) if (requestUsage(event)) usageEvents.push(event);
     });
     if (human) agent.onDelta((delta) => human.delta(delta.type, delta.delta));
