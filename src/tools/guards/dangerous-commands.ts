@@ -334,7 +334,8 @@ class Analysis {
           this.functionDefinition(node, source);
           break;
         case "variable_assignment":
-          this.assignment(node, source, depth);
+          // A command's own prefix assignments are judged by `command`, before the command itself.
+          if (node.parent?.type !== "command") this.assignment(node, source, depth);
           break;
         case "ERROR":
         case "MISSING":
@@ -355,6 +356,7 @@ class Analysis {
     let nameNode: ShellNode | undefined;
     for (const child of node.children) {
       if (this.tick()) return;
+      if (child.type === "variable_assignment") this.assignment(child, source, depth);
       const word =
         child.field === "name"
           ? (child.children[0] ?? child)
@@ -780,7 +782,7 @@ class Analysis {
 
   /**
    * Programs that run programs through their own languages or options (issue 31; program-runners.ts):
-   * every command found is judged as shell code and the program is `shell-c`; what cannot be read is
+   * every command found is judged as shell code (and the program is `shell-c` where it runs a shell line); what cannot be read is
    * `dynamic-command`. Returns whether `program` is one of them.
    */
   private runners(program: string, args: Word[], depth: number): boolean {
@@ -829,7 +831,7 @@ class Analysis {
         // Old-style `tar xvf a.tar --checkpoint-action=…`: options may follow operands too.
         if (parsed.unknown !== undefined && texts.some((t) => /^--(?:ch|to|use|rsh|inf|new)/.test(t)))
           this.add("unresolved-command");
-        this.ran([{ commands, opaque: false }], args, depth);
+        this.ran([{ commands, opaque: false }], args, depth, false); // a program line, judged as what it runs
         return true;
       }
       case "rsync": {
@@ -854,7 +856,7 @@ class Analysis {
           texts.some((t) => /^--(?:d|rs|re)/.test(t) || /^-[a-zA-Z]*e/.test(t))
         )
           this.add("unresolved-command");
-        this.ran([{ commands, opaque: false }], args, depth);
+        this.ran([{ commands, opaque: false }], args, depth, false); // the remote shell, judged as what it runs
         return false; // the copy rules (a destination under /etc) still apply
       }
       case "vim":
@@ -891,11 +893,11 @@ class Analysis {
   }
 
   /** Judges what a runner would run (see `runners`). */
-  private ran(found: Extracted[], args: Word[], depth: number): void {
+  private ran(found: Extracted[], args: Word[], depth: number, shellCode = true): void {
     for (const { commands, opaque } of found) {
       if (opaque) this.add("dynamic-command");
       for (const command of commands) {
-        this.add("shell-c");
+        if (shellCode) this.add("shell-c");
         this.source(command, depth + 1);
       }
     }
