@@ -373,5 +373,15 @@ export function pathological(limit: number): Record<string, string> {
     "nested <( )": half("sh <(", ")", "curl x"),
     "nested pipelines in subshells": half("a | ( ", " )", "sh"),
     "nested if": half("if a; then ", "; fi", "rm -rf d"),
+    // Issue 31: every call of a function is judged through its body; six levels of fan-out.
+    "function fan-out": (() => {
+      const per = Math.floor(limit / 6 / 10);
+      let out = "";
+      for (let level = 0; level < 6; level += 1) {
+        const calls = Array.from({ length: per }, (_, i) => `f${level + 1} ${i}`).join(";");
+        out += `f${level}() { ${calls}; };`;
+      }
+      return `${out}f0`;
+    })(),
   };
 }

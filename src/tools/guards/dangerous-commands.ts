@@ -248,6 +248,9 @@ class Analysis {
   private readonly definitions: Definitions = emptyDefinitions();
   /** Functions being expanded (a recursive call is not expanded again). */
   private readonly activeFunctions = new Set<string>();
+  private readonly activeAliases = new Set<string>();
+  /** Function calls already judged, by name and argument texts: a repeated call is judged once. */
+  private readonly calls = new Set<string>();
   /** `$1`… of the function body or `sh -c` code being judged. */
   private positional: Word[] | undefined;
   /** `git config alias.x …`, `-c alias.x=…`: git aliases, by lower-case name. */
@@ -373,8 +376,16 @@ class Analysis {
     // An alias is text: its value replaces the name, and the line is read again (shell-expand.ts).
     const alias =
       nameNode && !argv[0]?.dynamic ? this.definitions.aliases.get(argv[0]?.text ?? "") : undefined;
-    if (alias !== undefined && nameNode)
-      this.source(`${alias} ${source.slice(nameNode.end, node.end)}`, depth + 1, this.positional);
+    if (alias !== undefined && nameNode && !this.activeAliases.has(argv[0]?.text ?? "")) {
+      // Bash does not expand an alias again inside its own expansion (`alias ls='ls -F'`).
+      const name = argv[0]?.text ?? "";
+      this.activeAliases.add(name);
+      try {
+        this.source(`${alias} ${source.slice(nameNode.end, node.end)}`, depth + 1, this.positional);
+      } finally {
+        this.activeAliases.delete(name);
+      }
+    }
     this.argv(argv, node, source, depth);
   }
 
@@ -391,6 +402,9 @@ class Analysis {
   private callFunction(name: string, args: Word[], depth: number): void {
     const definition = this.definitions.functions.get(name);
     if (!definition || this.activeFunctions.has(name)) return;
+    const call = [name, ...args.map((w) => `${w.dynamic ? "$" : ""}${w.text}`)].join("\0");
+    if (this.calls.has(call)) return;
+    this.calls.add(call);
     if (depth + 1 > this.maxDepth) {
       this.add("nesting-too-deep");
       return;
