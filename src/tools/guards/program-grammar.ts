@@ -136,6 +136,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperGrammar>> = {
   nohup: { spec: { long: HELP } },
   setsid: { spec: { shortFlags: "cfw", long: { ...HELP, ...none("ctty", "fork", "wait") } } },
   unbuffer: { spec: { shortFlags: "p" } },
+  busybox: { spec: {} },
   nocorrect: { spec: {} },
   noglob: { spec: {} },
   builtin: { spec: {} },
