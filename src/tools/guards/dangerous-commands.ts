@@ -4,12 +4,12 @@
  * tree (tree-sitter-bash, see shell-parse.ts), never by regexes over the command's text.
  *
  * Invariants:
- * - What runs is judged, not what is written (issue 31): functions and aliases defined in the command
- *   are expanded with their arguments at call sites, `hash -p` names followed, `\`-newlines joined
- *   (shell-expand.ts); long options match by unambiguous prefix as GNU getopt does (option-grammar.ts);
- *   wrappers are unwrapped by their option grammars and programs that run programs (awk, sed, tar,
- *   rsync, vim, less, git aliases and config, interpreters) have their inner command found
- *   (program-grammar.ts, program-runners.ts). A wrapper option the grammar does not know, or code a
+ * - What runs is judged, not what is written (the approval is for what runs): functions and aliases
+ *   defined in the command are expanded with their arguments at call sites, `hash -p` names followed,
+ *   `\`-newlines joined (shell-expand.ts); long options match by unambiguous prefix as GNU getopt does
+ *   (option-grammar.ts); wrappers are unwrapped by their option grammars and programs that run programs
+ *   (awk, sed, tar, rsync, vim, less, git aliases and config, interpreters) have their inner command
+ *   found (program-grammar.ts, program-runners.ts). A wrapper option the grammar does not know, or code a
  *   program would run that cannot be read, fails closed (`unresolved-command`, `dynamic-command`).
  * - Every simple command anywhere in the tree is judged: after `;`, `&&`, `||`, `&`, newlines and in
  *   pipelines, inside subshells, groups, functions, `if`/`while`/`for`/`case` bodies, `$(…)`, backticks
@@ -479,7 +479,8 @@ class Analysis {
       const inner = unwrap(program, argv);
       if (inner !== undefined) {
         if (inner.kind === "unknown") {
-          this.add("unresolved-command"); // an option the grammar does not know: where the command starts is unknown
+          // An option the grammar does not know: where the inner command starts is unknown.
+          this.add("unresolved-command");
           return program;
         }
         if (inner.dynamic && (inner.code.length > 0 || inner.callbacks.length > 0))
@@ -795,7 +796,7 @@ class Analysis {
   }
 
   /**
-   * Programs that run programs through their own languages or options (issue 31; program-runners.ts):
+   * Programs that run programs through their own languages or options (program-runners.ts):
    * every command found is judged as shell code (and the program is `shell-c` where it runs a shell line); what cannot be read is
    * `dynamic-command`. Returns whether `program` is one of them.
    */
@@ -924,7 +925,7 @@ class Analysis {
   }
 
   /**
-   * A SQL client (issue 31): its SQL from arguments is judged by `sql`; SQL it would read that cannot be
+   * A SQL client: its SQL from arguments is judged by `sql`; SQL it would read that cannot be
    * read here — a computed `-c`, a heredoc or here-string with expansions, a pipe from anything but a
    * literal `echo`/`printf`/heredoc — is `sql-unreadable` (and `decode-exec`/`remote-code` when a
    * decoder or a download feeds it). A SQL file (`-f`, `< file`) is not read (SECURITY.md, Known limits).

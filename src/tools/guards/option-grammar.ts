@@ -1,5 +1,5 @@
 /**
- * Command-line options read the way the program itself reads them (issue 31: `rm --rec`, `git reset
+ * Command-line options read the way the program itself reads them (a program accepts `rm --rec`, `git reset
  * --ha`, `python3 -X dev -c …` hid what runs), for the dangerous-command detector.
  *
  * Invariants:

@@ -1,5 +1,5 @@
 /**
- * The option grammars of programs that run other programs (issue 31), so the dangerous-command
+ * The option grammars of programs that run other programs (seed 000's wrapper peeling, extended to every wrapper and interpreter option that takes a value), so the dangerous-command
  * detector finds the inner command the way the wrapper itself would: which options take a value, how
  * many operands come before the command, which options mean no command runs, which take shell code.
  *

@@ -1,5 +1,5 @@
 /**
- * Shell commands hidden in other programs' own languages (issue 31): awk's `system()` and pipes, sed's
+ * Shell commands hidden in other programs' own languages (they run commands the shell grammar never sees): awk's `system()` and pipes, sed's
  * `e` command and `s///e` flag, vim's `-c '!…'`, less's `+!…`. Each reader returns the command lines it
  * can read, and `opaque` when the program would run something it cannot read (a command built at run
  * time, sed executing its pattern space): the detector judges the commands and fails closed on opaque.

@@ -1,5 +1,5 @@
 /**
- * The expansion pass of the dangerous-command detector (issue 31): what a command line defines for its
+ * The expansion pass of the dangerous-command detector (a hostile corpus hid `rm -rf` behind functions, aliases and `hash -p`): what a command line defines for its
  * own later commands, so a call is judged as what it runs, not as the name written.
  *
  * - Functions (`f() { rm "$@"; }`) and aliases (`alias x=rm`) defined anywhere in the command are

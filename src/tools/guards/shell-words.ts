@@ -1,8 +1,8 @@
 /**
- * Shell words resolved statically, the way the shell would before running them (issue 14 finding 6;
- * issue 31 adds positional parameters): quotes and backslashes removed, ANSI-C `$'…'` decoded, and
- * `$1`, `${2}`, `$@`, `$*`, `$#` replaced by a function's or `sh -c`'s arguments when the caller knows
- * them. Everything else the running shell computes marks the word dynamic.
+ * Shell words resolved statically, the way the shell would before running them (issue 14 finding 6):
+ * quotes and backslashes removed, ANSI-C `$'…'` decoded, and `$1`, `${2}`, `$@`, `$*`, `$#` replaced by
+ * a function's or `sh -c`'s arguments when the caller knows them, so a function body is judged with its
+ * call's arguments. Everything else the running shell computes marks the word dynamic.
  *
  * Invariants: one iterative walk per word (an explicit stack, never recursion over the tree); every
  * regex is linear.
