@@ -1564,12 +1564,19 @@ function unwrap(program: string, argv: Word[]): Unwrapped | undefined {
   if (parsed.unknown !== undefined) return { kind: "unknown", option: parsed.unknown };
   let rest = parsed.rest;
   if (grammar.assignments) while (rest < texts.length && ASSIGNMENT.test(texts[rest] as string)) rest += 1;
+  if (program === "env" && texts[rest] === "-") rest += 1; // `env -` is `env -i`
   const none = hasParsed(parsed, grammar.noCommand ?? []);
-  const command = none ? [] : args.slice(rest + (grammar.operands ?? 0));
+  let command = none ? [] : args.slice(rest + (grammar.operands ?? 0));
+  const code = valuesOf(parsed, grammar.code ?? []);
+  // `flock /tmp/l -c 'cmd'`: the code option may follow the operand.
+  if (grammar.code?.includes(command[0]?.text ?? "") && command[1]) {
+    code.push(command[1].text);
+    command = [];
+  }
   return {
     kind: none ? "none" : "command",
     argv: command,
-    code: valuesOf(parsed, grammar.code ?? []),
+    code,
     callbacks: valuesOf(parsed, grammar.callback ?? []),
     shell: grammar.bare === "shell" || hasParsed(parsed, grammar.shellOptions ?? []),
     dynamic: args.slice(0, rest).some((w) => w.dynamic),
