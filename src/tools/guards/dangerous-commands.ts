@@ -140,20 +140,14 @@ const SHELLS = new Set([
   "rbash",
   "hush",
 ]);
-/** Interpreters and the options that make them run the next argument (or the rest of the cluster). */
+/**
+ * Interpreters without an option grammar (program-grammar.ts has python, perl, ruby, node, php, lua) and
+ * the options that make them run the next argument (or the rest of the cluster).
+ */
 const INTERPRETERS: Record<string, { eval: readonly string[]; cluster: string; module?: readonly string[] }> =
   {
-    python: { eval: ["-c"], cluster: "c", module: ["-m"] },
-    pypy: { eval: ["-c"], cluster: "c", module: ["-m"] },
-    perl: { eval: ["-e", "-E"], cluster: "eE" },
-    ruby: { eval: ["-e"], cluster: "e" },
-    node: { eval: ["-e", "--eval", "-p", "--print"], cluster: "ep" },
-    nodejs: { eval: ["-e", "--eval", "-p", "--print"], cluster: "ep" },
     bun: { eval: ["-e", "--eval", "-p", "--print"], cluster: "ep" },
     deno: { eval: ["eval"], cluster: "" },
-    php: { eval: ["-r", "-R", "-B", "-E"], cluster: "rRBE" },
-    lua: { eval: ["-e"], cluster: "e" },
-    luajit: { eval: ["-e"], cluster: "e" },
     rscript: { eval: ["-e"], cluster: "e" },
     osascript: { eval: ["-e"], cluster: "e" },
     julia: { eval: ["-e", "--eval", "-E", "--print"], cluster: "eE" },
