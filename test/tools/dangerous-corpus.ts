@@ -288,6 +288,58 @@ export const SAFE_COMMANDS: readonly string[] = [
   "git diff | head -100",
   "history | tail",
   "open http://localhost:3000",
+  // Commands near the issue 31 rules (wrappers, runners, prefixes, SQL clients) that must stay safe.
+  "ls \\\n  -la src",
+  "docker run --rm \\\n  -v $PWD:/w app npm test",
+  'f() { echo "$@"; }; f a b',
+  "greet() { printf 'hi %s\\n' \"$1\"; }; greet me",
+  "alias ll='ls -la'; ll",
+  "hash -r",
+  "command -v node",
+  "rm --verbose old.txt",
+  "rm --force build.log",
+  "git reset --soft HEAD~2",
+  "git reset --mixed",
+  "git clean --dry-run -d",
+  "git push --set-upstream origin feature/x",
+  "git push --follow-tags",
+  "git config user.email me@example.com",
+  "git config --get remote.origin.url",
+  "awk -F: '{print $1}' /etc/passwd",
+  "awk '/error|warn/ {n++} END {print n}' app.log",
+  "gawk -v OFS=, '{print $1, $2}' data.txt",
+  "sed -e 's/a/b/' -e '/^#/d' config.ini",
+  "sed -n '/start/,/end/p' notes.txt",
+  "sed -E 's/([0-9]+)/<\\1>/g' nums.txt",
+  "tar -czf backup.tar.gz --exclude=node_modules .",
+  "tar -tvf archive.tar",
+  "rsync -avz --progress src/ backup/",
+  "rsync -a -e ssh src/ host:backup/",
+  "vim +42 src/index.ts",
+  "vim -c 'set nu' README.md",
+  "less +G app.log",
+  "less -R build.log",
+  "python3 -X dev script.py",
+  "python3 -W ignore -m pytest -q",
+  "node -r dotenv/config server.js",
+  "node --enable-source-maps dist/main.js",
+  "perl -I lib script.pl",
+  "ruby -I lib test/run.rb",
+  "nice -n 5 npm run build",
+  "timeout --signal=TERM 30 npm test",
+  "env -u DEBUG npm test",
+  "sudo -u postgres psql -c 'SELECT 1'",
+  "psql -f migrations/001.sql",
+  "psql -d test -c 'SELECT count(*) FROM users'",
+  "sqlite3 app.db 'SELECT * FROM t LIMIT 5'",
+  "echo 'SELECT 1' | psql",
+  "mysql -u root -e 'SELECT VERSION()'",
+  "EDITOR=vim git commit",
+  "GIT_PAGER=cat git log -5",
+  "find . -name '*.tmp' -exec ls -l {} \\;",
+  "xargs -I{} echo {} < list.txt",
+  "flock /tmp/build.lock make",
+  "stdbuf -oL npm test | tee log.txt",
 ];
 
 /** Pathological commands just under the limit (tests and bench/tools/detector.ts). */
@@ -321,5 +373,15 @@ export function pathological(limit: number): Record<string, string> {
     "nested <( )": half("sh <(", ")", "curl x"),
     "nested pipelines in subshells": half("a | ( ", " )", "sh"),
     "nested if": half("if a; then ", "; fi", "rm -rf d"),
+    // Issue 31: every call of a function is judged through its body; six levels of fan-out.
+    "function fan-out": (() => {
+      const per = Math.floor(limit / 6 / 10);
+      let out = "";
+      for (let level = 0; level < 6; level += 1) {
+        const calls = Array.from({ length: per }, (_, i) => `f${level + 1} ${i}`).join(";");
+        out += `f${level}() { ${calls}; };`;
+      }
+      return `${out}f0`;
+    })(),
   };
 }

@@ -4,6 +4,13 @@
  * tree (tree-sitter-bash, see shell-parse.ts), never by regexes over the command's text.
  *
  * Invariants:
+ * - What runs is judged, not what is written (the approval is for what runs): functions and aliases
+ *   defined in the command are expanded with their arguments at call sites, `hash -p` names followed,
+ *   `\`-newlines joined (shell-expand.ts); long options match by unambiguous prefix as GNU getopt does
+ *   (option-grammar.ts); wrappers are unwrapped by their option grammars and programs that run programs
+ *   (awk, sed, tar, rsync, vim, less, git aliases and config, interpreters) have their inner command
+ *   found (program-grammar.ts, program-runners.ts). A wrapper option the grammar does not know, or code a
+ *   program would run that cannot be read, fails closed (`unresolved-command`, `dynamic-command`).
  * - Every simple command anywhere in the tree is judged: after `;`, `&&`, `||`, `&`, newlines and in
  *   pipelines, inside subshells, groups, functions, `if`/`while`/`for`/`case` bodies, `$(…)`, backticks
  *   and process substitutions. Wrappers (`sudo`, `env`, `nohup`, `timeout`, `xargs`, …) are peeled off,
@@ -25,7 +32,32 @@
 import { posix } from "node:path";
 import { isGitConfigEnv, isGitControlPath, isProgramSetting } from "../files/git-control.js";
 import { AnalysisDeadline } from "./analysis-deadline.js";
+import { type Arity, hasParsed, matchLong, parseOptions, valuesOf } from "./option-grammar.js";
+import {
+  AWK_OPTIONS,
+  CHOWN_LONG,
+  GIT_CLEAN,
+  GIT_PUSH,
+  GIT_RESET,
+  type InterpreterGrammar,
+  IPTABLES_LONG,
+  interpreterGrammar,
+  RM_LONG,
+  RSYNC_OPTIONS,
+  SED_OPTIONS,
+  TAR_OPTIONS,
+  WRAPPERS,
+} from "./program-grammar.js";
+import { awkCommands, type Extracted, exCommands, lessCommands, sedCommands } from "./program-runners.js";
+import {
+  collectDefinitions,
+  type Definitions,
+  emptyDefinitions,
+  joinContinuations,
+  mayDefine,
+} from "./shell-expand.js";
 import { loadShellParser, type ShellNode, type ShellParser } from "./shell-parse.js";
+import { expansionName, literalWord, resolveWord, type Word } from "./shell-words.js";
 
 export type DangerousMatch = { key: string; description: string };
 
@@ -64,6 +96,8 @@ export const DANGEROUS_KEYS = {
   "sql-drop": "SQL DROP",
   "sql-truncate": "SQL TRUNCATE",
   "sql-delete-all": "SQL DELETE without WHERE",
+  "sql-unreadable": "SQL client fed input that cannot be read",
+  "git-push-delete": "git push deleting remote branches",
   "mass-kill": "killing many processes",
   "service-stop": "stopping or disabling a service",
   "etc-write": "writing under /etc",
@@ -72,6 +106,7 @@ export const DANGEROUS_KEYS = {
   "crontab-remove": "removing the crontab",
   "firewall-flush": "flushing the firewall",
   "dynamic-command": "program name computed at run time",
+  "unresolved-command": "wrapped command that cannot be resolved",
   unparsable: "command that does not parse",
   "analysis-timeout": "command too complex to analyse in time",
   "nesting-too-deep": "code nested too deep to analyse",
@@ -91,19 +126,6 @@ const FEEDING = new Set([
   "negated_command",
 ]);
 
-/** One argument of a simple command, resolved statically. */
-type Word = {
-  /** The static text, with dynamic parts left out. */
-  text: string;
-  /** Contains an expansion or substitution whose value only the running shell knows. */
-  dynamic: boolean;
-  /** The texts the word may split into (unquoted expansions split words). */
-  pieces: string[];
-  /** A glob or brace expansion the shell would expand (matters for a program name). */
-  expands: boolean;
-  node: ShellNode | undefined;
-};
-
 const SHELLS = new Set([
   "sh",
   "bash",
@@ -121,20 +143,14 @@ const SHELLS = new Set([
   "rbash",
   "hush",
 ]);
-/** Interpreters and the options that make them run the next argument (or the rest of the cluster). */
+/**
+ * Interpreters without an option grammar (program-grammar.ts has python, perl, ruby, node, php, lua) and
+ * the options that make them run the next argument (or the rest of the cluster).
+ */
 const INTERPRETERS: Record<string, { eval: readonly string[]; cluster: string; module?: readonly string[] }> =
   {
-    python: { eval: ["-c"], cluster: "c", module: ["-m"] },
-    pypy: { eval: ["-c"], cluster: "c", module: ["-m"] },
-    perl: { eval: ["-e", "-E"], cluster: "eE" },
-    ruby: { eval: ["-e"], cluster: "e" },
-    node: { eval: ["-e", "--eval", "-p", "--print"], cluster: "ep" },
-    nodejs: { eval: ["-e", "--eval", "-p", "--print"], cluster: "ep" },
     bun: { eval: ["-e", "--eval", "-p", "--print"], cluster: "ep" },
     deno: { eval: ["eval"], cluster: "" },
-    php: { eval: ["-r", "-R", "-B", "-E"], cluster: "rRBE" },
-    lua: { eval: ["-e"], cluster: "e" },
-    luajit: { eval: ["-e"], cluster: "e" },
     rscript: { eval: ["-e"], cluster: "e" },
     osascript: { eval: ["-e"], cluster: "e" },
     julia: { eval: ["-e", "--eval", "-E", "--print"], cluster: "eE" },
@@ -151,6 +167,76 @@ const SQL_EXEMPT = new Set(["grep", "egrep", "fgrep", "rg", "ag", "ack", "git"])
 const DISK_TOOLS =
   /^(?:mkfs(?:\..+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs|fdisk|sfdisk|cfdisk|parted|sgdisk|gdisk|blkdiscard)$/;
 const BLOCK_DEVICE = /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|sr)/;
+/** Variables whose value a program runs as a command (git, pagers, editors, less's input filter). */
+const COMMAND_VARIABLES =
+  /^(?:GIT_CONFIG_(?:KEY|VALUE)_\d+|GIT_CONFIG_PARAMETERS|GIT_SSH_COMMAND|GIT_SSH|GIT_PAGER|PAGER|MANPAGER|SYSTEMD_PAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|EDITOR|VISUAL|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|LESSOPEN|LESSCLOSE|PROMPT_COMMAND|RSYNC_RSH)$/;
+/** `git config` options that take a value (the next word is not an operand). */
+const GIT_CONFIG_VALUE_OPTIONS = new Set([
+  "-f",
+  "--file",
+  "--blob",
+  "--type",
+  "--default",
+  "--comment",
+  "--value",
+  "--worktree-file",
+]);
+const SQL_CLIENTS = new Set(["psql", "mysql", "mariadb", "sqlite3"]);
+const SQLITE_VALUE_OPTIONS = new Set([
+  "-cmd",
+  "-init",
+  "-separator",
+  "-nullvalue",
+  "-newline",
+  "-mmap",
+  "-vfs",
+  "-maxsize",
+  "-lookaside",
+  "-pagecache",
+  "-heap",
+]);
+
+/** The arguments a SQL client runs as SQL. */
+function sqlCarriers(program: string, args: Word[]): Word[] {
+  const out: Word[] = [];
+  const long = program === "psql" ? "command" : "execute";
+  const short = program === "psql" ? "-c" : "-e";
+  if (program === "sqlite3") {
+    let database = false;
+    for (let i = 0; i < args.length; i += 1) {
+      const t = (args[i] as Word).text;
+      if (t === "-cmd" && args[i + 1]) out.push(args[i + 1] as Word);
+      if (SQLITE_VALUE_OPTIONS.has(t)) i += 1;
+      else if (!t.startsWith("-")) {
+        if (database) out.push(args[i] as Word);
+        database = true;
+      }
+    }
+    return out;
+  }
+  for (let i = 0; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    const t = word.text;
+    if (
+      t === short ||
+      (/^-[a-zA-Z]+$/.test(t) && t.endsWith(short.slice(1))) ||
+      (t.startsWith("--") && !t.includes("=") && t.length > 3 && long.startsWith(t.slice(2)))
+    ) {
+      if (args[i + 1]) out.push(args[i + 1] as Word);
+      i += 1;
+    } else if (t.startsWith(short) && !t.startsWith("--") && t.length > 2)
+      out.push({ ...word, text: t.slice(2) });
+    else if (
+      t.startsWith("--") &&
+      t.includes("=") &&
+      long.startsWith(t.slice(2, t.indexOf("="))) &&
+      t.indexOf("=") > 3
+    )
+      out.push({ ...word, text: t.slice(t.indexOf("=") + 1) });
+  }
+  return out;
+}
+
 const WRITE_REDIRECT = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"]);
 
 /** The program as rules see it: no directory, lower case, no version suffix on interpreters. */
@@ -163,6 +249,19 @@ function programName(text: string): string {
 class Analysis {
   readonly matches = new Map<string, string>();
   readonly downloads = new Set<string>();
+  /** Functions, aliases and hashed names the command defines (shell-expand.ts). */
+  private readonly definitions: Definitions = emptyDefinitions();
+  /** Functions being expanded (a recursive call is not expanded again). */
+  private readonly activeFunctions = new Set<string>();
+  private readonly activeAliases = new Set<string>();
+  /** Function calls already judged, by name and argument texts: a repeated call is judged once. */
+  private readonly calls = new Set<string>();
+  /** `$1`… of the function body or `sh -c` code being judged. */
+  private positional: Word[] | undefined;
+  /** `git config alias.x …`, `-c alias.x=…`: git aliases, by lower-case name. */
+  private readonly gitAliases = new Map<string, string>();
+  /** `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` seen so far, by `n`. */
+  private readonly gitEnv = new Map<string, { key?: string; value?: string }>();
   /** Per node: where the first download and the first decode in its subtree start. */
   private readonly subtrees = new Map<ShellNode, Producers>();
   private steps = 0;
@@ -189,7 +288,14 @@ class Analysis {
   }
 
   /** Parses `source` and judges everything in it; `depth` counts the strings parsed on the way here. */
-  source(source: string, depth: number): void {
+  source(source: string, depth: number, positional?: Word[]): void {
+    if (this.expired) return;
+    const joined = joinContinuations(source);
+    if (joined !== undefined) this.parseAndWalk(joined, depth, positional);
+    this.parseAndWalk(source, depth, positional);
+  }
+
+  private parseAndWalk(source: string, depth: number, positional: Word[] | undefined): void {
     if (this.expired) return;
     if (depth > this.maxDepth) {
       this.add("nesting-too-deep");
@@ -205,7 +311,23 @@ class Analysis {
       return;
     }
     if (tree.hasError) this.add("unparsable");
-    const stack: ShellNode[] = [tree.root];
+    if (mayDefine(source)) collectDefinitions(tree.root, source, this.definitions, () => this.tick());
+    this.walk(tree.root, source, depth, positional);
+  }
+
+  /** Judges every node under `root`; `positional` are the `$1`… in effect there. */
+  private walk(root: ShellNode, source: string, depth: number, positional: Word[] | undefined): void {
+    const saved = this.positional;
+    this.positional = positional;
+    try {
+      this.walkNodes(root, source, depth);
+    } finally {
+      this.positional = saved;
+    }
+  }
+
+  private walkNodes(root: ShellNode, source: string, depth: number): void {
+    const stack: ShellNode[] = [root];
     while (stack.length > 0) {
       const node = stack.pop() as ShellNode;
       if (this.tick()) return;
@@ -216,11 +338,12 @@ class Analysis {
         case "file_redirect":
           this.redirect(node, source);
           break;
-        case "variable_assignment":
-          this.assignment(node, source);
-          break;
         case "function_definition":
           this.functionDefinition(node, source);
+          break;
+        case "variable_assignment":
+          // A command's own prefix assignments are judged by `command`, before the command itself.
+          if (node.parent?.type !== "command") this.assignment(node, source, depth);
           break;
         case "ERROR":
         case "MISSING":
@@ -238,13 +361,108 @@ class Analysis {
 
   private command(node: ShellNode, source: string, depth: number): void {
     const argv: Word[] = [];
+    let nameNode: ShellNode | undefined;
     for (const child of node.children) {
       if (this.tick()) return;
-      if (child.field === "name") argv.push(resolveWord(child.children[0] ?? child, source));
-      else if (child.field === "argument") argv.push(resolveWord(child, source));
+      if (child.type === "variable_assignment") this.assignment(child, source, depth);
+      const word =
+        child.field === "name"
+          ? (child.children[0] ?? child)
+          : child.field === "argument"
+            ? child
+            : undefined;
+      if (!word) continue;
+      if (child.field === "name") nameNode = child;
+      const spliced = this.positional ? this.allArguments(word, source) : undefined;
+      if (spliced) argv.push(...spliced);
+      else argv.push(resolveWord(word, source, this.positional));
     }
     if (argv.length === 0) return;
+    // An alias is text: its value replaces the name, and the line is read again (shell-expand.ts).
+    const alias =
+      nameNode && !argv[0]?.dynamic ? this.definitions.aliases.get(argv[0]?.text ?? "") : undefined;
+    if (alias !== undefined && nameNode && !this.activeAliases.has(argv[0]?.text ?? "")) {
+      // Bash does not expand an alias again inside its own expansion (`alias ls='ls -F'`).
+      const name = argv[0]?.text ?? "";
+      this.activeAliases.add(name);
+      try {
+        this.source(`${alias} ${source.slice(nameNode.end, node.end)}`, depth + 1, this.positional);
+      } finally {
+        this.activeAliases.delete(name);
+      }
+    }
     this.argv(argv, node, source, depth);
+  }
+
+  /** `"$@"`, `$@`, `$*` as a whole word: the known arguments, one word each. */
+  private allArguments(word: ShellNode, source: string): Word[] | undefined {
+    const inner = word.type === "string" ? word.children.filter((c) => c.named) : [word];
+    if (inner.length !== 1) return undefined;
+    const name = expansionName(inner[0] as ShellNode, source);
+    if (name !== "@" && !(name === "*" && word.type !== "string")) return undefined;
+    return [...(this.positional ?? [])];
+  }
+
+  /** A call of a function the command defined: its body judged with the call's arguments. */
+  private callFunction(name: string, args: Word[], depth: number): void {
+    const definition = this.definitions.functions.get(name);
+    if (!definition || this.activeFunctions.has(name)) return;
+    const call = [name, ...args.map((w) => `${w.dynamic ? "$" : ""}${w.text}`)].join("\0");
+    if (this.calls.has(call)) return;
+    this.calls.add(call);
+    if (depth + 1 > this.maxDepth) {
+      this.add("nesting-too-deep");
+      return;
+    }
+    this.activeFunctions.add(name);
+    try {
+      this.walk(definition.body, definition.source, depth + 1, args);
+    } finally {
+      this.activeFunctions.delete(name);
+    }
+  }
+
+  /** `NAME=value`: variables whose value git, a pager or an editor runs as a command. */
+  private assignment(node: ShellNode, source: string, depth: number): void {
+    const nameNode = node.children.find((c) => c.field === "name");
+    const valueNode = node.children.find((c) => c.field === "value");
+    if (!nameNode || !valueNode) return;
+    const name = source.slice(nameNode.start, nameNode.end);
+    const value = resolveWord(valueNode, source, this.positional);
+    this.gitConfigVariable(name, value);
+    if (!COMMAND_VARIABLES.test(name)) return;
+    if (value.dynamic) {
+      this.add("dynamic-command");
+      this.substitutionSources(value, source);
+    }
+    const git = /^GIT_CONFIG_(KEY|VALUE)_(\d+)$/.exec(name);
+    if (git) {
+      const entry = this.gitEnv.get(git[2] as string) ?? {};
+      if (git[1] === "KEY") entry.key = value.text;
+      else entry.value = value.text;
+      this.gitEnv.set(git[2] as string, entry);
+      if (entry.key !== undefined && entry.value !== undefined)
+        this.gitSetting(entry.key, entry.value, depth);
+      return;
+    }
+    if (name === "GIT_CONFIG_PARAMETERS") {
+      for (const m of value.text.matchAll(/'([^']*)'\s*=\s*'([^']*)'|'([^'=]*)=([^']*)'/g))
+        this.gitSetting(m[1] ?? m[3] ?? "", m[2] ?? m[4] ?? "", depth);
+      return;
+    }
+    this.source(value.text.replace(/^\|+/, ""), depth + 1);
+  }
+
+  /** `GIT_CONFIG_KEY_0=core.fsmonitor`, `GIT_CONFIG_GLOBAL=f`, `GIT_TEMPLATE_DIR=d`: git settings by environment. */
+  private gitConfigVariable(name: string, value: Word): void {
+    if (!isGitConfigEnv(name)) return;
+    if (/^GIT_CONFIG_(?:VALUE_\d+|COUNT)$/.test(name)) return; // harmless without a key
+    if (/^GIT_CONFIG_KEY_\d+$/.test(name)) {
+      if (value.dynamic || isProgramSetting(value.text)) this.add("git-config-exec");
+      return;
+    }
+    if (!value.dynamic && value.text === "/dev/null") return; // hermetic: no config at all
+    this.add("git-config-exec");
   }
 
   /** Judges one command line: wrappers peeled, then the rules of the program that really runs. */
@@ -262,34 +480,57 @@ class Analysis {
         return undefined;
       }
       if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(head.text)) {
+        // `env GIT_CONFIG_KEY_0=core.pager …`: settings handed to git through a wrapper's environment.
         const eq = head.text.indexOf("=");
-        this.gitEnv(head.text.slice(0, eq), { ...head, text: head.text.slice(eq + 1) });
+        this.gitConfigVariable(head.text.slice(0, eq), { ...head, text: head.text.slice(eq + 1) });
         argv = argv.slice(1); // an assignment in a wrapper's place (`nohup A=1 rm …`): judge what follows
         continue;
       }
+      const hashed = this.definitions.hashed.get(head.text);
+      if (hashed !== undefined && guard < 8) {
+        argv = [literalWord(hashed), ...argv.slice(1)];
+        continue;
+      }
+      if (this.definitions.functions.has(head.text)) this.callFunction(head.text, argv.slice(1), depth);
       const program = programName(head.text);
-      // `env GIT_CONFIG_KEY_0=core.pager …`, `sudo GIT_CONFIG_PARAMETERS=… git …`
+      // `env GIT_CONFIG_KEY_0=core.pager …`, `sudo GIT_CONFIG_PARAMETERS=… git …`: the wrapper takes the
+      // assignments itself, so they are read here before it is peeled.
       if (program === "env" || program === "sudo")
         for (const word of argv.slice(1)) {
           const eq = word.text.indexOf("=");
           if (eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(word.text.slice(0, eq)))
-            this.gitEnv(word.text.slice(0, eq), { ...word, text: word.text.slice(eq + 1) });
+            this.gitConfigVariable(word.text.slice(0, eq), { ...word, text: word.text.slice(eq + 1) });
         }
+      if (program === "coproc") {
+        argv = coprocCommand(argv);
+        continue;
+      }
       const inner = unwrap(program, argv);
-      if (inner === "stop") return program;
       if (inner !== undefined) {
-        const target = inner[0];
+        if (inner.kind === "unknown") {
+          // An option the grammar does not know: where the inner command starts is unknown.
+          this.add("unresolved-command");
+          return program;
+        }
+        if (inner.dynamic && (inner.code.length > 0 || inner.callbacks.length > 0))
+          this.add("dynamic-command");
+        for (const code of inner.code) {
+          if (program !== "env") this.add("shell-c");
+          this.source(code, depth + 1);
+        }
+        for (const callback of inner.callbacks) {
+          this.add("eval"); // `mapfile -C cb` evals `cb index line` for each line read
+          this.source(callback, depth + 1);
+        }
+        if (inner.kind === "none") return program;
+        if (inner.argv.length === 0) {
+          if (inner.shell) this.add(this.upstreamKind(node, source)); // `sudo -s`, `chroot /`: a shell reading stdin
+          return program;
+        }
+        const target = inner.argv[0];
         if (program === "xargs" && target && !target.dynamic && DELETERS.has(programName(target.text)))
           this.add("xargs-delete");
-        if (program === "env") this.envSplitString(argv, source, depth);
-        // `sudo -s` / `sudo -i` with no command: a root shell reading its commands from stdin.
-        if (
-          program === "sudo" &&
-          inner.length === 0 &&
-          argv.slice(1).some((w) => /^-[a-zA-Z]*[si]|^--(?:shell|login)$/.test(w.text))
-        )
-          this.add(this.upstreamKind(node, source));
-        argv = inner;
+        argv = inner.argv;
         continue;
       }
       this.rules(program, argv, node, source, depth);
@@ -299,25 +540,13 @@ class Analysis {
     return undefined;
   }
 
-  /** `env -S 'rm -rf d'` splits its string into the command line. */
-  private envSplitString(argv: Word[], source: string, depth: number): void {
-    for (let i = 1; i < argv.length; i += 1) {
-      const text = (argv[i] as Word).text;
-      if (text === "-S" || text === "--split-string") {
-        const next = argv[i + 1];
-        if (next) this.code(next, source, depth);
-      } else if (text.startsWith("--split-string=")) this.source(text.slice(15), depth + 1);
-      else if (text.startsWith("-S") && text.length > 2) this.source(text.slice(2), depth + 1);
-    }
-  }
-
   /** A word holding shell code: parsed again when static, dynamic code is dangerous. */
-  private code(word: Word, source: string, depth: number): void {
+  private code(word: Word, source: string, depth: number, positional?: Word[]): void {
     if (word.dynamic) {
       this.add("dynamic-command");
       this.substitutionSources(word, source);
     }
-    this.source(word.text, depth + 1);
+    this.source(word.text, depth + 1, positional);
   }
 
   /** Download or decode inside a substitution feeding code (`bash -c "$(curl …)"`, `sh <(base64 -d …)`). */
@@ -375,8 +604,8 @@ class Analysis {
       if (DOWNLOADERS.has(program)) return "remote-code";
       if (isDecoder(program, rest)) return "decode-exec";
       const inner = unwrap(program, rest);
-      if (inner === undefined || inner === "stop") return undefined;
-      rest = inner;
+      if (inner?.kind !== "command") return undefined;
+      rest = inner.argv;
     }
     return undefined;
   }
@@ -406,8 +635,15 @@ class Analysis {
     this.controlWrite(program, texts);
     if (DOWNLOADERS.has(program)) this.recordDownload(program, args, node, source);
     if (this.downloads.has(posix.basename(argv[0]?.text ?? ""))) this.add("remote-code");
+    if (this.runners(program, args, depth)) return;
+    if (SQL_CLIENTS.has(program)) this.sqlClient(program, args, node, source);
     if (SHELLS.has(program)) {
       this.shell(args, node, source, depth);
+      return;
+    }
+    const grammar = interpreterGrammar(program);
+    if (grammar) {
+      this.interpreterByGrammar(grammar, args, node, source);
       return;
     }
     const interpreter = INTERPRETERS[program];
@@ -417,7 +653,8 @@ class Analysis {
     }
     switch (program) {
       case "rm":
-        if (hasOption(texts, "rR", ["--recursive", "--no-preserve-root"])) this.add("recursive-delete");
+        if (hasOption(texts, "rR", ["--recursive", "--no-preserve-root"], RM_LONG))
+          this.add("recursive-delete");
         return;
       case "find":
         this.find(args, node, source, depth);
@@ -437,7 +674,7 @@ class Analysis {
         return;
       case "chown":
       case "chgrp":
-        if (hasOption(texts, "R", ["--recursive"])) this.add("chown-recursive");
+        if (hasOption(texts, "R", ["--recursive"], CHOWN_LONG)) this.add("chown-recursive");
         return;
       case "git":
         this.git(texts, depth);
@@ -577,7 +814,7 @@ class Analysis {
       case "iptables-nft":
       case "ip6tables-legacy":
       case "ip6tables-nft":
-        if (hasOption(texts, "FX", ["--flush", "--delete-chain"])) this.add("firewall-flush");
+        if (hasOption(texts, "FX", ["--flush", "--delete-chain"], IPTABLES_LONG)) this.add("firewall-flush");
         return;
       case "nft":
         if (texts.includes("flush")) this.add("firewall-flush");
@@ -586,6 +823,239 @@ class Analysis {
         if (texts.includes("disable") || texts.includes("reset")) this.add("firewall-flush");
         return;
     }
+  }
+
+  /**
+   * Programs that run programs through their own languages or options (program-runners.ts):
+   * every command found is judged as shell code (and the program is `shell-c` where it runs a shell line); what cannot be read is
+   * `dynamic-command`. Returns whether `program` is one of them.
+   */
+  private runners(program: string, args: Word[], depth: number): boolean {
+    const texts = args.map((w) => w.text);
+    switch (program) {
+      case "awk":
+      case "gawk":
+      case "mawk":
+      case "nawk": {
+        const parsed = parseOptions(texts, AWK_OPTIONS);
+        const sources = valuesOf(parsed, ["-e", "--source"]);
+        const hasFile = hasParsed(parsed, ["-f", "--file"]);
+        if (sources.length === 0 && !hasFile && parsed.unknown === undefined) {
+          const program = texts[parsed.rest];
+          if (program !== undefined) sources.push(program);
+        }
+        if (parsed.unknown !== undefined) this.add("unresolved-command");
+        this.ran(sources.map(awkCommands), args, depth);
+        return true;
+      }
+      case "sed": {
+        const parsed = parseOptions(texts, SED_OPTIONS);
+        if (parsed.unknown !== undefined) this.add("unresolved-command");
+        if (hasParsed(parsed, ["--sandbox"])) return false;
+        const scripts = valuesOf(parsed, ["-e", "--expression"]);
+        if (scripts.length === 0 && !hasParsed(parsed, ["-f", "--file"])) {
+          const script = texts[parsed.operands[0] ?? parsed.rest];
+          if (script !== undefined) scripts.push(script);
+        }
+        this.ran(scripts.map(sedCommands), args, depth);
+        return false; // sed's other rules (`-i` under /etc) still apply
+      }
+      case "tar": {
+        const parsed = parseOptions(texts, TAR_OPTIONS);
+        const commands = valuesOf(parsed, [
+          "--to-command",
+          "--use-compress-program",
+          "-I",
+          "--rsh-command",
+          "--info-script",
+          "--new-volume-script",
+          "-F",
+        ]);
+        for (const action of valuesOf(parsed, ["--checkpoint-action"]))
+          if (/^exec=/.test(action)) commands.push(action.slice(5));
+        // Old-style `tar xvf a.tar --checkpoint-action=…`: options may follow operands too.
+        if (parsed.unknown !== undefined && texts.some((t) => /^--(?:ch|to|use|rsh|inf|new)/.test(t)))
+          this.add("unresolved-command");
+        this.ran([{ commands, opaque: false }], args, depth, false); // a program line, judged as what it runs
+        return true;
+      }
+      case "rsync": {
+        const parsed = parseOptions(texts, RSYNC_OPTIONS);
+        if (
+          hasParsed(parsed, [
+            "--delete",
+            "--delete-before",
+            "--delete-during",
+            "--delete-delay",
+            "--delete-after",
+            "--delete-excluded",
+            "--delete-missing-args",
+            "--remove-source-files",
+            "--del",
+          ])
+        )
+          this.add("recursive-delete");
+        const commands = valuesOf(parsed, ["-e", "--rsh", "--rsync-path"]);
+        if (
+          parsed.unknown !== undefined &&
+          texts.some((t) => /^--(?:d|rs|re)/.test(t) || /^-[a-zA-Z]*e/.test(t))
+        )
+          this.add("unresolved-command");
+        this.ran([{ commands, opaque: false }], args, depth, false); // the remote shell, judged as what it runs
+        return false; // the copy rules (a destination under /etc) still apply
+      }
+      case "vim":
+      case "vi":
+      case "nvim":
+      case "ex":
+      case "view":
+      case "gvim":
+      case "vimdiff":
+      case "rvim": {
+        const found: Extracted[] = [];
+        for (let i = 0; i < texts.length; i += 1) {
+          const t = texts[i] as string;
+          if ((t === "-c" || t === "--cmd") && texts[i + 1] !== undefined)
+            found.push(exCommands(texts[++i] as string));
+          else if (t.startsWith("+") && t.length > 1) found.push(exCommands(t.slice(1)));
+          else if (t === "-S" || t === "-u")
+            found.push({ commands: [], opaque: texts[i + 1] !== "NONE" && texts[i + 1] !== "NORC" });
+        }
+        this.ran(found, args, depth);
+        return true;
+      }
+      case "less":
+      case "more": {
+        const found = texts
+          .filter((t) => t.startsWith("+") && t.length > 1)
+          .map((t) => lessCommands(t.slice(1)));
+        this.ran(found, args, depth);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** Judges what a runner would run (see `runners`). */
+  private ran(found: Extracted[], args: Word[], depth: number, shellCode = true): void {
+    for (const { commands, opaque } of found) {
+      if (opaque) this.add("dynamic-command");
+      for (const command of commands) {
+        if (shellCode) this.add("shell-c");
+        this.source(command, depth + 1);
+      }
+    }
+    if (
+      found.length > 0 &&
+      args.some((w) => w.dynamic) &&
+      found.some((f) => f.commands.length > 0 || f.opaque)
+    )
+      this.add("dynamic-command");
+  }
+
+  /**
+   * A SQL client: its SQL from arguments is judged by `sql`; SQL it would read that cannot be
+   * read here — a computed `-c`, a heredoc or here-string with expansions, a pipe from anything but a
+   * literal `echo`/`printf`/heredoc — is `sql-unreadable` (and `decode-exec`/`remote-code` when a
+   * decoder or a download feeds it). A SQL file (`-f`, `< file`) is not read (SECURITY.md, Known limits).
+   */
+  private sqlClient(program: string, args: Word[], node: ShellNode, source: string): void {
+    const carriers = sqlCarriers(program, args);
+    for (const word of carriers) {
+      if (!word.dynamic) continue;
+      this.add("sql-unreadable");
+      this.substitutionSources(word, source);
+    }
+    const texts = args.map((w) => w.text);
+    const fromStdin =
+      carriers.length === 0 ||
+      texts.some((t, i) => (t === "-f" || t === "--file") && texts[i + 1] === "-") ||
+      texts.includes("--file=-");
+    if (!fromStdin) return;
+    for (const redirect of redirectsOf(node)) {
+      if (redirect.type === "heredoc_redirect" || redirect.type === "herestring_redirect") {
+        const dynamic = redirect.children.some(
+          (c) => c.type === "heredoc_body" && c.children.some((d) => d.named),
+        );
+        const word =
+          redirect.type === "herestring_redirect" ? redirect.children.find((c) => c.named) : undefined;
+        const value = word ? resolveWord(word, source, this.positional) : undefined;
+        if (dynamic || value?.dynamic) {
+          this.add("sql-unreadable");
+          if (value) this.substitutionSources(value, source);
+        }
+      }
+    }
+    const feeders = this.pipeFeeders(node);
+    if (feeders.some((stage) => !this.literalProducer(stage, source))) {
+      this.add("sql-unreadable");
+      const kind = this.upstreamKind(node, source);
+      if (kind !== "shell-stdin") this.add(kind);
+    }
+  }
+
+  /** The stages before `node` in the pipeline feeding its stdin. */
+  private pipeFeeders(node: ShellNode): ShellNode[] {
+    let child = node.parent?.type === "redirected_statement" ? node.parent : node;
+    for (let up = child.parent; up && FEEDING.has(up.type); child = up, up = up.parent) {
+      if (up.type === "pipeline") return up.children.filter((c) => c.named && c.end <= child.start);
+    }
+    return [];
+  }
+
+  /** `echo`/`printf` of static words, or `cat` of a heredoc without expansions: text `sql` can read. */
+  private literalProducer(stage: ShellNode, source: string): boolean {
+    const command =
+      stage.type === "redirected_statement" ? stage.children.find((c) => c.type === "command") : stage;
+    if (command?.type !== "command") return false;
+    const words = command.children
+      .filter((c) => c.field === "name" || c.field === "argument")
+      .map((c) => resolveWord(c.field === "name" ? (c.children[0] ?? c) : c, source, this.positional));
+    if (words.some((w) => w.dynamic)) return false;
+    const program = programName(words[0]?.text ?? "");
+    if (program === "echo" || program === "printf") return !isDecoder(program, words);
+    if (program === "cat" && words.length === 1)
+      return redirectsOf(command).some(
+        (r) =>
+          r.type === "heredoc_redirect" &&
+          !r.children.some((c) => c.type === "heredoc_body" && c.children.some((d) => d.named)),
+      );
+    return false;
+  }
+
+  /** An interpreter read by its option grammar (program-grammar.ts): `-X dev` is not the script. */
+  private interpreterByGrammar(
+    grammar: InterpreterGrammar,
+    args: Word[],
+    node: ShellNode,
+    source: string,
+  ): void {
+    const texts = args.map((w) => w.text);
+    let i = 0;
+    for (let guard = 0; guard <= texts.length; guard += 1) {
+      const parsed = parseOptions(texts.slice(i), grammar.spec);
+      for (const option of parsed.options) {
+        if (["--version", "--help", "-h", "-V", "-v"].includes(option.name) && grammar.eval.length > 0) {
+          if (!hasParsed(parsed, grammar.eval)) return;
+        }
+        if (grammar.eval.includes(option.name) || option.alternatives.some((a) => grammar.eval.includes(a))) {
+          this.add("interpreter-eval");
+          return;
+        }
+        if (grammar.module?.includes(option.name)) return;
+      }
+      i += parsed.rest;
+      if (parsed.unknown === undefined) break;
+      i += 1; // an option the grammar does not list: skipped (interpreters are read leniently)
+    }
+    const operand = args[i];
+    if (operand && operand.text !== "-") {
+      this.script(operand, node, source);
+      return;
+    }
+    this.add(this.upstreamKind(node, source));
+    for (const body of stdinBodies(node, source)) this.sql(body);
   }
 
   private shell(args: Word[], node: ShellNode, source: string, depth: number): void {
@@ -616,7 +1086,8 @@ class Analysis {
     if (evalString) {
       this.add("shell-c");
       const code = args[i];
-      if (code) this.code(code, source, depth);
+      // `sh -c 'rm "$@"' name -rf d`: the words after the name are the code's `$1`…
+      if (code) this.code(code, source, depth, args.slice(i + 2));
       return;
     }
     const operand = args[i];
@@ -703,7 +1174,7 @@ class Analysis {
   }
 
   private chmod(texts: string[]): void {
-    const recursive = hasOption(texts, "R", ["--recursive"]);
+    const recursive = hasOption(texts, "R", ["--recursive"], CHOWN_LONG);
     const operands = texts.filter((t) => !/^-[a-zA-Z]+$/.test(t) && !t.startsWith("--"));
     const mode = operands[0];
     if (mode === undefined) return;
@@ -711,7 +1182,7 @@ class Analysis {
     if (recursive && operands.slice(1).some(topLevelPath)) this.add("chmod-root");
   }
 
-  private git(texts: string[], depth: number): void {
+  private git(texts: string[], depth: number, aliasDepth = 0): void {
     let i = 0;
     while (i < texts.length) {
       const t = texts[i] as string;
@@ -719,131 +1190,134 @@ class Analysis {
       const setting = t === "-c" ? texts[i + 1] : t.startsWith("-c") ? t.slice(2) : undefined;
       if (setting !== undefined) {
         const eq = setting.indexOf("=");
-        if (eq > 0 && isProgramSetting(setting.slice(0, eq))) {
-          this.add("git-config-exec");
-          this.add("shell-c");
-          this.source(setting.slice(eq + 1).replace(/^!/, ""), depth + 1);
-        } else if (eq < 0 && isProgramSetting(setting)) this.add("git-config-exec");
+        if (eq > 0) this.gitSetting(setting.slice(0, eq), setting.slice(eq + 1), depth);
+        else if (isProgramSetting(setting)) this.add("git-config-exec");
       }
-      // `--config-env core.pager=VAR`: the value comes from the environment.
-      const fromEnv =
+      // `--config-env=alias.x=VAR` takes the value from the environment; `--exec-path=dir` runs
+      // `dir/git-<sub>`: neither can be read here.
+      const configEnv =
         t === "--config-env" ? texts[i + 1] : t.startsWith("--config-env=") ? t.slice(13) : undefined;
-      if (fromEnv !== undefined && isProgramSetting(fromEnv.split("=")[0] ?? "")) this.add("git-config-exec");
-      if (["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path"].includes(t))
+      if (configEnv !== undefined && isProgramSetting(configEnv.slice(0, configEnv.indexOf("=")))) {
+        this.add("git-config-exec");
+        this.add("dynamic-command");
+      }
+      if (t.startsWith("--exec-path=")) this.add("unresolved-command");
+      if (
+        ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"].includes(t)
+      )
         i += 2;
       else if (t.startsWith("-")) i += 1;
       else break;
     }
     const sub = texts[i];
+    if (sub === undefined) return;
     const rest = texts.slice(i + 1);
-    if (sub === "config") this.gitConfig(rest);
+    const alias = this.gitAliases.get(sub.toLowerCase());
+    if (alias !== undefined && !alias.startsWith("!") && aliasDepth < 4) {
+      this.git([...alias.split(/\s+/).filter((w) => w !== ""), ...rest], depth, aliasDepth + 1);
+      return;
+    }
     // `git clone -c core.fsmonitor=…` writes the setting into the new repository; `--template` copies hooks.
-    if (sub === "clone" || sub === "init" || sub === "submodule") {
-      for (let j = 0; j < rest.length; j += 1) {
-        const r = rest[j] as string;
-        const setting =
-          r === "-c" || r === "--config" ? rest[j + 1] : r.startsWith("--config=") ? r.slice(9) : undefined;
-        if (setting !== undefined && isProgramSetting(setting.split("=")[0] ?? ""))
-          this.add("git-config-exec");
-        if (r === "--template" || r.startsWith("--template=")) this.add("git-config-exec");
-      }
+    if (sub === "clone" || sub === "init" || sub === "submodule") this.gitNewRepository(rest);
+    switch (sub) {
+      case "reset":
+        if (longOption(rest, GIT_RESET, ["hard"])) this.add("git-reset-hard");
+        return;
+      case "clean":
+        if (hasOption(rest, "f", ["--force"], GIT_CLEAN)) this.add("git-clean");
+        return;
+      case "push":
+        this.gitPush(rest);
+        return;
+      case "config":
+        this.gitConfig(rest, depth);
+        return;
     }
-    if (sub === "reset" && rest.includes("--hard")) this.add("git-reset-hard");
-    if (sub === "clean" && hasOption(rest, "f", ["--force"])) this.add("git-clean");
-    if (sub === "push") {
-      const forced =
-        rest.some(
-          (t) =>
-            t === "--force" ||
-            t === "--mirror" ||
-            t.startsWith("--force-with-lease") ||
-            t === "--force-if-includes",
-        ) ||
-        rest.some((t) => /^-[a-zA-Z]*f[a-zA-Z]*$/.test(t)) ||
-        rest.some((t) => t.startsWith("+") && t.length > 1);
-      if (forced) this.add("force-push");
-    }
+  }
+
+  private gitPush(rest: string[]): void {
+    const operands = rest.filter((t) => !t.startsWith("-"));
+    if (
+      longOption(rest, GIT_PUSH, ["force", "force-with-lease", "force-if-includes", "mirror"]) ||
+      rest.some((t) => /^-[a-zA-Z]*f[a-zA-Z]*$/.test(t)) ||
+      operands.some((t) => t.startsWith("+") && t.length > 1)
+    )
+      this.add("force-push");
+    if (
+      longOption(rest, GIT_PUSH, ["delete", "prune"]) ||
+      rest.some((t) => /^-[a-zA-Z]*d[a-zA-Z]*$/.test(t)) ||
+      operands.some((t) => /^\+?:./.test(t))
+    )
+      this.add("git-push-delete");
   }
 
   /**
-   * `git config` writing a setting that runs a program: `git config [--file f] key value`, `git config set
-   * key value`, `--add`/`--replace-all`, and `--edit` (an editor can write anything). Reads pass.
+   * `git config [set] [--global|--file f|…] key value`: a setting git would run. `--edit` (an editor can
+   * write anything) and `--add`/`--replace-all` of a program-running key count as writing one.
    */
-  private gitConfig(rest: string[]): void {
-    const withValue = [
-      "-f",
-      "--file",
-      "--blob",
-      "--type",
-      "--default",
-      "--comment",
-      "--value",
-      "--worktree-file",
-    ];
+  private gitConfig(rest: string[], depth: number): void {
     const operands: string[] = [];
     let writes = false;
+    for (let i = 0; i < rest.length; i += 1) {
+      const t = rest[i] as string;
+      if (t === "--") {
+        operands.push(...rest.slice(i + 1));
+        break;
+      }
+      if (t === "-e" || t === "--edit") {
+        this.add("git-config-exec");
+        return;
+      }
+      if (t === "--add" || t === "--replace-all") writes = true;
+      if (GIT_CONFIG_VALUE_OPTIONS.has(t)) i += 1;
+      else if (!t.startsWith("-")) operands.push(t);
+    }
+    if (operands[0] === "edit") {
+      this.add("git-config-exec");
+      return;
+    }
+    if (operands[0] === "set" || operands[0] === "add") operands.shift();
+    const [key, value] = operands;
+    if (key !== undefined && value !== undefined) this.gitSetting(key, value, depth);
+    else if (key !== undefined && writes && isProgramSetting(key)) this.add("git-config-exec");
+  }
+
+  /** `git clone|init|submodule -c key=value` writes the setting into the new repository; `--template` copies hooks. */
+  private gitNewRepository(rest: string[]): void {
     for (let j = 0; j < rest.length; j += 1) {
       const r = rest[j] as string;
-      if (r === "--add" || r === "--replace-all") writes = true;
-      if (withValue.includes(r)) j += 1;
-      else if (!r.startsWith("-")) operands.push(r);
+      const setting =
+        r === "-c" || r === "--config" ? rest[j + 1] : r.startsWith("--config=") ? r.slice(9) : undefined;
+      if (setting !== undefined && isProgramSetting(setting.split("=")[0] ?? "")) this.add("git-config-exec");
+      if (r === "--template" || r.startsWith("--template=")) this.add("git-config-exec");
     }
-    const verbs = [
-      "set",
-      "get",
-      "unset",
-      "list",
-      "edit",
-      "rename-section",
-      "remove-section",
-      "get-color",
-      "get-colorbool",
-    ];
-    const verb = verbs.includes(operands[0] ?? "") ? operands.shift() : undefined;
-    if (verb === "edit" || rest.includes("-e") || rest.includes("--edit")) {
-      this.add("git-config-exec");
-      return;
-    }
-    const name = operands[0];
-    if (name === undefined || !isProgramSetting(name, operands[1])) return;
-    if (verb === "set" || (verb === undefined && (operands.length >= 2 || writes)))
-      this.add("git-config-exec");
   }
 
-  /** `GIT_CONFIG_KEY_0=core.fsmonitor`, `GIT_CONFIG_PARAMETERS=…`, `GIT_CONFIG_GLOBAL=f`: settings by environment. */
-  private gitEnv(name: string, value: Word | undefined): void {
-    if (!isGitConfigEnv(name)) return;
-    if (/^GIT_CONFIG_(?:VALUE_\d+|COUNT)$/.test(name)) return; // harmless without a key
-    if (/^GIT_CONFIG_KEY_\d+$/.test(name)) {
-      if (!value || value.dynamic || isProgramSetting(value.text)) this.add("git-config-exec");
-      return;
-    }
-    if (value && !value.dynamic && value.text === "/dev/null") return; // hermetic: no config at all
-    this.add("git-config-exec");
-  }
-
-  private assignment(node: ShellNode, source: string): void {
-    const name = node.children.find((c) => c.field === "name");
-    const value = node.children.find((c) => c.field === "value");
-    if (!name) return;
-    this.gitEnv(source.slice(name.start, name.end), value ? resolveWord(value, source) : undefined);
-  }
-
-  /** Writes through a redirect, `tee`, `cp`/`mv`/`ln`/`install` or an in-place edit into a git control path. */
+  /** Writes through `tee`, `cp`/`mv`/`ln`/`install`/`rsync`, `touch`/`mkdir`/`truncate` or an in-place edit into a git control path. */
   private controlWrite(program: string, texts: string[]): void {
     const operands = texts.filter((t) => !t.startsWith("-"));
     const inPlace =
       (program === "sed" || program === "perl") &&
       texts.some((t) => /^-[a-zA-Z]*i/.test(t) || t.startsWith("--in-place"));
     const targets =
-      program === "tee" || inPlace
+      program === "tee" || inPlace || program === "touch" || program === "mkdir" || program === "truncate"
         ? operands
-        : ["cp", "mv", "ln", "install", "rsync", "touch", "truncate", "mkdir"].includes(program)
-          ? program === "touch" || program === "mkdir" || program === "truncate"
-            ? operands
-            : operands.slice(-1)
+        : ["cp", "mv", "ln", "install", "rsync"].includes(program)
+          ? operands.slice(-1)
           : [];
     if (targets.some(isControlTarget)) this.add("git-control-write");
+  }
+
+  /** One git setting: an alias is remembered (and run if `!…`), a command setting's value is judged. */
+  private gitSetting(key: string, value: string, depth: number): void {
+    const alias = /^alias\.(.+)$/i.exec(key);
+    if (alias) this.gitAliases.set((alias[1] as string).toLowerCase(), value);
+    // Set for git to keep (config) or for one run (-c, GIT_CONFIG_*): a person decides either way.
+    if (isProgramSetting(key, value)) this.add("git-config-exec");
+    if (alias ? value.startsWith("!") : isProgramSetting(key, value)) {
+      this.add("shell-c");
+      this.source(value.replace(/^!/, ""), depth + 1);
+    }
   }
 
   private kill(texts: string[]): void {
@@ -903,8 +1377,8 @@ class Analysis {
     const destination = redirectDestination(node, source);
     if (!destination || destination.dynamic) return;
     if (underEtc(destination.text)) this.add("etc-write");
-    if (BLOCK_DEVICE.test(destination.text)) this.add("disk-write");
     if (isControlTarget(destination.text)) this.add("git-control-write");
+    if (BLOCK_DEVICE.test(destination.text)) this.add("disk-write");
   }
 
   /** `:(){ :|:& };:` — a function that calls itself more than once, or from a pipeline. */
@@ -979,15 +1453,49 @@ function isDecoder(program: string, argv: Word[]): boolean {
   }
 }
 
-/** Options in `texts` (before `--`): a short cluster holding one of `shorts`, or one of `longs`. */
-function hasOption(texts: string[], shorts: string, longs: readonly string[]): boolean {
+/**
+ * Options in `texts` (before `--`): a short cluster holding one of `shorts`, or one of `longs` — by
+ * unambiguous prefix when the program's long options are given in `table` (an ambiguous prefix counts
+ * as each option it could be; see option-grammar.ts).
+ */
+function hasOption(
+  texts: string[],
+  shorts: string,
+  longs: readonly string[],
+  table?: Readonly<Record<string, Arity>>,
+): boolean {
   for (const t of texts) {
     if (t === "--") return false;
     if (t.startsWith("--")) {
       if (longs.some((l) => t === l || t.startsWith(`${l}=`))) return true;
+      if (
+        table &&
+        longOption(
+          [t],
+          table,
+          longs.map((l) => l.slice(2)),
+        )
+      )
+        return true;
     } else if (t.startsWith("-") && t.length > 1) {
       for (let i = 1; i < t.length; i += 1) if (shorts.includes(t[i] as string)) return true;
     }
+  }
+  return false;
+}
+
+/** A `--name` in `texts` (before `--`) that names, or may name, one of `wanted` in the program's `table`. */
+function longOption(
+  texts: string[],
+  table: Readonly<Record<string, Arity>>,
+  wanted: readonly string[],
+): boolean {
+  for (const t of texts) {
+    if (t === "--") return false;
+    if (!t.startsWith("--")) continue;
+    const eq = t.indexOf("=");
+    const names = matchLong(eq < 0 ? t.slice(2) : t.slice(2, eq), table);
+    if (names.some((n) => wanted.includes(n))) return true;
   }
   return false;
 }
@@ -1068,34 +1576,17 @@ function bareNewline(source: string, start: number, end: number): boolean {
   return false;
 }
 
-/** An unquoted glob (`*`, `?`, `[`) or brace expansion (`{a,b}`, `{1..3}`); one linear scan. */
-function expandsAsPattern(raw: string): boolean {
-  let open = -1;
-  let separator = false;
-  for (let i = 0; i < raw.length; i += 1) {
-    const c = raw[i];
-    if (c === "\\") i += 1;
-    else if (c === "*" || c === "?" || c === "[") return true;
-    else if (c === "{") {
-      open = i;
-      separator = false;
-    } else if (open >= 0 && (c === "," || (c === "." && raw[i + 1] === "."))) separator = true;
-    else if (c === "}" && open >= 0 && separator) return true;
-  }
-  return false;
+/** The redirects on a command: its own and those of the statement wrapping it. */
+/** A path (as written) that reaches a git control path: `.git/config`, `x/.git/hooks/…`, `.git`. */
+function isControlTarget(path: string): boolean {
+  return isGitControlPath(posix.normalize(path).split("/"));
 }
 
-/** The redirects on a command: its own and those of the statement wrapping it. */
 function redirectsOf(node: ShellNode): ShellNode[] {
   const out = node.children.filter((c) => c.field === "redirect");
   if (node.parent?.type === "redirected_statement")
     for (const c of node.parent.children) if (c.field === "redirect") out.push(c);
   return out;
-}
-
-/** A path (as written) that reaches a git control path: `.git/config`, `x/.git/hooks/…`, `.git`. */
-function isControlTarget(path: string): boolean {
-  return isGitControlPath(posix.normalize(path).split("/"));
 }
 
 function redirectDestination(node: ShellNode, source: string): Word | undefined {
@@ -1128,218 +1619,60 @@ function hasSubstitution(node: ShellNode): boolean {
   return direct(node) || node.children.some(direct) || node.children.some((c) => c.children.some(direct));
 }
 
-const DYNAMIC_TYPES = new Set([
-  "simple_expansion",
-  "expansion",
-  "command_substitution",
-  "process_substitution",
-  "arithmetic_expansion",
-]);
+type Unwrapped =
+  | { kind: "unknown"; option: string }
+  | {
+      kind: "command" | "none";
+      /** The inner command line (empty when none is given). */
+      argv: Word[];
+      /** Shell code given as option values (`flock -c`, `script -c`, `env -S`). */
+      code: string[];
+      /** Callbacks the program evals (`mapfile -C`). */
+      callbacks: string[];
+      /** With no command, a shell runs reading its input. */
+      shell: boolean;
+      /** An option word is computed at run time. */
+      dynamic: boolean;
+    };
 
-/** A word as the shell would see it before running (see the header); bounded depth, no tree recursion. */
-function resolveWord(node: ShellNode, source: string): Word {
-  const word: Word = { text: "", dynamic: false, pieces: [], expands: false, node };
-  let piece = "";
-  // Each entry: a node and whether it sits inside double quotes.
-  const stack: [ShellNode, boolean][] = [[node, false]];
-  while (stack.length > 0) {
-    const [n, quoted] = stack.pop() as [ShellNode, boolean];
-    if (DYNAMIC_TYPES.has(n.type)) {
-      word.dynamic = true;
-      if (!quoted) {
-        if (piece !== "") word.pieces.push(piece);
-        piece = "";
-      }
-      continue;
-    }
-    const raw = source.slice(n.start, n.end);
-    switch (n.type) {
-      case "concatenation":
-      case "command_name":
-        for (let i = n.children.length - 1; i >= 0; i -= 1) stack.push([n.children[i] as ShellNode, quoted]);
-        continue;
-      case "string":
-      case "translated_string":
-        for (let i = n.children.length - 1; i >= 0; i -= 1) {
-          const c = n.children[i] as ShellNode;
-          if (c.named) stack.push([c, true]);
-        }
-        continue;
-      case "string_content": {
-        const text = raw.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === "\n" ? "" : c));
-        word.text += text;
-        piece += text;
-        continue;
-      }
-      case "raw_string": {
-        const text = raw.slice(1, -1);
-        word.text += text;
-        piece += text;
-        continue;
-      }
-      case "ansi_c_string": {
-        const text = decodeAnsiC(raw.slice(2, -1));
-        word.text += text;
-        piece += text;
-        continue;
-      }
-      default: {
-        // `word`, `number` and other literal leaves; unquoted globs and braces expand.
-        if (!quoted && expandsAsPattern(raw)) word.expands = true;
-        const text = quoted ? raw : raw.replace(/\\(\n|.)/g, (_, c: string) => (c === "\n" ? "" : c));
-        word.text += text;
-        piece += text;
-      }
-    }
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/** A wrapper's inner command by its option grammar (program-grammar.ts); `undefined` when not a wrapper. */
+function unwrap(program: string, argv: Word[]): Unwrapped | undefined {
+  const grammar = WRAPPERS[program];
+  if (!grammar) return undefined;
+  const args = argv.slice(1 + (grammar.leadingOperands ?? 0));
+  const texts = args.map((w) => w.text);
+  const parsed = parseOptions(texts, grammar.spec);
+  if (parsed.unknown !== undefined) return { kind: "unknown", option: parsed.unknown };
+  let rest = parsed.rest;
+  if (grammar.assignments) while (rest < texts.length && ASSIGNMENT.test(texts[rest] as string)) rest += 1;
+  if (program === "env" && texts[rest] === "-") rest += 1; // `env -` is `env -i`
+  const none = hasParsed(parsed, grammar.noCommand ?? []);
+  let command = none ? [] : args.slice(rest + (grammar.operands ?? 0));
+  const code = valuesOf(parsed, grammar.code ?? []);
+  // `flock /tmp/l -c 'cmd'`: the code option may follow the operand.
+  if (grammar.code?.includes(command[0]?.text ?? "") && command[1]) {
+    code.push(command[1].text);
+    command = [];
   }
-  if (piece !== "") word.pieces.push(piece);
-  return word;
+  return {
+    kind: none ? "none" : "command",
+    argv: command,
+    code,
+    callbacks: valuesOf(parsed, grammar.callback ?? []),
+    shell: grammar.bare === "shell" || hasParsed(parsed, grammar.shellOptions ?? []),
+    dynamic: args.slice(0, rest).some((w) => w.dynamic),
+  };
 }
 
-function decodeAnsiC(body: string): string {
-  const simple: Record<string, string> = {
-    n: "\n",
-    t: "\t",
-    r: "\r",
-    a: "\x07",
-    b: "\b",
-    e: "\x1b",
-    E: "\x1b",
-    f: "\f",
-    v: "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-  };
-  return body.replace(
-    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/g,
-    (_, e: string) => {
-      const head = e[0] as string;
-      if (head === "x" || head === "u" || head === "U")
-        return String.fromCodePoint(Number.parseInt(e.slice(1), 16));
-      if (/[0-7]/.test(head)) return String.fromCharCode(Number.parseInt(e, 8));
-      if (head === "c") return String.fromCharCode((e.charCodeAt(1) & 0x1f) >>> 0);
-      return simple[head] ?? `\\${e}`;
-    },
-  );
-}
-
-/**
- * Wrapper programs: the command line they run, `"stop"` when they run nothing, `undefined` when the
- * program is not a wrapper. The listed options take a value.
- */
-function unwrap(program: string, argv: Word[]): Word[] | "stop" | undefined {
-  const args = argv.slice(1);
-  const skip = (withValue: readonly string[], { assignments = false, positional = 0 } = {}) => {
-    let i = 0;
-    while (i < args.length) {
-      const t = (args[i] as Word).text;
-      if (t === "--") {
-        i += 1;
-        break;
-      }
-      if (t.startsWith("-") && t.length > 1) {
-        i += withValue.includes(t) ? 2 : 1;
-        continue;
-      }
-      if (assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(t)) {
-        i += 1;
-        continue;
-      }
-      break;
-    }
-    return args.slice(i + positional);
-  };
-  switch (program) {
-    case "sudo":
-      return skip(
-        [
-          "-u",
-          "-g",
-          "-C",
-          "-D",
-          "-h",
-          "-p",
-          "-r",
-          "-t",
-          "-U",
-          "-T",
-          "-R",
-          "--user",
-          "--group",
-          "--chdir",
-          "--prompt",
-          "--role",
-          "--type",
-          "--other-user",
-          "--command-timeout",
-          "--host",
-          "--close-from",
-          "--chroot",
-        ],
-        { assignments: true },
-      );
-    case "doas":
-      return skip(["-u", "-C"]);
-    case "env":
-      return skip(["-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-P"], { assignments: true });
-    case "command": {
-      if (args.some((w) => w.text === "-v" || w.text === "-V")) return "stop";
-      return skip([]);
-    }
-    case "exec":
-      return skip(["-a"]);
-    case "builtin":
-    case "nohup":
-    case "setsid":
-    case "unbuffer":
-    case "busybox":
-    case "nocorrect":
-    case "noglob":
-      return skip([]);
-    case "time":
-      return skip(["-f", "--format", "-o", "--output"]);
-    case "nice":
-      return skip(["-n", "--adjustment"]);
-    case "ionice":
-      if (args.some((w) => w.text === "-p" || w.text === "-P")) return "stop";
-      return skip(["-c", "-n", "--class", "--classdata"]);
-    case "chrt":
-      return skip([], { positional: 1 });
-    case "taskset":
-      if (args.some((w) => w.text.startsWith("-") && w.text.includes("p"))) return "stop";
-      return skip([], { positional: 1 });
-    case "stdbuf":
-      return skip(["-i", "-o", "-e", "--input", "--output", "--error"]);
-    case "timeout":
-      return skip(["-s", "--signal", "-k", "--kill-after"], { positional: 1 });
-    case "xargs":
-      return skip([
-        "-a",
-        "--arg-file",
-        "-d",
-        "--delimiter",
-        "-E",
-        "-e",
-        "-I",
-        "-i",
-        "-L",
-        "-l",
-        "-n",
-        "--max-args",
-        "-P",
-        "--max-procs",
-        "-s",
-        "--max-chars",
-        "--process-slot-var",
-      ]);
-    case "strace":
-    case "ltrace":
-      return skip(["-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-X", "-P"]);
-    default:
-      return undefined;
-  }
+/** `coproc cmd …`, `coproc NAME { …; }`: the command after the optional name and brace. */
+function coprocCommand(argv: Word[]): Word[] {
+  let rest = argv.slice(1);
+  if (rest.length > 1 && /^[{(]/.test(rest[1]?.text ?? "")) rest = rest.slice(1);
+  if (rest[0]?.text === "{" || rest[0]?.text === "(") rest = rest.slice(1);
+  else if (rest[0]?.text.startsWith("(")) rest = [literalWord(rest[0].text.slice(1)), ...rest.slice(1)];
+  return rest;
 }
 
 function collect(analysis: Analysis): DangerousMatch[] {
