@@ -130,10 +130,10 @@ for (const [name, storeEnv] of stores) {
       const unique = first.slice(0, Math.max(shared.length + 1, 24));
 
       const shown = await runCli(["sessions", "show", unique, "--json"], env, workA);
-      expect(shown.code).toBe(0);
+      expect(shown.code, shown.stderr).toBe(0);
       expect(JSON.parse(shown.stdout)).toMatchObject({ id: first });
       const events = await runCli(["sessions", "events", unique, "--json"], env, workA);
-      expect(events.code).toBe(0);
+      expect(events.code, events.stderr).toBe(0);
       expect((JSON.parse(events.stdout.split("\n")[0]!) as LogEvent).sessionId).toBe(first);
 
       const ambiguous = await runCli(["sessions", "show", shared], env, workA);

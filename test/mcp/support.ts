@@ -18,6 +18,7 @@ import { openAgent } from "../../src/presets/open-agent.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type FakeProvider, type FakeScript, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { guard } from "../support/wait.js";
 
 const root = (path: string) => fileURLToPath(new URL(`../../node_modules/${path}`, import.meta.url));
 export const EVERYTHING = root("@modelcontextprotocol/server-everything/dist/index.js");
@@ -26,8 +27,17 @@ export const MEMORY = root("@modelcontextprotocol/server-memory/dist/index.js");
 export const CHANGING = fileURLToPath(new URL("./fixtures/changing-server.mjs", import.meta.url));
 
 /** A stdio entry for one of the installed servers (run with this node, no PATH lookup). */
+/**
+ * A stdio server entry. Its start is bounded by a failure guard rather than the 10 s default: a node
+ * server takes seconds to start on a loaded machine, and a test that wants a start to fail says so.
+ */
 export function stdio(script: string, args: string[] = [], extra: Record<string, unknown> = {}) {
-  return mcpServerSchema.parse({ command: process.execPath, args: [script, ...args], ...extra });
+  return mcpServerSchema.parse({
+    command: process.execPath,
+    args: [script, ...args],
+    startup_timeout_ms: guard(30_000),
+    ...extra,
+  });
 }
 
 export type Session = {
