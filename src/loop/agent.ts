@@ -635,6 +635,8 @@ export class Agent {
     const where = { turn, step };
     let concluded = false;
     const contexts: PendingUserMessage[] = [];
+    // When each call's body started, for `durationMs` on its result (the views show how long it ran).
+    const started = new Map<string, number>();
     const { undispatched } = await runToolBatch({
       calls,
       maxParallel: this.options.maxParallelTools ?? 10,
@@ -651,14 +653,17 @@ export class Agent {
         if (!this.tools.isReadOnly?.(toolCallRequest(call.id, call.name, call.arguments)))
           await this.log.flush();
       },
-      run: (call) =>
-        this.tools.run(
+      run: (call) => {
+        started.set(call.id, performance.now());
+        return this.tools.run(
           toolCallRequest(call.id, call.name, call.arguments),
           this.execFor(call, signal, () => {
             concluded = true;
           }),
-        ),
+        );
+      },
       commit: (call, output) => {
+        const start = started.get(call.id);
         this.log.add({
           type: "tool/result",
           data: {
@@ -668,6 +673,7 @@ export class Agent {
             ...(output.isError ? { isError: true } : {}),
             ...(output.code ? { code: output.code } : {}),
             ...(output.spill ? { spill: output.spill } : {}),
+            ...(start === undefined ? {} : { durationMs: Math.round(performance.now() - start) }),
           },
           ...where,
         });

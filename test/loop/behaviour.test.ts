@@ -493,6 +493,11 @@ describe("L17 durability checkpoints", () => {
     const events = await fixture.events();
     expect(findPairingError(surfaceMessagesOf(events))).toBeUndefined();
     expect(ofType(events, "tool/result").map((r) => r.data.text)).toEqual(["look done", "change done"]);
+    // Each result says how long its call ran (whole milliseconds), for the views; the model never sees it.
+    for (const result of ofType(events, "tool/result")) {
+      expect(Number.isInteger(result.data.durationMs)).toBe(true);
+      expect(result.data.durationMs).toBeGreaterThanOrEqual(0);
+    }
   });
 });
 
