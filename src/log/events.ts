@@ -10,6 +10,7 @@
  * Adding an event type means adding one row to `EventDataMap`; `assertNever` finds every switch to update.
  */
 import type { AssistantBlock } from "./messages.js";
+import type { ToolDetails } from "./tool-details.js";
 
 export type SessionKind = "main" | "subagent" | "fork" | "ralph";
 
@@ -169,6 +170,8 @@ export interface EventDataMap {
     code?: string;
     synthetic?: boolean;
     durationMs?: number;
+    /** What the call did, as data for people's views (tool-details.ts); never model-visible. */
+    details?: ToolDetails;
     /** C14: the full result lives in a spilled blob. */
     spill?: { blobId: string; bytes: number };
     /** C12: a pruned copy replacing the original result. */

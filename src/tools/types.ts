@@ -13,6 +13,7 @@
  *   process-wide environment variables (STYLE: Hermes's approval bypasses came from global state).
  */
 import type { HookBus } from "../hooks/hook-bus.js";
+import type { ToolDetails } from "../log/tool-details.js";
 import type { SessionRow } from "../store/store.js";
 
 /** JSON Schema for an object of arguments (T1: object-rooted, snake_case properties). */
@@ -54,6 +55,8 @@ export type ToolOutput = {
   /** Exempt from the spill policy (C14: `read` results). */
   noSpill?: boolean;
   metadata?: Record<string, unknown>;
+  /** What the call did, for people's views; stored on `tool/result.details`, never sent to the model. */
+  details?: ToolDetails;
 };
 
 /** The facts about the session a tool runs in. */
