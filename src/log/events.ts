@@ -58,6 +58,20 @@ export type UserSource =
   | "schedule" // S8
   | "turn-limit"; // L3: a step limit or the session's budget ended the previous turn
 
+/**
+ * For people's views (src/transcript/): what a harness-authored user message is about, as data, so a view can
+ * say "asked the model to continue: 2 todos open" without reading the model-visible text. Never sent to the
+ * model.
+ */
+export type MessageAbout =
+  | {
+      kind: "continuation";
+      /** §9 which check fired: (a) empty reply, (b) open todos, (d) announced action, M14 length, S4 report. */
+      check: "empty-reply" | "open-todos" | "announced-action" | "length" | "report-tool";
+      openTodos?: number;
+    }
+  | { kind: "subagent-settled"; childId: string; reason: TurnEndReason };
+
 export type InboxQueue = "next-turn" | "next-step";
 export type InboxMode = "followup" | "steer" | "inject";
 
@@ -115,6 +129,8 @@ export interface EventDataMap {
     surfaceOp?: SurfaceOp;
     /** C1: the raw events a replacement stands for. */
     sourceEventSeqs?: number[];
+    /** What a harness message is about, for people's views; never model-visible. */
+    about?: MessageAbout;
   };
   "assistant/message": {
     blocks: AssistantBlock[];

@@ -17,7 +17,7 @@
  *   closes every unanswered call (L9). A plugin or pipeline failure ends the turn, not the agent (L15).
  */
 import { HookBus } from "../hooks/hook-bus.js";
-import type { ErrorInfo, InboxItemRecord, NewEvent, TurnEndReason } from "../log/events.js";
+import type { ErrorInfo, InboxItemRecord, MessageAbout, NewEvent, TurnEndReason } from "../log/events.js";
 import type { AssistantBlock, ToolCallBlock } from "../log/messages.js";
 import { Redactor } from "../log/redact.js";
 import { abortableSleep } from "../model/retry.js";
@@ -140,9 +140,9 @@ export class Agent {
         services: this.services,
         log: this.log,
         inbox: {
-          followup: (text, source) => this.followup(text, source),
-          steer: (text, source) => this.steer(text, source),
-          inject: (text, source) => this.inject(text, source),
+          followup: (text, source, about) => this.followup(text, source, about),
+          steer: (text, source, about) => this.steer(text, source, about),
+          inject: (text, source, about) => this.inject(text, source, about),
         },
         model: this.options.model,
         adapter: this.options.adapter,
@@ -160,18 +160,18 @@ export class Agent {
   // ---- input (L4) ----
 
   /** Next turn; wakes the agent. */
-  followup(text: string, source: InboxItem["source"] = "human"): Promise<InboxItem> {
-    return this.enqueue({ queue: "next-turn", mode: "followup", source, text }, true);
+  followup(text: string, source: InboxItem["source"] = "human", about?: MessageAbout): Promise<InboxItem> {
+    return this.enqueue({ queue: "next-turn", mode: "followup", source, text, ...aboutMetadata(about) }, true);
   }
 
   /** Next step of the running turn (or a new turn when idle); wakes the agent. */
-  steer(text: string, source: InboxItem["source"] = "human"): Promise<InboxItem> {
-    return this.enqueue({ queue: "next-step", mode: "steer", source, text }, true);
+  steer(text: string, source: InboxItem["source"] = "human", about?: MessageAbout): Promise<InboxItem> {
+    return this.enqueue({ queue: "next-step", mode: "steer", source, text, ...aboutMetadata(about) }, true);
   }
 
   /** Next step, without waking an idle agent. */
-  inject(text: string, source: InboxItem["source"] = "tool-context"): Promise<InboxItem> {
-    return this.enqueue({ queue: "next-step", mode: "inject", source, text }, false);
+  inject(text: string, source: InboxItem["source"] = "tool-context", about?: MessageAbout): Promise<InboxItem> {
+    return this.enqueue({ queue: "next-step", mode: "inject", source, text, ...aboutMetadata(about) }, false);
   }
 
   private async enqueue(item: NewInboxItem, wake: boolean): Promise<InboxItem> {
@@ -457,9 +457,10 @@ export class Agent {
       });
     }
     for (const item of items) {
+      const about = aboutOf(item.metadata);
       this.log.add({
         type: "user/message",
-        data: { text: item.text, source: item.source, inboxId: item.id },
+        data: { text: item.text, source: item.source, inboxId: item.id, ...(about ? { about } : {}) },
         ...where,
       });
     }
@@ -496,7 +497,8 @@ export class Agent {
     opened();
     this.claim(claimed, turn, step);
     for (const message of [...local, ...state.messages]) {
-      this.log.add({ type: "user/message", data: { text: message.text, source: message.source }, ...where });
+      const { text, source, about } = message;
+      this.log.add({ type: "user/message", data: { text, source, ...(about ? { about } : {}) }, ...where });
     }
     this.request.prepare(where, state.startsRequestSeries === true);
     // L17: before the request (it carries this turn's claims). Committed is enough here ("Here:"): a request
@@ -720,4 +722,17 @@ function errorData(error: unknown, fallbackCode: string): ErrorInfo {
       ? error.code
       : fallbackCode;
   return { code, message: error instanceof Error ? error.message : String(error) };
+}
+
+/** An inbox row's metadata carrying what its message is about (`user/message.about`). */
+function aboutMetadata(about: MessageAbout | undefined): { metadata?: Record<string, unknown> } {
+  return about ? { metadata: { about } } : {};
+}
+
+/** `about` back from an inbox row's metadata (a row may come from another writer: only a kind-tagged object). */
+function aboutOf(metadata: Record<string, unknown> | undefined): MessageAbout | undefined {
+  const about = metadata?.about;
+  return about !== null && typeof about === "object" && typeof (about as { kind?: unknown }).kind === "string"
+    ? (about as MessageAbout)
+    : undefined;
 }

@@ -13,11 +13,11 @@
  * - `agent/ready` (serial): after every plugin's setup, before the first turn.
  * - `agent/close` (serial): the agent is closed; plugins stop background work (jobs, terminals).
  */
-import type { NewEvent, StepResult, TurnEndReason, UserSource } from "../log/events.js";
+import type { MessageAbout, NewEvent, StepResult, TurnEndReason, UserSource } from "../log/events.js";
 import type { AssistantBlock } from "../log/messages.js";
 import type { LlmError, ModelRequest } from "../model/types.js";
 
-export type PendingUserMessage = { text: string; source: UserSource };
+export type PendingUserMessage = { text: string; source: UserSource; about?: MessageAbout };
 
 export type StepInfo = { sessionId: string; turn: number; step: number; firstStepOfTurn: boolean };
 

@@ -4,7 +4,7 @@
  * behaviour is the list in `presets/standard.ts`.
  */
 import type { HookBus } from "../hooks/hook-bus.js";
-import type { EventType, LogEvent, NewEvent, UserSource } from "../log/events.js";
+import type { EventType, LogEvent, MessageAbout, NewEvent, UserSource } from "../log/events.js";
 import type { SurfaceProjector } from "../log/surface.js";
 import type { ModelAdapter, ModelRequest, ToolSpec } from "../model/types.js";
 import type { Store } from "../store/store.js";
@@ -37,9 +37,10 @@ export type PluginLog = LogView & {
 
 /** The agent's durable inbox (L4), for plugins that queue input (goal rounds, notices, schedules). */
 export type InboxControl = {
-  followup(text: string, source: UserSource): Promise<unknown>;
-  steer(text: string, source: UserSource): Promise<unknown>;
-  inject(text: string, source: UserSource): Promise<unknown>;
+  /** `about`: what the message is about, for people's views (stored on its `user/message`, never sent). */
+  followup(text: string, source: UserSource, about?: MessageAbout): Promise<unknown>;
+  steer(text: string, source: UserSource, about?: MessageAbout): Promise<unknown>;
+  inject(text: string, source: UserSource, about?: MessageAbout): Promise<unknown>;
 };
 
 export type ServiceRegistry = {

@@ -17,6 +17,7 @@
  * Model-visible strings (our words): the NUDGE_* texts below.
  */
 import { todosFromLog } from "../context/compaction/reinjection.js";
+import type { MessageAbout } from "../log/events.js";
 import type { TurnStoppingEvent } from "../loop/hooks.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { announcesAction } from "./announced-action.js";
@@ -80,12 +81,15 @@ declare module "../tools/types.js" {
   }
 }
 
+/** A check's nudge: the model-visible text, and for people's views the number of open todos (b). */
+type Nudge = { text: string; openTodos?: number };
 type Check = (
   event: TurnStoppingEvent,
   ctx: PluginContext,
-) => string | undefined | Promise<string | undefined>;
+) => string | Nudge | undefined | Promise<string | Nudge | undefined>;
+type CheckName = Extract<MessageAbout, { kind: "continuation" }>["check"];
 
-function checkPlugin(name: string, max: number, oncePerTurn: boolean, check: Check): Plugin {
+function checkPlugin(name: CheckName, max: number, oncePerTurn: boolean, check: Check): Plugin {
   return {
     name: `continuation:${name}`,
     setup(ctx) {
@@ -95,9 +99,15 @@ function checkPlugin(name: string, max: number, oncePerTurn: boolean, check: Che
       ctx.hooks.onSerial(
         "agent/turn-stopping",
         async (event) => {
-          const text = await check(event, ctx);
-          if (text !== undefined && budget.take(event, name, oncePerTurn))
-            event.inject({ text, source: "continuation" });
+          const found = await check(event, ctx);
+          if (found === undefined || !budget.take(event, name, oncePerTurn)) return;
+          const nudge = typeof found === "string" ? { text: found } : found;
+          const about: MessageAbout = {
+            kind: "continuation",
+            check: name,
+            ...(nudge.openTodos === undefined ? {} : { openTodos: nudge.openTodos }),
+          };
+          event.inject({ text: nudge.text, source: "continuation", about });
         },
         { plugin: `continuation:${name}` },
       );
@@ -139,7 +149,10 @@ export const emptyReplyCheck = (max: number): Plugin => {
           if (reason !== "error" || max === 0) return;
           if (ctx.log.last("turn/end")?.data.error?.code !== "EMPTY_RESPONSE") return;
           if (firstUserSource(ctx) === "continuation") return;
-          await ctx.inbox.followup(NUDGE_EMPTY, "continuation");
+          await ctx.inbox.followup(NUDGE_EMPTY, "continuation", {
+            kind: "continuation",
+            check: "empty-reply",
+          });
         },
         { plugin: inTurn.name },
       );
@@ -164,7 +177,7 @@ export const openTodosCheck = (max: number): Plugin =>
   checkPlugin("open-todos", max, false, (event, ctx) => {
     if (event.result !== "completed" || hasToolCall(event)) return undefined;
     const open = (todosFromLog(ctx.log.events) ?? []).filter((t) => t.status !== "completed");
-    return open.length ? nudgeOpenTodos(open) : undefined;
+    return open.length ? { text: nudgeOpenTodos(open), openTodos: open.length } : undefined;
   });
 
 /** (d) an announced action that was not taken. */

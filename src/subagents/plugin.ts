@@ -17,7 +17,7 @@
  *   still open with no live driver are woken, so they are repaired (R1) and settle.
  */
 import type { Config } from "../config/schema.js";
-import type { LogEvent } from "../log/events.js";
+import type { LogEvent, MessageAbout } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { CONTEXT_ORDER } from "../loop/prompt.js";
 import { installTools } from "../planning/tool-installer.js";
@@ -201,6 +201,9 @@ function setupChild(
         mode: "steer",
         source: "subagent-settled",
         text,
+        metadata: {
+          about: { kind: "subagent-settled", childId: ctx.sessionId, reason: end.data.reason } satisfies MessageAbout,
+        },
       });
       driver.wake(delegation.parentId);
     },
