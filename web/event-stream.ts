@@ -16,13 +16,15 @@
 import { createParser } from "eventsource-parser";
 import type { Api } from "./api.js";
 import { apiUrl } from "./api.js";
-import type { Delta, LogEvent } from "./types.js";
+import type { Delta, LiveReply, LogEvent } from "./types.js";
 
 export type FeedState = "connecting" | "live" | "reconnecting" | "closed";
 
 export type FeedHandlers = {
   events(batch: LogEvent[]): void;
   delta?(delta: Delta): void;
+  /** The reply streamed so far, sent once when the stream attaches to the driving agent mid-reply. */
+  live?(live: LiveReply): void;
   state?(state: FeedState, detail?: string): void;
 };
 
@@ -115,6 +117,11 @@ export class EventFeed {
           if (message.event === "delta") {
             const delta = parse<Delta>(message.data);
             if (delta) this.handlers.delta?.(delta);
+            return;
+          }
+          if (message.event === "live") {
+            const live = parse<LiveReply>(message.data);
+            if (live) this.handlers.live?.(live);
             return;
           }
           const event = parse<LogEvent>(message.data);

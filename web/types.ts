@@ -20,5 +20,8 @@ export type Question = Static<typeof QuestionSchema>;
 export type PendingInteractions = Static<typeof PendingSchema>;
 export type ChildAgent = Static<typeof AgentSchema>;
 
+/** The reply streamed so far when the stream attaches mid-reply (`event: live`). */
+export type { LiveReply } from "../src/transcript/items.js";
+
 /** An ephemeral text or reasoning delta of the stream (`event: delta`). */
 export type Delta = { type: "text" | "reasoning"; delta: string; turn: number; step: number };

@@ -57,6 +57,10 @@ const w = median(whole);
 const o = median(oneByOne);
 const f = median(floor);
 console.log(`events ${events.length}, items ${items}, runs ${runs} (medians)`);
-console.log(`at once      ${w.toFixed(2)} ms  ${((w * 1000) / events.length).toFixed(3)} µs/event  (aim < 50 ms, < 5 µs)`);
+console.log(
+  `at once      ${w.toFixed(2)} ms  ${((w * 1000) / events.length).toFixed(3)} µs/event  (aim < 50 ms, < 5 µs)`,
+);
 console.log(`one by one   ${o.toFixed(2)} ms  ${((o * 1000) / events.length).toFixed(3)} µs/event`);
-console.log(`usageOf pass ${f.toFixed(2)} ms  (one pass over the log: projection is ${(w / f).toFixed(1)}× it)`);
+console.log(
+  `usageOf pass ${f.toFixed(2)} ms  (one pass over the log: projection is ${(w / f).toFixed(1)}× it)`,
+);

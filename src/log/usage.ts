@@ -121,3 +121,15 @@ export function usageOf(events: readonly LogEvent[]): {
 function count(value: number | undefined): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }
+
+/** 950, 12.3k, 1.2M: three significant figures at most, never "1000k". */
+export function formatTokens(n: number): string {
+  const value = Math.max(0, Math.round(n));
+  if (value < 1000) return String(value);
+  if (value < 999_950) return `${trimZero((value / 1000).toFixed(1))}k`;
+  return `${trimZero((value / 1_000_000).toFixed(1))}M`;
+}
+
+function trimZero(fixed: string): string {
+  return fixed.endsWith(".0") ? fixed.slice(0, -2) : fixed;
+}

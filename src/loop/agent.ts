@@ -68,6 +68,8 @@ export type AgentOptions = {
 };
 
 export type LiveDelta = { type: "text" | "reasoning"; delta: string; turn: number; step: number };
+/** A step's reply streamed so far (see `Agent.liveReply`). */
+export type LiveReply = { turn: number; step: number; text: string; reasoning: string };
 
 class TurnAborted extends Error {
   constructor() {
@@ -91,6 +93,8 @@ export class Agent {
   private turnAbort: AbortController | undefined;
   private readonly nextStepLocal: PendingUserMessage[] = [];
   private readonly deltaListeners = new Set<(delta: LiveDelta) => void>();
+  /** The text and reasoning streamed so far by the attempt in flight (what `onDelta` listeners were given). */
+  private streamed: LiveReply | undefined;
   private lastError: unknown;
   /**
    * The pending inbox rows as last read. They are read again only after an inbox notification (someone
@@ -161,7 +165,10 @@ export class Agent {
 
   /** Next turn; wakes the agent. */
   followup(text: string, source: InboxItem["source"] = "human", about?: MessageAbout): Promise<InboxItem> {
-    return this.enqueue({ queue: "next-turn", mode: "followup", source, text, ...aboutMetadata(about) }, true);
+    return this.enqueue(
+      { queue: "next-turn", mode: "followup", source, text, ...aboutMetadata(about) },
+      true,
+    );
   }
 
   /** Next step of the running turn (or a new turn when idle); wakes the agent. */
@@ -170,7 +177,11 @@ export class Agent {
   }
 
   /** Next step, without waking an idle agent. */
-  inject(text: string, source: InboxItem["source"] = "tool-context", about?: MessageAbout): Promise<InboxItem> {
+  inject(
+    text: string,
+    source: InboxItem["source"] = "tool-context",
+    about?: MessageAbout,
+  ): Promise<InboxItem> {
     return this.enqueue({ queue: "next-step", mode: "inject", source, text, ...aboutMetadata(about) }, false);
   }
 
@@ -235,6 +246,15 @@ export class Agent {
   onDelta(listener: (delta: LiveDelta) => void): () => void {
     this.deltaListeners.add(listener);
     return () => this.deltaListeners.delete(listener);
+  }
+
+  /**
+   * The reply being streamed, so far (redacted like the deltas), for a watcher that attaches mid-stream: read
+   * it and subscribe with `onDelta` in the same tick and nothing is missed or doubled. Undefined between
+   * replies; cleared as soon as the attempt's stream ends (its message follows in the log).
+   */
+  liveReply(): LiveReply | undefined {
+    return this.streamed ? { ...this.streamed } : undefined;
   }
 
   // ---- driving ----
@@ -545,8 +565,11 @@ export class Agent {
         text: (this.options.redactor ?? Redactor.none).stream(),
         reasoning: (this.options.redactor ?? Redactor.none).stream(),
       };
+      const streamed: LiveReply = { turn, step, text: "", reasoning: "" };
+      this.streamed = streamed;
       const emit = (type: LiveDelta["type"], delta: string) => {
         if (delta === "") return;
+        streamed[type] += delta;
         for (const listener of this.deltaListeners) listener({ type, delta, turn, step });
       };
       const onPart = (part: ModelPart) => {
@@ -560,9 +583,11 @@ export class Agent {
       try {
         const reply = await collectReply(this.options.adapter.stream(Object.freeze(request)), onPart);
         flushLive();
+        this.streamed = undefined;
         return reply;
       } catch (caught) {
         flushLive();
+        this.streamed = undefined;
         if (signal.aborted) {
           this.keepInterruptedPrefix(caught, attempt, turn, step);
           throw new TurnAborted();

@@ -12,7 +12,9 @@
  *   price cannot follow the clock, so its rows are the peak rates: the cost shown is an upper bound.
  */
 import type { Config } from "../config/schema.js";
-import type { UsageTotals } from "../log/usage.js";
+import { formatTokens, type UsageTotals } from "../log/usage.js";
+
+export { formatTokens };
 
 export type Price = {
   input: number;
@@ -155,14 +157,6 @@ export function costOf(usage: UsageTotals, price: Price | undefined): number | u
   return micro / 1_000_000;
 }
 
-/** 950, 12.3k, 1.2M: three significant figures at most, never "1000k". */
-export function formatTokens(n: number): string {
-  const value = Math.max(0, Math.round(n));
-  if (value < 1000) return String(value);
-  if (value < 999_950) return `${trim((value / 1000).toFixed(1))}k`;
-  return `${trim((value / 1_000_000).toFixed(1))}M`;
-}
-
 /** USD with enough digits to be seen: $0.0042, $0.042, $1.23, $12.35. */
 export function formatCost(cost: number): string {
   if (cost === 0) return "$0.00";
@@ -176,10 +170,6 @@ export function formatUsage(usage: UsageTotals, cost: number | undefined): strin
   const cached = usage.cachedInput > 0 ? ` (${formatTokens(usage.cachedInput)} cached)` : "";
   const money = cost === undefined ? "cost unknown" : formatCost(cost);
   return `${formatTokens(input)} in${cached} · ${formatTokens(usage.output)} out · ${money}`;
-}
-
-function trim(fixed: string): string {
-  return fixed.endsWith(".0") ? fixed.slice(0, -2) : fixed;
 }
 
 function priceOf(row: Row): Price {

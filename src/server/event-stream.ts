@@ -9,6 +9,9 @@
  * - Ephemeral text/reasoning deltas are `event: delta` without an `id:` (never part of the resume cursor,
  *   never needed for correctness); only the server driving the session has them, from the agent it has
  *   open, looked up at connection and again at every `turn/start` and `step/start`.
+ * - When it attaches to that agent mid-reply, the reply streamed so far comes first as one `event: live`
+ *   (`{turn, step, text, reasoning}`), read in the same tick as the subscription, so a reload shows the
+ *   whole partial reply and the deltas continue it without a gap or a repeat.
  * - A comment line every `keepAliveMs` keeps proxies from closing an idle stream. Closing the request
  *   ends the follow.
  */
@@ -97,6 +100,9 @@ async function stream(
       (a) => {
         if (controller.signal.aborted || attached !== agent) return;
         unsubscribeDeltas?.();
+        const sofar = a.liveReply();
+        if (sofar && (sofar.text !== "" || sofar.reasoning !== ""))
+          raw.write(`event: live\ndata: ${JSON.stringify({ ephemeral: true, ...sofar })}\n\n`);
         unsubscribeDeltas = a.onDelta((delta) => {
           raw.write(`event: delta\ndata: ${JSON.stringify({ ephemeral: true, ...delta })}\n\n`);
         });

@@ -202,7 +202,11 @@ function setupChild(
         source: "subagent-settled",
         text,
         metadata: {
-          about: { kind: "subagent-settled", childId: ctx.sessionId, reason: end.data.reason } satisfies MessageAbout,
+          about: {
+            kind: "subagent-settled",
+            childId: ctx.sessionId,
+            reason: end.data.reason,
+          } satisfies MessageAbout,
         },
       });
       driver.wake(delegation.parentId);

@@ -61,6 +61,8 @@ export class Transcript {
   private made = 0;
   private changes: TranscriptChange[] = [];
   private changed = new Set<TranscriptItem>();
+  /** `turn.step` of the replies stored (a snapshot of one of them is stale). */
+  private readonly seenMessage = new Set<string>();
 
   /** The last seq applied (0 before any). */
   get lastSeq(): number {
@@ -107,12 +109,15 @@ export class Transcript {
     this.version++;
   }
 
-  /** The reply streamed so far when a view attaches mid-stream (the server's snapshot of the live step). */
+  /**
+   * The reply streamed so far when a view attaches mid-stream (the driving server's snapshot, taken in the
+   * same tick as the delta subscription that follows it): it replaces what the view had for that step, which
+   * may miss the deltas sent while it was disconnected.
+   */
   resumeLive(live: LiveReply | undefined): void {
     if (!live || (live.text === "" && live.reasoning === "")) return;
-    const current = this.live;
-    if (current && current.turn === live.turn && current.step === live.step) return;
-    this.live = { ...live };
+    if (this.seenMessage.has(`${live.turn}.${live.step}`)) return; // its message is already here
+    this.live = { turn: live.turn, step: live.step, text: live.text, reasoning: live.reasoning };
     this.version++;
   }
 
@@ -424,6 +429,7 @@ export class Transcript {
 
   private assistantMessage(event: LogEvent<"assistant/message">): void {
     const data = event.data;
+    this.seenMessage.add(`${event.turn}.${event.step}`);
     const live = this.live;
     if (live && live.turn === event.turn && live.step === event.step) this.live = undefined;
     let text = "";

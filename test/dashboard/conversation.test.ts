@@ -58,11 +58,11 @@ describe("the dashboard's conversation", () => {
     ]);
     const tool = c.items.find((i) => i.kind === "tool");
     expect(tool?.kind === "tool" && tool.tool).toMatchObject({
-      dispatched: true,
+      state: "done",
       result: { text: "(no output)", isError: false },
     });
     expect(c.pendingApprovals()).toEqual([]);
-    expect(c.usage).toMatchObject({ inputTokens: 10, outputTokens: 5, cacheReadTokens: 2 });
+    expect(c.usage).toMatchObject({ requests: 1, input: 10, output: 5, cachedInput: 2 });
     expect(c.running).toBe(false);
   });
 
@@ -84,8 +84,8 @@ describe("the dashboard's conversation", () => {
     c.add(base.slice(0, 3));
     c.delta({ type: "text", delta: "I ", turn: 1, step: 1 });
     c.delta({ type: "text", delta: "will.", turn: 1, step: 1 });
-    expect(c.streaming?.text).toBe("I will.");
+    expect(c.live?.text).toBe("I will.");
     c.add(base.slice(3, 4));
-    expect(c.streaming).toBeUndefined();
+    expect(c.live).toBeUndefined();
   });
 });

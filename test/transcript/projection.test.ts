@@ -130,8 +130,8 @@ describe("transcript projection", () => {
 
   it("keeps live deltas apart from the items until the message is stored", () => {
     const t = new Transcript();
-    t.delta({ type: "text", delta: "Hel", turn: 1, step: 1 });
-    t.resumeLive({ turn: 1, step: 1, text: "ignored", reasoning: "" });
+    t.delta({ type: "text", delta: "He", turn: 1, step: 1 });
+    t.resumeLive({ turn: 1, step: 1, text: "Hel", reasoning: "" }); // a reconnect: the server's copy wins
     t.delta({ type: "text", delta: "lo", turn: 1, step: 1 });
     expect(t.live?.text).toBe("Hello");
     expect(t.items).toHaveLength(0);
@@ -146,6 +146,8 @@ describe("transcript projection", () => {
         data: { blocks: [{ type: "text", text: "Hello" }], provider: "p", model: "m", finish: "stop" },
       },
     ]);
+    expect(t.live).toBeUndefined();
+    t.resumeLive({ turn: 1, step: 1, text: "Hel", reasoning: "" }); // stale: its message is stored
     expect(t.live).toBeUndefined();
     const fresh = new Transcript();
     fresh.resumeLive({ turn: 2, step: 1, text: "partial repl", reasoning: "hm" });

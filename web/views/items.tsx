@@ -5,8 +5,17 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { exitCodeOf, fileChangeOf, parseArgs, todoItemsOf } from "../../src/cli/render/tool-card.js";
+import { formatTokens } from "../../src/log/usage.js";
+import {
+  childStateLabel,
+  gitRepairLines,
+  goalRoundLabel,
+  nudgeLabel,
+  sourceLabel,
+  turnEndLabel,
+} from "../../src/transcript/labels.js";
 import type { Decision } from "../api.js";
-import { type Item, SOURCE_LABELS, type ToolState } from "../conversation.js";
+import type { Item, ToolState } from "../conversation.js";
 
 export type ItemActions = {
   decide(approvalId: string, decision: Decision): void;
@@ -27,7 +36,14 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
     case "context":
       return (
         <details {...common} class="msg context" data-source={item.source}>
-          <summary>{SOURCE_LABELS[item.source] ?? item.source}</summary>
+          <summary>{sourceLabel(item.source)}</summary>
+          <pre>{item.text}</pre>
+        </details>
+      );
+    case "nudge":
+      return (
+        <details {...common} class="msg context nudge" data-source="continuation">
+          <summary>{nudgeLabel(item.about)}</summary>
           <pre>{item.text}</pre>
         </details>
       );
@@ -80,8 +96,13 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
     case "turn-end":
       return (
         <div {...common} class={`marker end ${item.reason}`} data-reason={item.reason}>
-          turn {item.turn ?? ""} {item.reason}
+          turn {item.turn ?? ""} {turnEndLabel(item.reason)}
           {item.error ? `: ${item.error.code} ${item.error.message}` : ""}
+          <span class="muted">
+            {item.durationMs !== undefined ? ` · ${(item.durationMs / 1000).toFixed(1)} s` : ""} ·{" "}
+            {formatTokens(item.turnUsage.input + item.turnUsage.cachedInput)} in ·{" "}
+            {formatTokens(item.turnUsage.output)} out · {item.turnUsage.requests} requests
+          </span>
         </div>
       );
     case "retry":
@@ -119,9 +140,10 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
       );
     case "goal-round":
       return (
-        <div {...common} class="marker info">
-          goal round {item.round}/{item.maxRounds}
-        </div>
+        <details {...common} class="marker info">
+          <summary>{goalRoundLabel(item.round, item.maxRounds)}</summary>
+          {item.text ? <pre>{item.text}</pre> : null}
+        </details>
       );
     case "subagent":
       return (
@@ -131,10 +153,11 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
             <a href={`#/sessions/${encodeURIComponent(item.child.childId)}`}>
               {item.child.childId.slice(0, 13)}
             </a>{" "}
-            <span class="tag">{item.child.settled ? item.child.settled.reason : "running"}</span>
+            <span class="tag" data-testid="child-state" data-state={item.child.state}>
+              {childStateLabel(item.child.state)}
+            </span>
           </div>
           <div class="muted">{item.child.task}</div>
-          {item.child.settled?.closingMessage ? <Text text={item.child.settled.closingMessage} /> : null}
         </div>
       );
     case "job":
@@ -148,6 +171,21 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
       return (
         <div {...common} class="marker error">
           {item.code}: {item.message}
+        </div>
+      );
+    case "git-repaired":
+      return (
+        <div {...common} class="marker warn">
+          {gitRepairLines(item).map((line) => (
+            <div key={line}>{line}</div>
+          ))}
+        </div>
+      );
+    case "instructions-withheld":
+      return (
+        <div {...common} class="marker warn">
+          {item.withheld.files.length} instruction file(s) left out until reviewed ({item.withheld.accept}):{" "}
+          {item.withheld.files.map((f) => f.path).join(", ")}
         </div>
       );
     case "note":
@@ -166,13 +204,7 @@ function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, un
   const result = tool.result;
   const exit = result ? exitCodeOf(result.text) : undefined;
   const failed = result?.isError === true || (exit !== undefined && exit !== 0);
-  const state = !result
-    ? tool.decision?.decision === "ask"
-      ? "waiting"
-      : "running"
-    : failed
-      ? "failed"
-      : "ok";
+  const state = !result ? (tool.state === "approval" ? "waiting" : "running") : failed ? "failed" : "ok";
   const change = fileChangeOf(tool.name, args, tool.arguments);
   const todos = tool.name.startsWith("todo") || tool.name === "update_plan" ? todoItemsOf(args) : undefined;
   let head: ComponentChildren = tool.name;
@@ -207,12 +239,6 @@ function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, un
         </ul>
       ) : null}
       {result && (!change || result.isError) && !todos ? <Output text={result.text} /> : null}
-      {tool.decision && tool.decision.decision !== "allow" ? (
-        <div class="muted">
-          {tool.decision.decision}
-          {tool.decision.reason ? `: ${tool.decision.reason}` : ""}
-        </div>
-      ) : null}
     </div>
   );
 }

@@ -64,6 +64,10 @@ export function SessionView({ api, id }: { api: Api; id: string }) {
         conversation.delta(delta);
         redraw();
       },
+      live: (live) => {
+        conversation.resumeLive(live);
+        redraw();
+      },
       state: (state, why) => {
         setFeedState(state);
         if (state === "reconnecting" && wasLive.current) {
@@ -106,7 +110,7 @@ export function SessionView({ api, id }: { api: Api; id: string }) {
   );
 
   const running = conversation.running;
-  const live = conversation.streaming;
+  const live = conversation.live;
   const usage = detail?.usage;
   return (
     <div class="session" data-testid="session-view" data-session-id={id} data-running={String(running)}>
@@ -116,7 +120,7 @@ export function SessionView({ api, id }: { api: Api; id: string }) {
         </a>
         <h1>{conversation.title ?? detail?.title ?? id}</h1>
         <span class={`status ${running ? "running" : "idle"}`} data-testid="session-status">
-          {running ? "running" : (conversation.lastTurnEnd ?? "idle")}
+          {running ? "running" : (conversation.lastTurnEnd?.reason ?? "idle")}
         </span>
         <span class={`conn ${feedState}`} data-testid="connection" data-state={feedState}>
           {feedState}
@@ -141,7 +145,7 @@ export function SessionView({ api, id }: { api: Api; id: string }) {
           <VirtualList<Item>
             items={conversation.items}
             version={version}
-            keyOf={(item) => item.seq * 16 + kindIndex(item)}
+            keyOf={(item) => item.key}
             versionOf={(item) => item.version}
             render={(item) => <ItemView item={item} actions={actions} />}
             testId="conversation"
@@ -209,22 +213,7 @@ export function SessionView({ api, id }: { api: Api; id: string }) {
   );
 }
 
-const KINDS = [
-  "user",
-  "context",
-  "reasoning",
-  "assistant",
-  "tool",
-  "approval",
-  "question",
-  "turn-start",
-  "turn-end",
-];
 /** Several items may come from one event (reasoning, text and tool calls of one message): keys stay unique. */
-function kindIndex(item: Item): number {
-  const at = KINDS.indexOf(item.kind);
-  return at < 0 ? 15 : at;
-}
 
 function Composer(props: { api: Api; id: string; running: boolean; onError(e: string): void }) {
   const [text, setText] = useState("");
