@@ -220,6 +220,7 @@ async function respond(res: ServerResponse, reply: FakeReply, wire: FakeWire, mo
         return;
       }
       if (fault.kind === "eof") break;
+      if (fault.kind === "hold") await fault.until.catch(() => undefined);
       if (fault.kind === "malformed") await write(res, `data: ${fault.data ?? "{not json"}\n\n`);
       if (fault.kind === "stall") {
         if (fault.ms === undefined) return; // silent until the client goes away or close()

@@ -23,7 +23,9 @@ export type FakeFault =
   /** Send a frame whose data is not JSON (default `{not json`) after this many frames, then go on. */
   | { kind: "malformed"; afterFrames: number; data?: string }
   /** End the response cleanly after this many frames (EOF before the end of the reply). */
-  | { kind: "eof"; afterFrames: number };
+  | { kind: "eof"; afterFrames: number }
+  /** Stop after this many frames until `until` settles, then go on (a test decides when the stream resumes). */
+  | { kind: "hold"; afterFrames: number; until: Promise<unknown> };
 
 export type FakeUsage = { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
 
