@@ -19,11 +19,11 @@ import type { LogEvent } from "../log/events.js";
 import type { AssistantBlock } from "../log/messages.js";
 import type { UsageTotals } from "../log/usage.js";
 import { formatCost, formatTokens } from "../model/pricing.js";
-import { gitRepairLines } from "./render/git-repair.js";
+import { Transcript } from "../transcript/projection.js";
+import { itemLines } from "./render/item-lines.js";
 import { MarkdownStream } from "./render/markdown.js";
 import { formatElapsed, statusLine } from "./render/status.js";
 import { colorEnabled, type Palette, palette, sanitize, wrapText } from "./render/style.js";
-import { toolCard } from "./render/tool-card.js";
 
 /** What the view writes to: process.stdout / process.stderr, or a fake terminal in tests and bench/ui. */
 export type TermStream = { write(text: string): unknown; isTTY?: boolean; columns?: number };
@@ -66,7 +66,8 @@ export class RunView implements View {
   private activity = "thinking";
   private reasoning = "";
   private textOpen = false;
-  private readonly calls = new Map<string, { name: string; arguments: string }>();
+  /** This run's events as the shared transcript (src/transcript/): tool cards, nudges, rounds, notices. */
+  private readonly conversation = new Transcript();
   private lastAnswer = "";
   /** Rendered reply text waiting for the next frame (only while the status line runs). */
   private pendingOut = "";
@@ -184,38 +185,21 @@ export class RunView implements View {
         this.endReply();
         break;
       case "tool/call":
-        if (event.data.synthetic) break;
-        this.calls.set(event.data.callId, { name: event.data.name, arguments: event.data.arguments });
-        this.activity = `running ${sanitize(event.data.name)}`;
+        if (!event.data.synthetic) this.activity = `running ${sanitize(event.data.name)}`;
         break;
-      case "tool/result": {
-        if (event.data.synthetic || event.data.surfaceOp) break;
-        const call = this.calls.get(event.data.callId) ?? { name: event.data.name, arguments: "{}" };
-        this.calls.delete(event.data.callId);
-        const card = toolCard(
-          call,
-          { text: event.data.text, isError: event.data.isError },
-          this.err,
-          this.width("err"),
-        );
-        this.write("err", `${card.join("\n")}\n`);
+      case "tool/result":
         this.activity = "thinking";
-        break;
-      }
-      case "llm/retry":
-        this.write(
-          "err",
-          `${this.err.yellow(`retrying after ${event.data.error.code} in ${formatElapsed(event.data.delayMs)}`)}\n`,
-        );
         break;
       case "compaction/start":
         this.activity = "compacting";
         break;
-      case "sandbox/git-repaired":
-        for (const line of gitRepairLines(event.data)) this.write("err", `${this.err.yellow(line)}\n`);
-        break;
       default:
         break;
+    }
+    // Everything about the work, as `bdsh chat` shows it (render/item-lines.ts), on stderr.
+    for (const change of this.conversation.add([event])) {
+      const lines = itemLines(change, this.err, this.width("err"));
+      if (lines.length > 0) this.write("err", `${lines.join("\n")}\n`);
     }
   }
 

@@ -102,7 +102,7 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
       (screen) => screen.includes("Understood, I left it alone.") && /│ › {10}/.test(screen),
       "the reply and the empty framed editor",
     );
-    expect(after).toContain("approval deny for bash");
+    expect(after).toContain(`the user rejected tool "bash"`); // the call's card says how the approval went
     expect(after).not.toContain("Approval needed");
     expect(after).not.toContain("[exited");
     expect(existsSync(join(at.workspace, "victim", "keep.txt"))).toBe(true);

@@ -15,16 +15,17 @@
  * - Everything model-written is sanitised before it is drawn (no control sequences from the model).
  * - Changes are announced through `onChange`; the app repaints at most `maxFps` times a second.
  */
-import type { LogEvent, UserSource } from "../../log/events.js";
-import { addUsage, emptyUsage, type UsageTotals, usageTotalsOf } from "../../log/usage.js";
+import type { LogEvent } from "../../log/events.js";
+import type { UsageTotals } from "../../log/usage.js";
 import { costOf, formatCost, formatTokens, type Price } from "../../model/pricing.js";
 import type { ApprovalAnswer } from "../../tools/types.js";
-import { gitRepairLines } from "../render/git-repair.js";
-import { MarkdownStream } from "../render/markdown.js";
+import { turnEndLabel } from "../../transcript/labels.js";
+import { Transcript, type TranscriptChange } from "../../transcript/projection.js";
+import { itemLines } from "../render/item-lines.js";
+import { MarkdownStream, renderMarkdown } from "../render/markdown.js";
 import { formatElapsed } from "../render/status.js";
-import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
+import { type Palette, sanitize, wrapText } from "../render/style.js";
 import { commandRows } from "../render/terminal-text.js";
-import { toolCard } from "../render/tool-card.js";
 import { type EditorState, EMPTY_EDITOR } from "./editor.js";
 
 export type TranscriptLine = { id: number; text: string };
@@ -53,17 +54,6 @@ export type ChatStatus = {
   startedAt: number;
   activity: string;
 };
-
-/** Messages the harness adds that a person wants to see (the context snapshots and reminders stay out). */
-const SHOWN_SOURCES = new Set<UserSource>([
-  "job-notice",
-  "subagent-settled",
-  "agent-message",
-  "goal-round",
-  "goal-wrapup",
-  "continuation",
-  "schedule",
-]);
 
 /** How many of the reasoning's last lines stay on screen while the model thinks. */
 export const REASONING_TAIL_LINES = 3;
@@ -95,7 +85,8 @@ export class ChatScreen {
   reasoningTail: string[] = [];
   /** A one-line note under the editor (a hint, "press Ctrl-C again to leave"). */
   footer = "";
-  usage: UsageTotals = emptyUsage();
+  /** The session's conversation (src/transcript/): what the transcript lines are drawn from. */
+  conversation = new Transcript();
   /** The last reasoning block in full (Ctrl-O shows it). */
   lastReasoning = "";
   version = 0;
@@ -105,7 +96,11 @@ export class ChatScreen {
   private reasoning = "";
   private reasoningStartedAt = 0;
   private muted = false;
-  private readonly calls = new Map<string, { name: string; arguments: string }>();
+  /** Deltas were drawn since the last stored reply: that reply is on screen already. */
+  private streamedText = false;
+  private streamedReasoning = false;
+  /** What this screen printed as the person sent it, waiting for its stored message (not printed twice). */
+  private readonly sent: string[] = [];
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -130,8 +125,22 @@ export class ChatScreen {
     for (const listener of this.listeners) listener();
   }
 
+  /** The session's usage: `usageOf` over its log (the same numbers as `sessions show`). */
+  get usage(): UsageTotals {
+    return this.conversation.usage;
+  }
+
   get cost(): number | undefined {
     return costOf(this.usage, this.price());
+  }
+
+  /** Another session is shown from now on (`/new`, `/resume`): its conversation starts empty. */
+  switchSession(): void {
+    this.endReply();
+    this.conversation = new Transcript();
+    this.sent.length = 0;
+    this.streamedText = false;
+    this.streamedReasoning = false;
   }
 
   /** Lines into the transcript (each may hold newlines; they are split). */
@@ -166,6 +175,12 @@ export class ChatScreen {
 
   /** The person sent `text`: shown at once, as they typed it. */
   userMessage(text: string, steering: boolean): void {
+    this.sent.push(text);
+    this.printUser(text, steering);
+    if (steering) this.note("  (delivered to the running turn at its next step)");
+  }
+
+  private printUser(text: string, steering: boolean): void {
     const label = steering ? this.p.yellow("↳ steer ") : this.p.cyan("› ");
     const lines = sanitize(text).split("\n");
     this.commit(
@@ -174,7 +189,6 @@ export class ChatScreen {
         .flatMap((line) => wrapText(line, this.width))
         .join("\n"),
     );
-    if (steering) this.note("  (delivered to the running turn at its next step)");
   }
 
   turnStarted(): void {
@@ -196,6 +210,7 @@ export class ChatScreen {
   delta(kind: string, text: string): void {
     if (this.muted) return;
     if (kind === "reasoning") {
+      this.streamedReasoning = true;
       if (this.reasoning === "") this.reasoningStartedAt = this.now();
       this.reasoning += text;
       this.reasoningTail = this.reasoning.split("\n").filter(Boolean).slice(-REASONING_TAIL_LINES);
@@ -204,6 +219,7 @@ export class ChatScreen {
       return;
     }
     if (kind !== "text") return;
+    this.streamedText = true;
     this.endReasoning();
     if (!this.markdown) this.markdown = new MarkdownStream(this.p, this.width);
     const rendered = this.markdown.push(text);
@@ -215,7 +231,8 @@ export class ChatScreen {
   }
 
   events(events: readonly LogEvent[]): void {
-    for (const event of events) this.event(event);
+    for (const event of events) this.status = this.statusAfter(event);
+    for (const change of this.conversation.add(events)) this.show(change);
     this.changed();
   }
 
@@ -239,9 +256,8 @@ export class ChatScreen {
     this.changed();
   }
 
-  usageLine(): string {
-    const u = this.usage;
-    const cost = this.cost;
+  usageLine(u: UsageTotals = this.usage): string {
+    const cost = costOf(u, this.price());
     const input = u.input + u.cachedInput;
     return [
       `${formatTokens(input)} in${u.cachedInput > 0 ? ` (${formatTokens(u.cachedInput)} cached)` : ""}`,
@@ -251,70 +267,78 @@ export class ChatScreen {
     ].join(" · ");
   }
 
-  private event(event: LogEvent): void {
+  /** What the status line says after `event` (the activity, and whether a turn runs). */
+  private statusAfter(event: LogEvent): ChatStatus {
+    const status = this.status;
     switch (event.type) {
       case "turn/start":
-        if (!this.status.running) this.turnStarted(); // a goal round or a settlement started it
-        break;
-      case "user/message":
-        if (SHOWN_SOURCES.has(event.data.source) && !this.muted)
-          this.note(`[${event.data.source}] ${firstLine(event.data.text)}`);
-        break;
+        // A goal round or a settlement started it: the screen did not.
+        return status.running ? status : { running: true, startedAt: this.now(), activity: "thinking" };
       case "step/start":
-        if (!this.muted) this.status = { ...this.status, activity: "thinking" };
-        break;
-      case "assistant/message":
-        if (event.data.usage) this.usage = addUsage(this.usage, usageTotalsOf(event.data.usage));
-        if (!this.muted) this.endReply();
-        break;
+        return this.muted ? status : { ...status, activity: "thinking" };
       case "tool/call":
-        if (event.data.synthetic) break;
-        this.calls.set(event.data.callId, { name: event.data.name, arguments: event.data.arguments });
-        if (!this.muted) this.status = { ...this.status, activity: `running ${sanitize(event.data.name)}` };
-        break;
-      case "tool/result": {
-        if (event.data.synthetic || event.data.surfaceOp) break;
-        const call = this.calls.get(event.data.callId) ?? { name: event.data.name, arguments: "{}" };
-        this.calls.delete(event.data.callId);
-        if (this.muted) break;
-        const card = toolCard(
-          call,
-          { text: event.data.text, isError: event.data.isError },
-          this.p,
-          this.width,
-        );
-        this.commit(card.join("\n"));
-        this.status = { ...this.status, activity: "thinking" };
-        break;
-      }
-      case "llm/retry":
-        this.commit(
-          this.p.yellow(
-            `retrying after ${event.data.error.code} (attempt ${event.data.attempt}) in ${Math.round(event.data.delayMs / 100) / 10}s`,
-          ),
-        );
-        break;
+        return this.muted || event.data.synthetic
+          ? status
+          : { ...status, activity: `running ${sanitize(event.data.name)}` };
+      case "tool/result":
+        return this.muted ? status : { ...status, activity: "thinking" };
       case "compaction/start":
-        this.status = { ...this.status, activity: "compacting" };
-        this.note("compacting the history…");
-        break;
-      case "compaction/end":
-        this.note("history compacted");
-        break;
-      case "sandbox/git-repaired":
-        for (const line of gitRepairLines(event.data)) this.commit(this.p.yellow(line));
-        break;
-      case "turn/end":
-        this.endReply();
-        this.status = { ...this.status, running: false, activity: "" };
-        if (event.data.error) this.error(event.data.error.code, event.data.error.message);
-        else if (event.data.reason !== "completed" && !this.muted)
-          this.note(`the turn ended ${event.data.reason}`);
-        this.note(`${formatElapsed(this.now() - this.status.startedAt)} · ${this.usageLine()}`);
-        this.muted = false;
-        break;
+        return { ...status, activity: "compacting" };
       default:
-        break;
+        return status;
+    }
+  }
+
+  /** One change of the conversation on screen (render/item-lines.ts draws what run and chat share). */
+  private show(change: TranscriptChange): void {
+    const { item } = change;
+    const added = change.change === "added";
+    switch (item.kind) {
+      case "user":
+        if (!added) return;
+        if (this.sent[0] === item.text)
+          this.sent.shift(); // printed when it was sent
+        else this.printUser(item.text, item.steer);
+        return;
+      case "reasoning":
+        if (!added) return;
+        if (this.streamedReasoning) return; // endReasoning summarised it as it ended
+        this.lastReasoning = item.text;
+        this.commit(this.p.dim(`∴ thought (${lineCount(item.text)}, Ctrl-O shows it)`));
+        return;
+      case "assistant": {
+        if (!added) return;
+        const streamed = this.streamedText;
+        this.streamedText = false;
+        this.streamedReasoning = false;
+        if (this.muted) return;
+        this.endReply();
+        if (!streamed && item.text.trim() !== "")
+          this.commit(renderMarkdown(sanitize(item.text), this.p, this.width).replace(/\n+$/, ""));
+        if (item.interrupted && !streamed) this.commit(this.p.yellow("⏹ interrupted"));
+        return;
+      }
+      case "turn-end": {
+        this.endReply();
+        this.streamedText = false;
+        this.streamedReasoning = false;
+        this.status = { ...this.status, running: false, activity: "" };
+        if (item.error) this.error(item.error.code, item.error.message);
+        else if (item.reason !== "completed" && !this.muted)
+          this.note(`the turn ended: ${turnEndLabel(item.reason)}`);
+        const took = item.durationMs === undefined ? "" : `${formatElapsed(item.durationMs)} · `;
+        this.note(`${took}${this.usageLine(item.sessionUsage)}`);
+        this.muted = false;
+        return;
+      }
+      case "error":
+        this.error(item.code, item.message);
+        return;
+      default: {
+        if (this.muted && item.kind === "tool") return;
+        const lines = itemLines(change, this.p, this.width);
+        if (lines.length > 0) this.commit(lines.join("\n"));
+      }
     }
   }
 
@@ -360,6 +384,7 @@ function wrapAll(text: string, width: number, style: (s: string) => string = (s)
     .join("\n");
 }
 
-function firstLine(text: string): string {
-  return truncate(text.split("\n")[0] ?? "", 100);
+function lineCount(text: string): string {
+  const lines = text.split("\n").filter(Boolean).length;
+  return `${lines} line${lines === 1 ? "" : "s"}`;
 }

@@ -27,7 +27,6 @@ import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../../tools/types.js";
 import { colorEnabled, palette } from "../render/style.js";
-import { conversationTail } from "../session-select.js";
 import { ChatApp, MODAL_COMMAND_ROWS } from "./chat-app.js";
 import { ChatScreen } from "./chat-screen.js";
 import * as ed from "./editor.js";
@@ -66,6 +65,8 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
   const history = new InputHistory(options.historyFile);
   const decoder = new KeyDecoder();
   let agent: Agent | undefined;
+  /** The session whose conversation the screen shows. */
+  let shownSession: string | undefined;
   let detach: (() => void) | undefined;
   let exitAskedAt = 0;
   let leave: () => void = () => undefined;
@@ -79,8 +80,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
         const done = (answer: ApprovalAnswer) => {
           request.signal.removeEventListener("abort", onAbort);
           if (screen.modal === modal) screen.closeModal();
-          screen.note(`  approval ${answer} for ${request.tool}`);
-          resolve(answer);
+          resolve(answer); // the call's card (or its refusal) shows the outcome, live and reopened alike
         };
         const onAbort = () => done("cancel");
         const modal = {
@@ -120,7 +120,6 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
           screen.openModal(modal);
         });
         if (answer === undefined) return undefined;
-        screen.note(`  ${question} → ${answer}`);
         answers.push(answer);
       }
       return answers;
@@ -134,6 +133,15 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       approvals,
       questions,
     });
+    // The header first, then the conversation: a reopened session (`--continue`, `/resume`) is replayed
+    // from its log through the same projection as a live one; the same session again (`/model`) keeps what
+    // is on screen and adds only what is new (the projection takes each seq once).
+    const same = next.sessionId === shownSession;
+    if (!same) screen.switchSession();
+    shownSession = next.sessionId;
+    screen.note(
+      `session ${next.sessionId} · model ${config.model.provider}/${config.model.id} · /help for commands`,
+    );
     const offDurable = next.log.onDurable((events) => screen.events(events));
     const offDelta = next.onDelta((delta) => screen.delta(delta.type, delta.delta));
     detach = () => {
@@ -143,12 +151,8 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     agent = next;
     if (sessionId) {
       await next.log.load();
-      const tail = conversationTail(next.log.events);
-      if (tail) screen.note(tail);
+      screen.events(next.log.events);
     }
-    screen.note(
-      `session ${next.sessionId} · model ${config.model.provider}/${config.model.id} · /help for commands`,
-    );
     // R1: an interrupted turn is closed honestly on open; a failure is shown, not swallowed.
     next.open().catch((error: unknown) => showError(error));
   }
