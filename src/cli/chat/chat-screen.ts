@@ -94,7 +94,6 @@ export class ChatScreen {
   private nextId = 0;
   private markdown: MarkdownStream | undefined;
   private reasoning = "";
-  private reasoningStartedAt = 0;
   private muted = false;
   /** Deltas were drawn since the last stored reply: that reply is on screen already. */
   private streamedText = false;
@@ -211,7 +210,6 @@ export class ChatScreen {
     if (this.muted) return;
     if (kind === "reasoning") {
       this.streamedReasoning = true;
-      if (this.reasoning === "") this.reasoningStartedAt = this.now();
       this.reasoning += text;
       this.reasoningTail = this.reasoning.split("\n").filter(Boolean).slice(-REASONING_TAIL_LINES);
       this.status = { ...this.status, activity: "thinking" };
@@ -231,8 +229,12 @@ export class ChatScreen {
   }
 
   events(events: readonly LogEvent[]): void {
-    for (const event of events) this.status = this.statusAfter(event);
-    for (const change of this.conversation.add(events)) this.show(change);
+    // One event at a time, as they arrived live: a reopened session prints its cards in the order they
+    // finished, exactly as it did while it ran.
+    for (const event of events) {
+      this.status = this.statusAfter(event);
+      for (const change of this.conversation.add([event])) this.show(change);
+    }
     this.changed();
   }
 
@@ -304,7 +306,7 @@ export class ChatScreen {
         if (!added) return;
         if (this.streamedReasoning) return; // endReasoning summarised it as it ended
         this.lastReasoning = item.text;
-        this.commit(this.p.dim(`∴ thought (${lineCount(item.text)}, Ctrl-O shows it)`));
+        this.commit(this.p.dim(thoughtLine(item.text)));
         return;
       case "assistant": {
         if (!added) return;
@@ -345,12 +347,8 @@ export class ChatScreen {
   private endReasoning(): void {
     if (this.reasoning === "") return;
     this.lastReasoning = this.reasoning;
-    const lines = this.reasoning.split("\n").filter(Boolean).length;
-    this.commit(
-      this.p.dim(
-        `∴ thought for ${formatElapsed(this.now() - this.reasoningStartedAt)} (${lines} line${lines === 1 ? "" : "s"}, Ctrl-O shows it)`,
-      ),
-    );
+    // The same line a reopened session shows for it (the log keeps the reasoning, not how long it took).
+    this.commit(this.p.dim(thoughtLine(this.reasoning)));
     this.reasoning = "";
     this.reasoningTail = [];
   }
@@ -384,7 +382,8 @@ function wrapAll(text: string, width: number, style: (s: string) => string = (s)
     .join("\n");
 }
 
-function lineCount(text: string): string {
-  const lines = text.split("\n").filter(Boolean).length;
-  return `${lines} line${lines === 1 ? "" : "s"}`;
+/** "∴ thought (3 lines, Ctrl-O shows it)". */
+function thoughtLine(reasoning: string): string {
+  const lines = reasoning.split("\n").filter(Boolean).length;
+  return `∴ thought (${lines} line${lines === 1 ? "" : "s"}, Ctrl-O shows it)`;
 }
