@@ -18,7 +18,7 @@
 import type { LogEvent } from "../log/events.js";
 import type { AssistantBlock } from "../log/messages.js";
 import type { UsageTotals } from "../log/usage.js";
-import { formatCost, formatTokens } from "../model/pricing.js";
+import { formatUsage } from "../model/pricing.js";
 import { Transcript } from "../transcript/projection.js";
 import { itemLines } from "./render/item-lines.js";
 import { MarkdownStream } from "./render/markdown.js";
@@ -48,8 +48,6 @@ export type RunViewOptions = {
 export const MAX_REPAINTS_PER_SECOND = 8;
 const CLEAR_LINE = "\r\u001b[2K";
 
-type Totals = { input: number; cached: number; output: number };
-
 export class RunView implements View {
   readonly startedAt: number;
   /** Status-line paints so far (bench/ui reads it). */
@@ -71,7 +69,10 @@ export class RunView implements View {
   private lastAnswer = "";
   /** Rendered reply text waiting for the next frame (only while the status line runs). */
   private pendingOut = "";
-  readonly totals: Totals = { input: 0, cached: 0, output: 0 };
+  /** The usage of the events this view saw (the run's requests), as `usageOf` counts it. */
+  get totals(): UsageTotals {
+    return this.conversation.usage;
+  }
 
   constructor(private readonly options: RunViewOptions) {
     this.now = options.now ?? Date.now;
@@ -156,14 +157,11 @@ export class RunView implements View {
   summary(s: { sessionId: string; cost?: number | undefined; usage?: UsageTotals }): void {
     if (this.options.quiet) return;
     const p = this.err;
-    const { input, cached, output } = s.usage
-      ? { input: s.usage.input + s.usage.cachedInput, cached: s.usage.cachedInput, output: s.usage.output }
-      : this.totals;
+    // The run's own usage (M20), written as every view writes it; no price, no cost at all (never $0).
     const parts = [
       formatElapsed(this.now() - this.startedAt),
-      `${formatTokens(input)} in${cached > 0 ? ` (${formatTokens(cached)} cached)` : ""} · ${formatTokens(output)} out`,
+      formatUsage(s.usage ?? this.totals, s.cost ?? null),
     ];
-    if (s.cost !== undefined) parts.push(formatCost(s.cost));
     this.write("err", `${p.dim(parts.join(" · "))}\n`);
     this.write(
       "err",
@@ -173,7 +171,8 @@ export class RunView implements View {
 
   private event(event: LogEvent): void {
     if (this.options.quiet) {
-      if (event.type === "assistant/message") this.noteMessage(event.data.blocks, event.data.usage);
+      this.conversation.add([event]); // usage, for the summary's tokens
+      if (event.type === "assistant/message") this.noteMessage(event.data.blocks);
       return;
     }
     switch (event.type) {
@@ -181,7 +180,7 @@ export class RunView implements View {
         this.activity = "thinking";
         break;
       case "assistant/message":
-        this.noteMessage(event.data.blocks, event.data.usage);
+        this.noteMessage(event.data.blocks);
         this.endReply();
         break;
       case "tool/call":
@@ -203,21 +202,12 @@ export class RunView implements View {
     }
   }
 
-  private noteMessage(
-    blocks: readonly AssistantBlock[],
-    usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number } | undefined,
-  ): void {
+  private noteMessage(blocks: readonly AssistantBlock[]): void {
     const text = blocks
       .filter((b) => b.type === "text")
       .map((b) => b.text)
       .join("");
     if (text.trim() !== "") this.lastAnswer = text;
-    if (usage) {
-      // M20: usage is disjoint; cached input is counted apart from the rest of the input.
-      this.totals.input += usage.inputTokens + usage.cacheReadTokens;
-      this.totals.cached += usage.cacheReadTokens;
-      this.totals.output += usage.outputTokens;
-    }
   }
 
   private endReasoning(): void {
@@ -275,7 +265,7 @@ export class RunView implements View {
   private paint(): void {
     if (this.held) return;
     this.flushOut();
-    const tokens = this.totals.input + this.totals.output;
+    const tokens = this.totals.input + this.totals.cachedInput + this.totals.output;
     const line = statusLine(
       {
         frame: this.frame++,

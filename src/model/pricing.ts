@@ -164,12 +164,23 @@ export function formatCost(cost: number): string {
   return `$${cost.toFixed(2)}`;
 }
 
-/** "12.3k in (8.1k cached) · 1.2k out · $0.0042"; "in" counts all input, cached reads included. */
-export function formatUsage(usage: UsageTotals, cost: number | undefined): string {
+/**
+ * "12.3k in (8.1k cached) · 1.2k out (300 reasoning) · 4 requests · $0.0042": the one way every view
+ * (chat's status and /cost, `sessions show`, the run summary) writes usage. "in" counts all input, cached
+ * reads included; `cost` undefined (no price) says "cost unknown", `null` leaves the cost out.
+ */
+export function formatUsage(usage: UsageTotals, cost: number | undefined | null): string {
   const input = usage.input + usage.cachedInput;
   const cached = usage.cachedInput > 0 ? ` (${formatTokens(usage.cachedInput)} cached)` : "";
-  const money = cost === undefined ? "cost unknown" : formatCost(cost);
-  return `${formatTokens(input)} in${cached} · ${formatTokens(usage.output)} out · ${money}`;
+  const reasoning = usage.reasoning > 0 ? ` (${formatTokens(usage.reasoning)} reasoning)` : "";
+  const requests = `${usage.requests} request${usage.requests === 1 ? "" : "s"}`;
+  const parts = [
+    `${formatTokens(input)} in${cached}`,
+    `${formatTokens(usage.output)} out${reasoning}`,
+    requests,
+  ];
+  if (cost !== null) parts.push(cost === undefined ? "cost unknown" : formatCost(cost));
+  return parts.join(" · ");
 }
 
 function priceOf(row: Row): Price {

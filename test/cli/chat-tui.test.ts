@@ -12,7 +12,7 @@ import {
   type FakeScript,
   startFakeProvider,
 } from "../../testing/fake-provider/index.js";
-import { BDSH } from "../support/run-cli.js";
+import { BDSH, runCli } from "../support/run-cli.js";
 import { TmuxSession, tmuxAvailable } from "../support/tmux.js";
 
 const HARNESS_TEXT = /^(Runtime context|Time sampled|<)/;
@@ -113,6 +113,66 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     tui.type("thanks");
     tui.keys("Enter");
     await tui.waitForText("Second answer.");
+  });
+
+  it("--continue, /model and /resume show the live conversation, assistant text included, with the totals of sessions show", async () => {
+    const at = place();
+    writeFileSync(join(at.workspace, "a.txt"), "hello from a\n");
+    const provider = await startWith((request) =>
+      toolResultCount(request) === 0
+        ? {
+            text: "Let me look at the file.",
+            toolCalls: [{ id: "r1", name: "read", arguments: { file_path: "a.txt" } }],
+            usage: { input: 1200, output: 40, cacheRead: 300 },
+          }
+        : { text: "It says hello from a.", usage: { input: 1400, output: 20, cacheRead: 900 } },
+    );
+    const env = { BDSH_HOME: at.home, BDSH_BASE_URL: provider.url, DEEPSEEK_API_KEY: "sk-test-chat-tui" };
+    const run = await runCli(["run", "what is in a.txt?"], env, at.workspace);
+    expect(run.code).toBe(0);
+    const id = /session (\S+)/.exec(run.stderr)?.[1] ?? "";
+    const shown = await runCli(["sessions", "show", id], env, at.workspace);
+    // The tokens and requests (the cost depends on the model's price, and /model changes the model).
+    const totals = /usage: +(.+ requests)/.exec(shown.stdout)?.[1] ?? "";
+    expect(totals).toContain("2 requests");
+    const conversation = (screen: string) => {
+      const header = screen.indexOf(`session ${id}`);
+      const asked = screen.indexOf("what is in a.txt?");
+      const look = screen.indexOf("Let me look at the file.");
+      const card = screen.indexOf("✓ read a.txt");
+      const answer = screen.indexOf("It says hello from a.");
+      return header >= 0 && header < asked && asked < look && look < card && card < answer;
+    };
+
+    const tui = TmuxSession.start([...BDSH, "chat", "--continue"], { cwd: at.workspace, env });
+    sessions.push(tui);
+    await tui.waitFor(conversation, "the header, then the whole conversation");
+    const count = (screen: string) => screen.split(totals).length - 1;
+    tui.type("/cost");
+    tui.keys("Enter");
+    // The turn's summary line and /cost: the same tokens and requests as `sessions show`.
+    const first = await tui.waitFor((screen) => count(screen) >= 2 && screen.includes("› /cost"), "/cost");
+
+    tui.type("/model deepseek-reasoner");
+    tui.keys("Enter");
+    tui.type("/cost");
+    tui.keys("Enter");
+    const afterModel = await tui.waitFor(
+      (screen) => count(screen) >= count(first) + 1,
+      "the same totals after /model",
+    );
+    expect(afterModel.split("It says hello from a.").length - 1).toBe(1); // nothing printed twice
+
+    tui.type(`/resume ${id}`);
+    tui.keys("Enter");
+    tui.type("/cost");
+    tui.keys("Enter");
+    const resumed = await tui.waitFor(
+      (screen) => count(screen) >= count(afterModel) + 1,
+      "the same totals after /resume",
+    );
+    expect(resumed).not.toContain("thinking"); // reattaching replays no turn as running
+    expect(resumed).not.toContain("[exited");
   });
 
   it("Esc/Ctrl-C stops a streaming reply at once and keeps what was shown", async () => {

@@ -33,20 +33,20 @@ describe("RunView.summary", () => {
     v.finish();
     v.summary({ sessionId: "s-1", usage, cost: 0.0123 });
     expect(stderr.text).toBe(
-      '1m 15s · 15k in (3k cached) · 900 out · $0.01\nsession s-1 · continue: bdsh run --session s-1 "…" or bdsh chat --session s-1\n',
+      '1m 15s · 15k in (3k cached) · 900 out · 2 requests · $0.01\nsession s-1 · continue: bdsh run --session s-1 "…" or bdsh chat --session s-1\n',
     );
   });
 
   it("prints no cost when the price is unknown, never $0", () => {
     const { stderr, v } = view();
     v.summary({ sessionId: "s-2", usage, cost: undefined });
-    expect(stderr.text.split("\n")[0]).toBe("0s · 15k in (3k cached) · 900 out");
+    expect(stderr.text.split("\n")[0]).toBe("0s · 15k in (3k cached) · 900 out · 2 requests");
   });
 
   it("a cheap run shows its cost with the digits that matter", () => {
     const { stderr, v } = view();
     v.summary({ sessionId: "s-3", usage, cost: 0.00054 });
-    expect(stderr.text.split("\n")[0]).toBe("0s · 15k in (3k cached) · 900 out · $0.00054");
+    expect(stderr.text.split("\n")[0]).toBe("0s · 15k in (3k cached) · 900 out · 2 requests · $0.00054");
   });
 
   it("quiet prints no summary", () => {

@@ -54,15 +54,13 @@ for (const [name, storeEnv] of stores) {
       const { env, work } = environment(fake.url);
       const run = await runCli(["run", "first"], env, work);
       expect(run.code).toBe(0);
-      expect(run.stderr).toMatch(/^\d+s · 1\.5k in \(500 cached\) · 200 out · \$0\.00054\n/);
+      expect(run.stderr).toMatch(/^\d+s · 1\.5k in \(500 cached\) · 200 out · 1 request · \$0\.00054\n/);
       const id = /session (\S+) ·/.exec(run.stderr)![1]!;
       const resumed = await runCli(["sessions", "resume", id, "second"], env, work);
       expect(resumed.code).toBe(0);
       const show = await runCli(["sessions", "show", id], env, work);
       expect(show.code).toBe(0);
-      expect(show.stdout).toContain(
-        "usage:     2 requests · 2k input · 1k cached input · 400 output · $0.0011\n",
-      );
+      expect(show.stdout).toContain("usage:     3k in (1k cached) · 400 out · 2 requests · $0.0011\n");
       expect(show.stdout).not.toContain("with children");
     });
 
@@ -81,18 +79,14 @@ for (const [name, storeEnv] of stores) {
       expect((await runCli(["sessions", "resume", child, "child task"], env, work)).code).toBe(0);
 
       const show = await runCli(["sessions", "show", parent], env, work);
-      expect(show.stdout).toContain(
-        `usage:     1 request · 1k input · 500 cached input · 200 output · ${COST}\n`,
-      );
+      expect(show.stdout).toContain(`usage:     1.5k in (500 cached) · 200 out · 1 request · ${COST}\n`);
       // 4000 × 0.3 + 500 × 0.006 + 300 × 1.2 = 1563 micro-dollars.
       expect(show.stdout).toContain(
-        "  with children: 2 requests · 4k input · 500 cached input · 300 output · $0.0016\n",
+        "  with children: 4.5k in (500 cached) · 300 out · 2 requests · $0.0016\n",
       );
       // The fork counts only its own request, not the parent's copied one.
       const forkShow = await runCli(["sessions", "show", child], env, work);
-      expect(forkShow.stdout).toContain(
-        "usage:     1 request · 3k input · 0 cached input · 100 output · $0.001\n",
-      );
+      expect(forkShow.stdout).toContain("usage:     3k in · 100 out · 1 request · $0.001\n");
     });
 
     it("an unpriced model says cost unknown, in show; the run's summary shows no cost at all", async () => {
@@ -100,13 +94,11 @@ for (const [name, storeEnv] of stores) {
       const { env, work } = environment(fake.url);
       const run = await runCli(["--model", "no-such-model-x", "run", "hello"], env, work);
       expect(run.code).toBe(0);
-      expect(run.stderr).toMatch(/^\d+s · 1\.5k in \(500 cached\) · 200 out\n/);
+      expect(run.stderr).toMatch(/^\d+s · 1\.5k in \(500 cached\) · 200 out · 1 request\n/);
       expect(run.stderr).not.toContain("$");
       const id = /session (\S+) ·/.exec(run.stderr)![1]!;
       const show = await runCli(["sessions", "show", id], env, work);
-      expect(show.stdout).toContain(
-        "usage:     1 request · 1k input · 500 cached input · 200 output · cost unknown\n",
-      );
+      expect(show.stdout).toContain("usage:     1.5k in (500 cached) · 200 out · 1 request · cost unknown\n");
     });
 
     it("model.price in the config prices a model the table does not know", async () => {
@@ -118,10 +110,10 @@ for (const [name, storeEnv] of stores) {
       );
       const run = await runCli(["run", "hello"], env, work);
       expect(run.code).toBe(0);
-      expect(run.stderr).toMatch(/^\d+s · 1M in · 0 out · \$2\.00\n/);
+      expect(run.stderr).toMatch(/^\d+s · 1M in · 0 out · 1 request · \$2\.00\n/);
       const id = /session (\S+) ·/.exec(run.stderr)![1]!;
       const show = await runCli(["sessions", "show", id], env, work);
-      expect(show.stdout).toContain("usage:     1 request · 1M input · 0 cached input · 0 output · $2.00\n");
+      expect(show.stdout).toContain("usage:     1M in · 0 out · 1 request · $2.00\n");
     });
   });
 }

@@ -134,22 +134,27 @@ describe("formatTokens", () => {
 });
 
 describe("formatUsage", () => {
-  const rows: [string, UsageTotals, number | undefined, string][] = [
+  const rows: [string, UsageTotals, number | undefined | null, string][] = [
     [
       "the brief's example",
       u({ input: 4_200, cachedInput: 8_100, output: 1_200 }),
       0.0042,
-      "12.3k in (8.1k cached) · 1.2k out · $0.0042",
+      "12.3k in (8.1k cached) · 1.2k out · 1 request · $0.0042",
     ],
     [
       "no cache hits, cost unknown",
       u({ input: 950, output: 12 }),
       undefined,
-      "950 in · 12 out · cost unknown",
+      "950 in · 12 out · 1 request · cost unknown",
     ],
-    ["a free model", u({ input: 10, output: 1 }), 0, "10 in · 1 out · $0.00"],
-    ["cents and up", u({ input: 2_000_000, output: 100_000 }), 12.345, "2M in · 100k out · $12.35"],
-    ["under a cent", u({ input: 100, output: 10 }), 0.000123, "100 in · 10 out · $0.00012"],
+    ["a free model", u({ input: 10, output: 1 }), 0, "10 in · 1 out · 1 request · $0.00"],
+    [
+      "cents and up, reasoning shown",
+      u({ input: 2_000_000, output: 100_000, reasoning: 4_000, requests: 3 }),
+      12.345,
+      "2M in · 100k out (4k reasoning) · 3 requests · $12.35",
+    ],
+    ["under a cent, no price shown", u({ input: 100, output: 10 }), null, "100 in · 10 out · 1 request"],
   ];
   for (const [name, usage, cost, text] of rows) it(name, () => expect(formatUsage(usage, cost)).toBe(text));
 });

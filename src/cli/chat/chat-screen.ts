@@ -17,7 +17,7 @@
  */
 import type { LogEvent } from "../../log/events.js";
 import type { UsageTotals } from "../../log/usage.js";
-import { costOf, formatCost, formatTokens, type Price } from "../../model/pricing.js";
+import { costOf, formatUsage, type Price } from "../../model/pricing.js";
 import type { ApprovalAnswer } from "../../tools/types.js";
 import { turnEndLabel } from "../../transcript/labels.js";
 import { Transcript, type TranscriptChange } from "../../transcript/projection.js";
@@ -232,6 +232,7 @@ export class ChatScreen {
     // One event at a time, as they arrived live: a reopened session prints its cards in the order they
     // finished, exactly as it did while it ran.
     for (const event of events) {
+      if (event.seq <= this.conversation.lastSeq) continue; // seen already (a reattach replays the log)
       this.status = this.statusAfter(event);
       for (const change of this.conversation.add([event])) this.show(change);
     }
@@ -260,13 +261,8 @@ export class ChatScreen {
 
   usageLine(u: UsageTotals = this.usage): string {
     const cost = costOf(u, this.price());
-    const input = u.input + u.cachedInput;
-    return [
-      `${formatTokens(input)} in${u.cachedInput > 0 ? ` (${formatTokens(u.cachedInput)} cached)` : ""}`,
-      `${formatTokens(u.output)} out`,
-      `${u.requests} request${u.requests === 1 ? "" : "s"}`,
-      cost === undefined ? "cost unknown (no price for this model; set model.price)" : formatCost(cost),
-    ].join(" · ");
+    const line = formatUsage(u, cost);
+    return cost === undefined ? `${line} (no price for this model; set model.price)` : line;
   }
 
   /** What the status line says after `event` (the activity, and whether a turn runs). */

@@ -8,16 +8,9 @@ import type { Config } from "../../config/schema.js";
 import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
 import { surfaceMessagesOf } from "../../log/surface.js";
-import { type UsageTotals, usageOf } from "../../log/usage.js";
+import { usageOf } from "../../log/usage.js";
 import { forkSession } from "../../loop/fork.js";
-import {
-  costOf,
-  formatCost,
-  formatTokens,
-  type Price,
-  priceFor,
-  priceFromConfig,
-} from "../../model/pricing.js";
+import { costOf, formatUsage, type Price, priceFor, priceFromConfig } from "../../model/pricing.js";
 import { sessionUsage } from "../../presets/session-usage.js";
 import type { SessionRow, Store } from "../../store/store.js";
 import { cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
@@ -262,25 +255,13 @@ async function usageLines(
   price: Price | undefined,
 ): Promise<string[]> {
   const own = usageOf(events).session;
-  const lines = [`usage:     ${usageText(own, costOf(own, price))}`];
+  const lines = [`usage:     ${formatUsage(own, costOf(own, price))}`];
   const children = await store.listSessions({ parentId: row.id, includeArchived: true, limit: 1 });
   if (children.length > 0) {
     const total = await sessionUsage(store, row.id, price);
-    lines.push(`  with children: ${usageText(total.withChildren, total.cost)}`);
+    lines.push(`  with children: ${formatUsage(total.withChildren, total.cost)}`);
   }
   return lines;
-}
-
-/** "3 requests · 1.2k input · 800 cached input · 300 output (120 reasoning) · $0.0042". */
-function usageText(u: UsageTotals, cost: number | undefined): string {
-  const parts = [
-    `${u.requests} request${u.requests === 1 ? "" : "s"}`,
-    `${formatTokens(u.input)} input`,
-    `${formatTokens(u.cachedInput)} cached input`,
-    `${formatTokens(u.output)} output${u.reasoning > 0 ? ` (${formatTokens(u.reasoning)} reasoning)` : ""}`,
-  ];
-  parts.push(cost === undefined ? "cost unknown" : formatCost(cost)); // M20: never a guessed price
-  return parts.join(" · ");
 }
 
 function describeEvent(event: LogEvent): string {
