@@ -24,8 +24,8 @@ export function openCommand(path: string, platform: NodeJS.Platform): string {
 }
 
 export type FilesCardOptions = {
-  /** The session's workspace: presented paths are relative to it. */
-  workspace: string;
+  /** The session's workspace (presented paths are relative to it); without it the hint names the relative path. */
+  workspace?: string | undefined;
   palette: Palette;
   width: number;
   platform?: NodeJS.Platform;
@@ -38,7 +38,7 @@ export function filesCard(files: readonly PresentedFile[], options: FilesCardOpt
   const lines: string[] = [];
   for (const file of files) {
     const path = sanitize(String(file.path));
-    const full = isAbsolute(path) ? path : join(options.workspace, path);
+    const full = isAbsolute(path) || options.workspace === undefined ? path : join(options.workspace, path);
     lines.push(
       truncate(
         `${p.cyan("▣")} ${p.bold(path)}  ${p.dim(formatBytes(file.bytes))}  ${fileKindOf(String(file.mimeType))}`,
