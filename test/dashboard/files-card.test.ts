@@ -147,10 +147,9 @@ describe("T22 present cards in Chromium", () => {
     await page.goto(`${server.url}/#${hash}`);
     await page.waitForSelector("[data-testid=file-card] img.file-preview");
     // The preview decoded: the image came through the route with the browser's cookie.
-    await page.waitForFunction(() => {
-      const img = document.querySelector<HTMLImageElement>("img.file-preview");
-      return img?.complete && img.naturalWidth === 4;
-    });
+    await page.waitForFunction(
+      "(() => { const img = document.querySelector('img.file-preview'); return img?.complete && img.naturalWidth === 4; })()",
+    );
     const cards = await page.$$eval("[data-testid=file-card]", (nodes) =>
       nodes.map((node) => ({
         path: node.getAttribute("data-path"),
@@ -162,15 +161,15 @@ describe("T22 present cards in Chromium", () => {
       { path: "out/chart.png", text: expect.stringContaining("PNG image"), download: "chart.png" },
       { path: "out/data.csv", text: expect.stringContaining("CSV table"), download: "data.csv" },
     ]);
-    const csv = await page.evaluate(async () => {
-      const href = document.querySelectorAll<HTMLAnchorElement>("a.file-download")[1]!.href;
+    const csv = (await page.evaluate(`(async () => {
+      const href = document.querySelectorAll("a.file-download")[1].href;
       const response = await fetch(href);
       return {
         status: response.status,
         disposition: response.headers.get("content-disposition"),
         body: await response.text(),
       };
-    });
+    })()`)) as { status: number; disposition: string | null; body: string };
     expect(csv).toEqual({
       status: 200,
       disposition: expect.stringMatching(/^attachment; filename="data\.csv"/),
