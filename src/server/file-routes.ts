@@ -10,7 +10,8 @@
  *   file system is touched.
  * - Inside the session's workspace only, checked on what is opened: the last component is opened without
  *   following a symlink (O_NOFOLLOW), and the opened descriptor's real path (/proc/self/fd) must lie in the
- *   workspace's real path, so a directory swapped for a symlink after `present` leads nowhere (403).
+ *   workspace's real path and outside `$BDSH_HOME` (unless the workspace lies inside it, as for the tools),
+ *   so a directory swapped for a symlink after `present` leads nowhere (403).
  * - Shown inline only when its bytes are a PNG, JPEG, GIF or WebP image (sniffed, not the name's claim);
  *   anything else, SVG and HTML included, is `Content-Disposition: attachment` as octet-stream. Always
  *   `X-Content-Type-Options: nosniff` and a CSP that runs nothing.
@@ -23,6 +24,7 @@ import { Type } from "typebox";
 import { toolDetailsOf } from "../log/tool-details.js";
 import { sniffImageType } from "../model/images.js";
 import type { Store } from "../store/store.js";
+import { isMasked } from "../tools/files/masked-paths.js";
 import { isWithin } from "../tools/files/path-within.js";
 import { ApiError } from "./api-error.js";
 import type { RouteTable } from "./openapi.js";
@@ -30,8 +32,11 @@ import { errorResponses, SessionId } from "./schemas.js";
 import { requireSession } from "./session-routes.js";
 
 export const PresentedFileQuery = Type.Object({
-  /** The workspace-relative path as the `present` result recorded it. */
-  path: Type.String({ minLength: 1, maxLength: 4096 }),
+  /**
+   * The workspace-relative path as the `present` result recorded it. Optional in the schema only so an
+   * unknown session is a 404 like on every session route; a known session without it is a 400.
+   */
+  path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
 });
 
 /** Bytes read to tell an image by its magic number. */
@@ -62,7 +67,10 @@ async function descriptorPath(handle: FileHandle): Promise<string | undefined> {
   return readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
 }
 
-export function registerFileRoutes(routes: RouteTable, context: { store: Store }): void {
+export function registerFileRoutes(
+  routes: RouteTable,
+  context: { store: Store /** `$BDSH_HOME`: never served, even from a workspace around it. */; home: string },
+): void {
   const { store } = context;
   routes.add(
     "GET",
@@ -79,6 +87,8 @@ export function registerFileRoutes(routes: RouteTable, context: { store: Store }
       const { id } = request.params as Static<typeof SessionId>;
       const query = request.query as Static<typeof PresentedFileQuery>;
       const row = await requireSession(store, id);
+      if (query.path === undefined)
+        throw new ApiError(400, "BAD_PATH", "the query needs ?path=<workspace-relative path>");
       const path = relativeRequestPath(query.path);
       const workspace = row.metadata.workspace;
       const notPresented = new ApiError(
@@ -104,7 +114,9 @@ export function registerFileRoutes(routes: RouteTable, context: { store: Store }
       }
       try {
         const opened = (await descriptorPath(handle)) ?? (await realpath(join(root, path)));
-        if (!isWithin(root, opened)) throw outside;
+        const home = await realpath(context.home).catch(() => context.home);
+        // The harness's own files stay hidden here as from the tools (masked-paths.ts), workspace or not.
+        if (!isWithin(root, opened) || isMasked({ dirs: [home], workspace: root }, opened)) throw outside;
         const info = await handle.stat();
         if (!info.isFile()) throw new ApiError(404, "NOT_FOUND", `${JSON.stringify(path)} is not a file`);
         const head = Buffer.alloc(SNIFF_BYTES);

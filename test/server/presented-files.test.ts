@@ -119,6 +119,16 @@ describe("T22 the presented-file route", () => {
     }
   });
 
+  it("without ?path= a known session is a 400, an unknown one a 404", async () => {
+    const id = await presentingSession("nopath", ["r.txt"]);
+    const missing = await fetch(`${server.url}/v1/sessions/${id}/files`, { headers: AUTH });
+    expect(missing.status).toBe(400);
+    const unknown = await fetch(`${server.url}/v1/sessions/0195d3c1-0000-7000-8000-000000000000/files`, {
+      headers: AUTH,
+    });
+    expect(unknown.status).toBe(404);
+  });
+
   it("refuses a file of the workspace the session did not present, and another session's file", async () => {
     writeFileSync(join(workspace, "mine.txt"), "mine");
     writeFileSync(join(workspace, "unlisted.txt"), "unlisted");
