@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { mcpServersSchema } from "../mcp/config.js";
 import { PROVIDER_NAMES } from "../model/catalog.js";
+import { WEB_SEARCH_PROVIDERS } from "../tools/web/search/providers.js";
 
 /** Issue 16 item 9: the preset table names the providers; `replay` (a recording, no network) is the one more. */
 export const PROVIDERS = [...PROVIDER_NAMES, "replay"] as const;
@@ -26,6 +27,12 @@ const ttsRemote = z.strictObject({
   base_url: z.url().optional(),
   model: z.string().min(1).optional(),
   voice: z.string().min(1).optional(),
+});
+
+/** T19: one web search provider's endpoint and key; both optional (the provider has defaults). */
+const webSearchRemote = z.strictObject({
+  api_key: z.string().min(1).optional(),
+  base_url: z.url().optional(),
 });
 
 export const configSchema = z.strictObject({
@@ -144,6 +151,17 @@ export const configSchema = z.strictObject({
   /** Hosts (`name`, `*.domain`, `name:port`) the `proxy` mode lets commands reach. */
   sandbox_proxy_allow: z.array(z.string().min(1)),
   web_fetch: z.strictObject({ allow_private: z.boolean() }), // T19
+  /**
+   * T19: the `web_search` tool's provider (tools/web/search/). Unset: no `web_search` tool. Each provider's
+   * key is `api_key` here or its variable (BRAVE_SEARCH_API_KEY, TAVILY_API_KEY, SEARXNG_API_KEY); SearXNG
+   * needs `searxng.base_url`, its own instance, and no key.
+   */
+  web_search: z.strictObject({
+    provider: z.enum(WEB_SEARCH_PROVIDERS).optional(),
+    brave: webSearchRemote,
+    tavily: webSearchRemote,
+    searxng: webSearchRemote,
+  }),
   plugins: z.strictObject({ allow_tool_override: z.array(z.string()) }),
   repeat_reminder: z.strictObject({
     thresholds: z.array(positiveInt), // G1
@@ -295,6 +313,7 @@ export const DEFAULT_CONFIG: Config = {
   sandbox_network: "off",
   sandbox_proxy_allow: [],
   web_fetch: { allow_private: false },
+  web_search: { brave: {}, tavily: {}, searxng: {} },
   plugins: { allow_tool_override: [] },
   repeat_reminder: { thresholds: [3, 5, 8], include: [], exclude: [] },
   terminal: {

@@ -63,6 +63,9 @@ const RULES: readonly Rule[] = [
   // Issue 20: a provider's endpoint and key live here; a project pointing `tts.<provider>.base_url` elsewhere
   // would have the user's speech key sent to that host.
   { key: "tts", mayApply: unchanged },
+  // T19: the same for web search: a project naming a provider or an endpoint would send the user's search
+  // key (and the model's queries) where it chose.
+  { key: "web_search", mayApply: unchanged },
 ];
 
 export type Restricted = { layer: Record<string, unknown>; dropped: string[] };

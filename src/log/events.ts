@@ -101,6 +101,12 @@ export interface EventDataMap {
   "session/archived": { archived: boolean };
   /** `usage`: the title side request's tokens, when a model wrote the title (M20). */
   "session/title": { title: string; usage?: Usage };
+  /**
+   * T22, SP4: `working_directory` moved the session's working directory from `previous` to `cwd` (absolute,
+   * inside the workspace). The last one is the session's cwd on resume, on another server and in a fork;
+   * without one it is the workspace. Log only: the model learns of it from the runtime context.
+   */
+  "session/cwd": { cwd: string; previous: string };
 
   // --- agent driver (L1, L4, L6, L15) ---
   "agent/status": { status: "idle" | "running" };
@@ -297,6 +303,7 @@ export const EVENT_TYPES = [
   "session/end-seed",
   "session/archived",
   "session/title",
+  "session/cwd",
   "agent/status",
   "agent/inbox/spliced",
   "agent/error",

@@ -153,6 +153,7 @@ export function messageOf(event: LogEvent): SurfaceMessage | undefined {
     case "session/end-seed":
     case "session/archived":
     case "session/title":
+    case "session/cwd": // the runtime context tells the model (SP4)
     case "agent/status":
     case "agent/inbox/spliced":
     case "agent/error":

@@ -701,6 +701,7 @@ export class Agent {
             ...(output.code ? { code: output.code } : {}),
             ...(output.spill ? { spill: output.spill } : {}),
             ...(start === undefined ? {} : { durationMs: Math.round(performance.now() - start) }),
+            ...(output.details ? { details: output.details } : {}), // for people's views (tool-details.ts)
           },
           ...where,
         });

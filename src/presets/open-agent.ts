@@ -29,6 +29,7 @@ import type { ChildDriver } from "../subagents/lifecycle.js";
 import { LocalChildren } from "../subagents/local-children.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import type { ApprovalPolicy } from "../tools/types.js";
+import { WEB_SEARCH_KEY_VARIABLES, webSearchSecretValues } from "../tools/web/search/settings.js";
 import { SetupError } from "./setup-error.js";
 import { standardPlugins } from "./standard.js";
 import { type ToolsPluginOptions, toolsPlugin } from "./standard-tools.js";
@@ -89,7 +90,11 @@ export function defaultOwner(): string {
  * their names are and whatever `pass_env_keys` says.
  */
 export function harnessSecretVariables(config: Config, apiKeyEnv?: string): string[] {
-  return [...(apiKeyEnv ? [apiKeyEnv] : []), ...referencedVariables(config.mcp_servers)];
+  return [
+    ...(apiKeyEnv ? [apiKeyEnv] : []),
+    ...referencedVariables(config.mcp_servers),
+    ...WEB_SEARCH_KEY_VARIABLES, // T19: the search provider's key is the harness's, never a command's
+  ];
 }
 
 /** The environment policy of this configuration (child-env.ts). */
@@ -110,6 +115,7 @@ export function secretRedactor(env: NodeJS.ProcessEnv, config: Config, apiKeyEnv
   return Redactor.of([
     ...environmentPolicy(config, apiKeyEnv).secretValues(env),
     ...mcpSecretValues(config.mcp_servers, env),
+    ...webSearchSecretValues(config.web_search, env), // a key written in the config file too
   ]);
 }
 

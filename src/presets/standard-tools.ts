@@ -33,6 +33,8 @@ import { quotaBlobStoreFor } from "../tools/spill/spill-quota.js";
 import { createStandardRegistry, installToolPolicies } from "../tools/standard.js";
 import { setupTerminal, terminalRegistry } from "../tools/terminal/setup.js";
 import { MemoryTodoList } from "../tools/todo/todo-tool.js";
+import { searchClient } from "../tools/web/search/search-client.js";
+import { webSearchSettings } from "../tools/web/search/settings.js";
 
 declare module "../tools/types.js" {
   interface ToolServiceMap {
@@ -162,6 +164,13 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       services.set("jobReceipts", terminal.receipts);
       if (options.approvals) services.set("approvals", options.approvals);
       if (options.questionAnswerer) services.set("questionAnswerer", options.questionAnswerer);
+      // T19: `web_search` is offered only when a provider is configured and its key resolves.
+      const search = webSearchSettings(config.web_search, env);
+      if (search.available)
+        services.set(
+          "webSearch",
+          searchClient({ spec: search.spec, baseUrl: search.baseUrl, key: search.key?.value }),
+        );
 
       // The tools offered are decided once every plugin is set up (planning and context plugins register
       // theirs on this registry), and then stay the same for the session (SP8).

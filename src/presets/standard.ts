@@ -18,6 +18,7 @@ import { runtimeContextPlugin } from "../context/runtime-context.js";
 import { skillsPlugin } from "../context/skills.js";
 import { systemPromptPlugin } from "../context/system-prompt.js";
 import { timeContextPlugin } from "../context/time-context.js";
+import { workingDirectoryPlugin } from "../context/working-directory.js";
 import { archivedSessionGuard } from "../guards/archived-session.js";
 import { autoReviewPlugin } from "../guards/auto-review.js";
 import { gitRepairPlugin } from "../guards/git-repair/plugin.js";
@@ -75,6 +76,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
     compactionPlugin(compactionSettingsFrom(compaction)), // C2–C12: before anything adds this step's messages; first on request-error (C10)
     systemPromptPlugin(), // SP2, SP3
     runtimeContextPlugin, // L13, SP4
+    workingDirectoryPlugin(), // T22: working_directory; the cwd is the log's (session/cwd), SP4 reports it
     timeContextPlugin({ refreshMs: context.time_refresh_ms, timeZone: context.time_zone }), // SP5 (prepends itself)
     instructionsPlugin({
       home,

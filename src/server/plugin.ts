@@ -53,6 +53,7 @@ import {
   sameOrigin,
 } from "./dashboard-session.js";
 import { registerEventStream } from "./event-stream.js";
+import { registerFileRoutes } from "./file-routes.js";
 import { registerInteractionRoutes } from "./interaction-routes.js";
 import { httpInteractionsPlugin } from "./interactions.js";
 import { lostJobsPlugin } from "./lost-jobs.js";
@@ -284,6 +285,8 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   });
   registerSignInRoutes(routes, { sessions, tokenMatches, cookiePath: `${app.prefix.replace(/\/+$/, "")}/` });
   registerEventStream(routes, { store, runner, keepAliveMs: 15_000 });
+  // T22: files a session presented, inside its workspace only, never the harness's home
+  registerFileRoutes(routes, { store, home: options.home ?? bdshHome(env) });
   registerInteractionRoutes(routes, { store, runner, signer });
   registerSubagentRoutes(routes, { store, children, config }); // issue 17: the lifecycle API by handle
   registerSpeechRoutes(app, {

@@ -191,6 +191,8 @@ export type RouteSchema = {
   response: Record<number, TSchema>;
   /** `text/event-stream` instead of JSON (documented, not serialized by Fastify). */
   eventStream?: boolean;
+  /** A file's bytes on 200 (`application/octet-stream` in the document, not serialized by Fastify). */
+  download?: boolean;
 };
 
 export const errorResponses = {

@@ -11,6 +11,7 @@ import { BASH_DEFAULTS, type BashToolOptions, createBashTool } from "./bash/bash
 import { editTool } from "./files/edit-tool.js";
 import { globTool } from "./files/glob-tool.js";
 import { grepTool } from "./files/grep-tool.js";
+import { presentTool } from "./files/present-tool.js";
 import { readTool } from "./files/read-tool.js";
 import { writeTool } from "./files/write-tool.js";
 import { CommandGuard, type CommandGuardOptions } from "./guards/command-guard.js";
@@ -44,6 +45,7 @@ export function standardTools(options: StandardToolsOptions = {}): AnyToolDefini
     askUserQuestionTool,
     createWebFetchTool({ allowPrivate: options.webFetchAllowPrivate ?? false }),
     webSearchTool,
+    presentTool,
   ];
 }
 

@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import type { Command } from "commander";
 import { ACCEPT_COMMAND } from "../../config/instruction-files.js";
 import { pendingInstructions } from "../../config/instruction-review.js";
+import type { Config } from "../../config/schema.js";
 import { projectFiles, trustedRoot } from "../../config/trust.js";
 import { assertNever } from "../../log/events.js";
 import { mcpDoctorChecks } from "../../mcp/report.js";
@@ -16,6 +17,7 @@ import { checkKey } from "../../model/key-check.js";
 import { RG_PATH_ENV, ripgrepBinary } from "../../tools/files/ripgrep.js";
 import { bubblewrapAvailable, networkIsolationAvailable } from "../../tools/terminal/bubblewrap.js";
 import { terminalRegistry } from "../../tools/terminal/setup.js";
+import { webSearchSettings } from "../../tools/web/search/settings.js";
 import { BUBBLEWRAP_INSTALL, cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK } from "../errors.js";
 import { humanOutput, type Output } from "../output.js";
@@ -93,6 +95,8 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
             : { status: "warn", name: "credentials", detail: `none of ${variables.join(", ")} is set` },
       );
 
+      checks.push(webSearchCheck(config.web_search, environment.env));
+
       try {
         await withStore(environment, async (store) => {
           const sessions = await store.listSessions({ limit: 1000, includeArchived: true });
@@ -147,6 +151,23 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
           output.out(sanitize(`${check.status.padEnd(4)}  ${check.name.padEnd(11)}  ${check.detail}`));
       setExitCode(checks.some((c) => c.status === "fail") ? EXIT_FAILED : EXIT_OK);
     });
+}
+
+/** T19: which search provider `web_search` uses and whether its key is set (never the key). */
+function webSearchCheck(config: Config["web_search"], env: NodeJS.ProcessEnv): Check {
+  const settings = webSearchSettings(config, env);
+  if (!settings.available)
+    return {
+      status: settings.name ? "warn" : "ok",
+      name: "web_search",
+      detail: `${settings.reason}; the web_search tool is not offered`,
+    };
+  const key = settings.key ? `${settings.key.source} is set` : "no key (none needed)";
+  return {
+    status: "ok",
+    name: "web_search",
+    detail: `${settings.spec.label} at ${displayBaseUrl(settings.baseUrl)}; ${key}`,
+  };
 }
 
 /**

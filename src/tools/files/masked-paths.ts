@@ -12,8 +12,9 @@
  * - Compared by real path (symlinks resolved on both sides), so a symlink into it is refused as well.
  */
 import { realpath } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { join, relative, resolve } from "node:path";
 import type { ToolExec } from "../types.js";
+import { isWithin } from "./path-within.js";
 
 declare module "../types.js" {
   interface ToolServiceMap {
@@ -21,11 +22,6 @@ declare module "../types.js" {
     maskedPaths: readonly string[];
   }
 }
-
-const within = (root: string, path: string) => {
-  const inside = relative(root, path);
-  return inside === "" || (inside.split(sep)[0] !== ".." && !isAbsolute(inside));
-};
 
 /** What is hidden: the masked directories, and the workspace when it lies inside one (bound back in). */
 export type Masked = { dirs: readonly string[]; workspace?: string };
@@ -45,7 +41,7 @@ export async function maskedRealPaths(exec: ToolExec): Promise<Masked> {
 export function isMasked(masked: Masked, path: string): boolean {
   const { workspace } = masked;
   return masked.dirs.some(
-    (dir) => within(dir, path) && !(workspace && within(dir, workspace) && within(workspace, path)),
+    (dir) => isWithin(dir, path) && !(workspace && isWithin(dir, workspace) && isWithin(workspace, path)),
   );
 }
 
@@ -54,7 +50,7 @@ export function isMasked(masked: Masked, path: string): boolean {
  * whose real path is `real`), so the paths a search prints can be dropped by prefix.
  */
 export function shownMaskedDirectories(shown: string, real: string, masked: Masked): Masked {
-  const inside = masked.dirs.filter((dir) => within(real, dir));
+  const inside = masked.dirs.filter((dir) => isWithin(real, dir));
   const dirs = [...new Set([...inside, ...inside.map((dir) => join(shown, relative(real, dir)))])];
   return masked.workspace ? { dirs, workspace: masked.workspace } : { dirs };
 }

@@ -22,10 +22,11 @@
  *   `Error: "<p>" is not a PNG, JPEG, GIF or WebP image`.
  */
 import { readFile, stat } from "node:fs/promises";
-import { basename, isAbsolute, join, relative, sep } from "node:path";
+import { basename, join } from "node:path";
 import { type ImageMediaType, type ImageRef, imageHandlesIn, imageHandleText } from "../../log/messages.js";
 import { MAX_IMAGE_BYTES, sniffImageType } from "../../model/images.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
+import { isWithin } from "./path-within.js";
 import { absolutePath, realPathOf } from "./sandbox-paths.js";
 
 export type ReadImageArgs = { file_path: string };
@@ -102,14 +103,9 @@ async function readImage(
 /** Why `real` may not be read, or undefined when it may. */
 async function readDenial(exec: ToolExec, home: string, real: string): Promise<string | undefined> {
   const homeReal = await realPathOf(home);
-  if (isUnder(join(homeReal, "attachments"), real)) return undefined;
-  if (isUnder(homeReal, real)) return "the harness's home folder is not readable by tools";
-  if (isUnder(await realPathOf(exec.workspace), real)) return undefined;
+  if (isWithin(join(homeReal, "attachments"), real)) return undefined;
+  if (isWithin(homeReal, real)) return "the harness's home folder is not readable by tools";
+  if (isWithin(await realPathOf(exec.workspace), real)) return undefined;
   if (exec.sandbox === "danger-full-access") return undefined;
   return "outside the workspace and the attachments folder";
-}
-
-function isUnder(root: string, path: string): boolean {
-  const inside = relative(root, path);
-  return inside === "" || (inside.split(sep)[0] !== ".." && !isAbsolute(inside));
 }

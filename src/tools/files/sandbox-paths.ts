@@ -15,9 +15,10 @@
  * - A denial is `cannot write "<p>": [sandbox: file access denied under <mode> mode]`.
  */
 import { realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { ToolExec } from "../types.js";
 import { isMasked, maskedRealPaths } from "./masked-paths.js";
+import { isWithin } from "./path-within.js";
 import { isProtected, protectedPaths } from "./protected-paths.js";
 
 export function absolutePath(exec: ToolExec, path: string): string {
@@ -57,8 +58,7 @@ export async function writeDenial(
   if (exec.sandbox === "danger-full-access") return undefined;
   if (exec.sandbox === "read-only") return sandboxDeniedText(shownPath, exec);
   const root = await realPathOf(exec.workspace);
-  const inside = relative(root, realPath);
-  const under = inside === "" || (inside.split(sep)[0] !== ".." && !isAbsolute(inside));
-  if (!under || isProtected(protectedPaths(root), realPath)) return sandboxDeniedText(shownPath, exec);
+  if (!isWithin(root, realPath) || isProtected(protectedPaths(root), realPath))
+    return sandboxDeniedText(shownPath, exec);
   return undefined;
 }
