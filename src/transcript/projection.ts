@@ -365,6 +365,9 @@ export class Transcript {
       case "instructions/withheld":
         this.push(event, { kind: "instructions-withheld", withheld: event.data });
         return;
+      case "session/cwd":
+        this.push(event, { kind: "note", text: `working directory: ${event.data.cwd}` });
+        return;
       case "plan/mode":
         this.push(event, {
           kind: "note",

@@ -4,6 +4,7 @@
  */
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
+import { presentedFilesOf } from "../../src/cli/render/file-kind.js";
 import { exitCodeOf, fileChangeOf, parseArgs, todoItemsOf } from "../../src/cli/render/tool-card.js";
 import { formatTokens } from "../../src/log/usage.js";
 import {
@@ -16,8 +17,11 @@ import {
 } from "../../src/transcript/labels.js";
 import type { Decision } from "../api.js";
 import type { Item, ToolState } from "../conversation.js";
+import { FilesCard } from "./files-card.js";
 
 export type ItemActions = {
+  /** The session shown (presented files are downloaded through its file route). */
+  sessionId: string;
   decide(approvalId: string, decision: Decision): void;
   answer(questionId: string, answers: string[]): void;
   open(sessionId: string): void;
@@ -62,8 +66,17 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
           {item.interrupted ? <div class="tag warn">interrupted</div> : null}
         </div>
       );
-    case "tool":
-      return <ToolCard tool={item.tool} common={common} />;
+    case "tool": {
+      // T22 `present`: the deliverables as cards (download links, image previews) under the call.
+      const files = presentedFilesOf(item.tool.result?.details);
+      if (!files) return <ToolCard tool={item.tool} common={common} />;
+      return (
+        <div class="tool-with-files">
+          <ToolCard tool={item.tool} common={common} />
+          <FilesCard sessionId={actions.sessionId} files={files} />
+        </div>
+      );
+    }
     case "approval": {
       const a = item.approval;
       return (

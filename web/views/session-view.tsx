@@ -98,6 +98,7 @@ export function SessionView({ api, id }: { api: Api; id: string }) {
 
   const actions: ItemActions = useMemo(
     () => ({
+      sessionId: id,
       decide: (approvalId: string, decision: Decision) =>
         void api.decide(id, approvalId, decision).catch((e: unknown) => setError(String(e))),
       answer: (questionId: string, answers: string[]) =>

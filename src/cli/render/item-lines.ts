@@ -19,6 +19,7 @@ import {
   sourceLabel,
 } from "../../transcript/labels.js";
 import type { TranscriptChange } from "../../transcript/projection.js";
+import { filesCard, presentedFilesOf } from "./files-card.js";
 import { type Palette, sanitize, truncate } from "./style.js";
 import { toolCard } from "./tool-card.js";
 
@@ -32,7 +33,10 @@ export function itemLines(change: TranscriptChange, p: Palette, width: number): 
     case "tool": {
       const result = item.tool.result;
       if (!result || result.synthetic) return [];
-      return toolCard({ name: item.tool.name, arguments: item.tool.arguments }, result, p, width);
+      const card = toolCard({ name: item.tool.name, arguments: item.tool.arguments }, result, p, width);
+      // T22 `present`: the deliverables as cards right under the call that declared them.
+      const files = presentedFilesOf(result.details);
+      return files ? [...card, ...filesCard(files, { palette: p, width })] : card;
     }
     case "nudge":
       return [p.dim(`↻ ${nudgeLabel(item.about)}`)];
