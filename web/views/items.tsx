@@ -4,7 +4,9 @@
  */
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
-import { exitCodeOf, fileChangeOf, parseArgs, todoItemsOf } from "../../src/cli/render/tool-card.js";
+import { formatElapsed } from "../../src/cli/render/elapsed.js";
+import { detailSummary, parseArgs } from "../../src/cli/render/tool-card.js";
+import { type ToolDetailsOf, toolDetailsOf } from "../../src/log/tool-details.js";
 import type { Decision } from "../api.js";
 import { type Item, SOURCE_LABELS, type ToolState } from "../conversation.js";
 
@@ -161,10 +163,19 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
 
 const OUTPUT_LINES = 12;
 
+/** A stored result; `details` (log/tool-details.ts) is read with `toolDetailsOf`, any shape accepted. */
+type StoredResult = NonNullable<ToolState["result"]> & { details?: unknown };
+
+/** Durations below this are not shown. */
+const SHOWN_DURATION_MS = 1_000;
+
+/** The card draws what the tool recorded (`details`), never what its text or arguments say it did. */
 function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, unknown> }) {
   const args = parseArgs(tool.arguments);
-  const result = tool.result;
-  const exit = result ? exitCodeOf(result.text) : undefined;
+  const result: StoredResult | undefined = tool.result;
+  const details = toolDetailsOf(result?.details);
+  const command = details?.kind === "command" ? details : undefined;
+  const exit = command?.exitCode;
   const failed = result?.isError === true || (exit !== undefined && exit !== 0);
   const state = !result
     ? tool.decision?.decision === "ask"
@@ -173,21 +184,33 @@ function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, un
     : failed
       ? "failed"
       : "ok";
-  const change = fileChangeOf(tool.name, args, tool.arguments);
-  const todos = tool.name.startsWith("todo") || tool.name === "update_plan" ? todoItemsOf(args) : undefined;
+  const change = details?.kind === "file-change" && !result?.isError ? details : undefined;
+  const todos = details?.kind === "todos" && !result?.isError ? details.items : undefined;
+  const summary = details && !result?.isError ? detailSummary(details) : "";
   let head: ComponentChildren = tool.name;
   if (tool.name === "bash" && typeof args.command === "string") head = <code>$ {args.command}</code>;
-  else if (change) head = `${tool.name} ${change.files.join(", ")}`;
+  else if (change) head = `${tool.name} ${change.path}`;
   return (
     <div {...common} class={`card tool ${state}`} data-tool={tool.name} data-state={state}>
       <div class="card-head">
         <span class="mark">{state === "ok" ? "✓" : state === "failed" ? "✗" : "•"}</span> {head}
         {exit !== undefined && exit !== 0 ? <span class="tag error">exit {exit}</span> : null}
-        {result?.durationMs !== undefined ? <span class="muted"> {result.durationMs} ms</span> : null}
+        {change ? (
+          <span class="muted">
+            {" "}
+            {change.change === "created"
+              ? `created, ${change.added} lines`
+              : `+${change.added} -${change.removed}`}
+          </span>
+        ) : null}
+        {result?.durationMs !== undefined && result.durationMs >= SHOWN_DURATION_MS ? (
+          <span class="muted"> {formatElapsed(result.durationMs)}</span>
+        ) : null}
       </div>
-      {change && !result?.isError ? (
+      {command ? <CommandNotes details={command} /> : null}
+      {change ? (
         <pre class="diff">
-          {change.lines.map((line, i) => (
+          {change.diff.map((line, i) => (
             <div
               key={i}
               class={`d${line.kind === "+" ? "add" : line.kind === "-" ? "del" : line.kind === "@" ? "hunk" : "ctx"}`}
@@ -195,18 +218,23 @@ function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, un
               {line.kind === "@" ? line.text : `${line.kind} ${line.text}`}
             </div>
           ))}
+          {change.omittedLines ? <div class="dctx">… {change.omittedLines} more lines</div> : null}
         </pre>
       ) : null}
       {todos ? (
         <ul class="todos">
           {todos.map((t, i) => (
-            <li key={i} class={t.state}>
-              {t.state === "done" ? "☑" : t.state === "doing" ? "◐" : "☐"} {t.text}
+            <li
+              key={i}
+              class={t.status === "completed" ? "done" : t.status === "in_progress" ? "doing" : "pending"}
+            >
+              {t.status === "completed" ? "☑" : t.status === "in_progress" ? "◐" : "☐"} {t.content}
             </li>
           ))}
         </ul>
       ) : null}
-      {result && (!change || result.isError) && !todos ? <Output text={result.text} /> : null}
+      {summary ? <div class="muted">{summary}</div> : null}
+      {result && !change && !todos ? <Output text={result.text} /> : null}
       {tool.decision && tool.decision.decision !== "allow" ? (
         <div class="muted">
           {tool.decision.decision}
@@ -215,6 +243,17 @@ function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, un
       ) : null}
     </div>
   );
+}
+
+function CommandNotes({ details }: { details: ToolDetailsOf<"command"> }) {
+  const notes: string[] = [];
+  if (details.timedOut) notes.push("timed out");
+  if (details.stopped !== undefined) notes.push(`stopped: ${details.stopped}`);
+  if (details.signal !== undefined) notes.push(`killed by signal ${details.signal}`);
+  if (details.jobId !== undefined) notes.push(`background job ${details.jobId}`);
+  if (details.truncated) notes.push(`output truncated; full output: ${details.fullOutput ?? "unavailable"}`);
+  if (details.sandboxDenied) notes.push("the sandbox denied an access");
+  return notes.length > 0 ? <div class="muted">{notes.join(" · ")}</div> : null;
 }
 
 function Output({ text }: { text: string }) {

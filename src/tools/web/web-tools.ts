@@ -6,9 +6,11 @@
  * result opens with the untrusted-content framing. 30 s timeout (T6).
  * `web_search`: offered only when a `webSearch` provider service exists; results framed the same way and
  * closed with the citation line.
+ * Details: `fetch` (address, status, size, cut or not) and `web-search` (queries, result titles and URLs).
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import type { ToolDetails } from "../../log/tool-details.js";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 
 export const FETCH_MAX_CHARS = 200_000;
@@ -94,7 +96,16 @@ export function createWebFetchTool(
       const status = response.ok ? "" : `[HTTP ${response.status} ${response.statusText}]\n`;
       const truncated = body.length > FETCH_MAX_CHARS;
       const text = truncated ? `${body.slice(0, FETCH_MAX_CHARS)}\n${TRUNCATED_NOTICE}` : body;
-      return { text: `${UNTRUSTED_FRAMING}\n<url>${url.href}</url>\n${status}${text}` };
+      return {
+        text: `${UNTRUSTED_FRAMING}\n<url>${url.href}</url>\n${status}${text}`,
+        details: {
+          kind: "fetch",
+          url: response.url || url.href,
+          status: response.status,
+          bytes: Buffer.byteLength(body),
+          truncated,
+        },
+      };
     },
   };
 }
@@ -122,10 +133,15 @@ export const webSearchTool: ToolDefinition<{ queries: string[] }> = {
     )
       .flat()
       .slice(0, 8);
-    if (results.length === 0) return { text: "No results found" };
+    const details: ToolDetails = {
+      kind: "web-search",
+      queries: args.queries,
+      results: results.map((result) => ({ title: result.title, url: result.url })),
+    };
+    if (results.length === 0) return { text: "No results found", details };
     const lines = results.map(
       (result, index) => `${index + 1}. [${result.title}](${result.url})\n${result.snippet}`,
     );
-    return { text: `${UNTRUSTED_FRAMING}\n${lines.join("\n\n")}\n${CITE_LINE}` };
+    return { text: `${UNTRUSTED_FRAMING}\n${lines.join("\n\n")}\n${CITE_LINE}`, details };
   },
 };
