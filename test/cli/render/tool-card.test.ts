@@ -4,7 +4,6 @@ import { palette, stripAnsi, visibleWidth } from "../../../src/cli/render/style.
 import { MAX_DIFF_LINES, toolCard } from "../../../src/cli/render/tool-card.js";
 import type { ToolDetails, ToolDetailsOf } from "../../../src/log/tool-details.js";
 import { formatBashResult } from "../../../src/tools/bash/bash-result.js";
-import { lineDiff } from "../../../src/tools/files/line-diff.js";
 
 const plain = palette(false);
 const colour = palette(true);
@@ -275,19 +274,6 @@ describe("toolCard: todos and others", () => {
         },
       ),
       { numRuns: 300 },
-    );
-  });
-});
-
-describe("lineDiff", () => {
-  it("applying the diff to the old text gives the new text (property)", () => {
-    const lines = fc.array(fc.constantFrom("a", "b", "c", "d"), { maxLength: 12 });
-    fc.assert(
-      fc.property(lines, lines, (a, b) => {
-        const diff = lineDiff(a.join("\n"), b.join("\n"), 1_000);
-        expect(diff.filter((d) => d.kind !== "+").map((d) => d.text)).toEqual(a.join("\n") === "" ? [] : a);
-        expect(diff.filter((d) => d.kind !== "-").map((d) => d.text)).toEqual(b.join("\n") === "" ? [] : b);
-      }),
     );
   });
 });
