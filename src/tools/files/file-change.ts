@@ -49,7 +49,7 @@ function bounded(head: Omit<FileChangeDetails, "diff">, lines: HunkLine[]): File
   return { ...head, diff, ...(omitted > 0 ? { omittedLines: omitted } : {}) };
 }
 
-const normalise = (text: string): string => text.replace(/\r\n/g, "\n");
+const normalise = (text: string): string => (text.includes("\r") ? text.replace(/\r\n/g, "\n") : text);
 
 function cut(text: string): string {
   return text.length > MAX_DETAIL_LINE_CHARS ? `${text.slice(0, MAX_DETAIL_LINE_CHARS - 1)}…` : text;

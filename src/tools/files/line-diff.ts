@@ -21,7 +21,7 @@ const MAX_EDITS = 1_000;
 /** Lines of a text: the last newline ends the last line, it does not start an empty one. */
 export function linesOf(text: string): string[] {
   if (text === "") return [];
-  return text.replace(/\n$/, "").split("\n");
+  return (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
 }
 
 export function lineDiff(before: string, after: string, context = 2): DiffLine[] {
@@ -100,16 +100,32 @@ function diffMiddle(a: readonly string[], b: readonly string[]): DiffLine[] {
   const removed = a.map((text) => ({ kind: "-" as const, text }));
   const added = b.map((text) => ({ kind: "+" as const, text }));
   if (a.length === 0 || b.length === 0) return [...removed, ...added];
-  return myers(a, b) ?? [...removed, ...added];
+  // Each distinct line once as a number: the search compares numbers, not strings, along long runs of
+  // equal lines (two changes 100,000 lines apart).
+  const ids = new Map<string, number>();
+  const idOf = (line: string) => {
+    let id = ids.get(line);
+    if (id === undefined) {
+      id = ids.size;
+      ids.set(line, id);
+    }
+    return id;
+  };
+  return myers(Int32Array.from(a, idOf), Int32Array.from(b, idOf), a, b) ?? [...removed, ...added];
 }
 
 /**
  * Myers' O(ND) diff: for each edit count d, the furthest point reached on every diagonal k = x - y. The
  * frontier before each round is kept (its k ∈ [-d-1, d+1] slice) to walk the path back.
  */
-function myers(a: readonly string[], b: readonly string[]): DiffLine[] | undefined {
-  const n = a.length;
-  const m = b.length;
+function myers(
+  ia: Int32Array,
+  ib: Int32Array,
+  a: readonly string[],
+  b: readonly string[],
+): DiffLine[] | undefined {
+  const n = ia.length;
+  const m = ib.length;
   const max = Math.min(n + m, MAX_EDITS);
   const offset = max + 1;
   const v = new Int32Array(2 * max + 3);
@@ -120,7 +136,7 @@ function myers(a: readonly string[], b: readonly string[]): DiffLine[] | undefin
       const down = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!);
       let x = down ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
       let y = x - k;
-      while (x < n && y < m && a[x] === b[y]) {
+      while (x < n && y < m && ia[x] === ib[y]) {
         x++;
         y++;
       }
