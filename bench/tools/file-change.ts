@@ -1,8 +1,9 @@
 /**
  * Issue 32: what `write` and `edit` pay for their `file-change` details. `fileChangeDetails(path, before,
- * after)` diffs the file's content before and after the call (Myers, bounded to 1,000 edits, then hunks,
- * then 400 stored lines): this times it for the shapes that matter, next to `writeFileSync` of the same
- * content (what the tool does anyway) as the yardstick, and prints how large the stored details are.
+ * after)` diffs the file's content before and after the call (the texts' common ends trimmed by characters,
+ * then Myers on the lines between, bounded to 1,000 edits, then hunks, then 400 stored lines). This times
+ * it for the shapes that matter, next to `writeFileSync` of the same content (what the tool does anyway) as
+ * the yardstick, and prints how large the stored details are.
  *
  *   node --import tsx bench/tools/file-change.ts [iterations=20]
  */
@@ -24,6 +25,11 @@ const cases: [string, string | undefined, string][] = [
     "edit: 1 line of 2,000",
     file2k.join("\n"),
     file2k.map((l, i) => (i === 1_000 ? "changed" : l)).join("\n"),
+  ],
+  [
+    "edit: 1 line of 100,000",
+    file100k.join("\n"),
+    file100k.map((l, i) => (i === 60_000 ? "changed" : l)).join("\n"),
   ],
   [
     "edit replace_all: 2 places of 100,000",

@@ -1,7 +1,14 @@
 /** The line diffs behind instruction review and the file tools' `file-change` details. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { diffAll, diffHunks, lineDiff } from "../../src/tools/files/line-diff.js";
+import {
+  diffAll,
+  diffHunks,
+  type HunkLine,
+  lineDiff,
+  linesOf,
+  textHunks,
+} from "../../src/tools/files/line-diff.js";
 
 const lines = fc.array(fc.constantFrom("a", "b", "c", "d"), { maxLength: 12 });
 const kept = (diff: { kind: string; text: string }[], drop: string) =>
@@ -91,5 +98,68 @@ describe("diffHunks", () => {
       { kind: " ", text: "10" },
     ]);
     expect(diffHunks(diffAll([], ["only"]))[0]!.text).toBe("@@ -0,0 +1 @@");
+  });
+});
+
+/** Applies unified hunks to `before`, checking every context and removed line against it. */
+function applyHunks(before: string[], hunks: HunkLine[]): string[] {
+  const out: string[] = [];
+  let at = 0;
+  for (const line of hunks) {
+    if (line.kind === "@") {
+      const [, start, count] = /^@@ -(\d+)(?:,(\d+))? /.exec(line.text)!;
+      const index = count === "0" ? Number(start) : Number(start) - 1;
+      out.push(...before.slice(at, index));
+      at = index;
+    } else if (line.kind === "+") {
+      out.push(line.text);
+    } else {
+      expect(before[at]).toBe(line.text);
+      if (line.kind === " ") out.push(line.text);
+      at++;
+    }
+  }
+  return [...out, ...before.slice(at)];
+}
+
+describe("textHunks", () => {
+  // Long lines too, so the texts' common ends are found a block at a time.
+  const texts = fc
+    .tuple(
+      fc.array(fc.constantFrom("a", "b", "", "x".repeat(1_500), "y".repeat(700)), { maxLength: 30 }),
+      fc.boolean(),
+    )
+    .map(([lines, newline]) => lines.join("\n") + (newline && lines.length > 0 ? "\n" : ""));
+
+  it("applied to the old text, its hunks give the new text; the counts are the hunks' (property)", () => {
+    fc.assert(
+      fc.property(texts, texts, (before, after) => {
+        const { hunks, added, removed } = textHunks(before, after);
+        expect(applyHunks(linesOf(before), hunks)).toEqual(linesOf(after));
+        expect(added).toBe(hunks.filter((line) => line.kind === "+").length);
+        expect(removed).toBe(hunks.filter((line) => line.kind === "-").length);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("one change in a long file is numbered where it is, with its context", () => {
+    const before = Array.from({ length: 50_000 }, (_, i) => `line ${i}`).join("\n");
+    const after = before.replace("line 30000\n", "line 30000 changed\n");
+    expect(textHunks(before, after)).toEqual({
+      hunks: [
+        { kind: "@", text: "@@ -29998,7 +29998,7 @@" },
+        { kind: " ", text: "line 29997" },
+        { kind: " ", text: "line 29998" },
+        { kind: " ", text: "line 29999" },
+        { kind: "-", text: "line 30000" },
+        { kind: "+", text: "line 30000 changed" },
+        { kind: " ", text: "line 30001" },
+        { kind: " ", text: "line 30002" },
+        { kind: " ", text: "line 30003" },
+      ],
+      added: 1,
+      removed: 1,
+    });
   });
 });

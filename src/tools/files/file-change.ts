@@ -7,7 +7,7 @@
  * MAX_DETAIL_LINE_CHARS. Line ends are compared as `\n`, so a CRLF file's diff shows its real lines.
  */
 import { MAX_DETAIL_DIFF_LINES, MAX_DETAIL_LINE_CHARS, type ToolDetailsOf } from "../../log/tool-details.js";
-import { diffAll, diffHunks, type HunkLine, linesOf } from "./line-diff.js";
+import { type HunkLine, linesOf, textHunks } from "./line-diff.js";
 
 export type FileChangeDetails = ToolDetailsOf<"file-change">;
 
@@ -17,8 +17,8 @@ export function fileChangeDetails(
   before: string | undefined,
   after: string,
 ): FileChangeDetails {
-  const newLines = linesOf(normalise(after));
   if (before === undefined) {
+    const newLines = linesOf(normalise(after));
     return bounded(
       { kind: "file-change", path, change: "created", added: newLines.length, removed: 0 },
       newLines.map((text) => ({ kind: "+", text })),
@@ -29,16 +29,14 @@ export function fileChangeDetails(
       kind: "file-change",
       path,
       change: "modified",
-      added: newLines.length,
+      added: linesOf(normalise(after)).length,
       removed: 0,
       diff: [],
       binary: true,
     };
   }
-  const script = diffAll(linesOf(normalise(before)), newLines);
-  const added = script.filter((line) => line.kind === "+").length;
-  const removed = script.filter((line) => line.kind === "-").length;
-  return bounded({ kind: "file-change", path, change: "modified", added, removed }, diffHunks(script));
+  const { hunks, added, removed } = textHunks(normalise(before), normalise(after));
+  return bounded({ kind: "file-change", path, change: "modified", added, removed }, hunks);
 }
 
 function bounded(head: Omit<FileChangeDetails, "diff">, lines: HunkLine[]): FileChangeDetails {

@@ -7,6 +7,9 @@
  *   file tool's `file-change` details, where a change near the top and one near the bottom of a long file
  *   must not pull the whole file in between.
  *
+ * `textHunks` first trims the texts' common start and end by characters (natively, in blocks), so one
+ * replacement in a long file splits and diffs only the lines around it.
+ *
  * Common leading and trailing lines are trimmed first; the middle is a Myers diff (minimal), bounded to
  * MAX_EDITS edits: past that it is all of the middle removed, then all of it added (still a correct diff,
  * only less minimal), so a rewritten file cannot stall the tool or the renderer.
@@ -45,8 +48,38 @@ export function diffAll(a: readonly string[], b: readonly string[]): DiffLine[] 
   ];
 }
 
+/** The hunks from `before` to `after` and how many lines were added and removed in all. */
+export function textHunks(
+  before: string,
+  after: string,
+  context = 3,
+): { hunks: HunkLine[]; added: number; removed: number } {
+  // The middle runs from the start of the line where the texts first differ to just after the first
+  // newline of their common end: whole lines on both sides.
+  const start = lineStartBefore(before, commonPrefix(before, after));
+  const tail = commonSuffix(before, after, Math.min(before.length, after.length) - start);
+  const newline = tail === 0 ? -1 : before.indexOf("\n", before.length - tail);
+  const endBefore = newline === -1 ? before.length : newline + 1;
+  const endAfter = after.length - (before.length - endBefore);
+  const middle = diffAll(linesOf(before.slice(start, endBefore)), linesOf(after.slice(start, endAfter)));
+  const lead = lastLines(before, start, context);
+  const trail = firstLines(before, endBefore, context);
+  const same = (text: string): DiffLine => ({ kind: " ", text });
+  const script = [...lead.map(same), ...middle, ...trail.map(same)];
+  const first = countNewlines(before, start) - lead.length + 1;
+  return {
+    hunks: diffHunks(script, context, { old: first, new: first }),
+    added: middle.filter((line) => line.kind === "+").length,
+    removed: middle.filter((line) => line.kind === "-").length,
+  };
+}
+
 /** Unified-diff hunks of an edit script, each change with `context` unchanged lines around it. */
-export function diffHunks(script: readonly DiffLine[], context = 3): HunkLine[] {
+export function diffHunks(
+  script: readonly DiffLine[],
+  context = 3,
+  firstLine: { old: number; new: number } = { old: 1, new: 1 },
+): HunkLine[] {
   const changed: number[] = [];
   script.forEach((line, index) => {
     if (line.kind !== " ") changed.push(index);
@@ -54,8 +87,8 @@ export function diffHunks(script: readonly DiffLine[], context = 3): HunkLine[] 
   const out: HunkLine[] = [];
   let i = 0;
   // Line numbers (1-based) in the old and the new text at script index `index`.
-  let oldLine = 1;
-  let newLine = 1;
+  let oldLine = firstLine.old;
+  let newLine = firstLine.new;
   let index = 0;
   const advance = (to: number) => {
     for (; index < to; index++) {
@@ -83,6 +116,56 @@ export function diffHunks(script: readonly DiffLine[], context = 3): HunkLine[] 
 /** Unified diff's range: an empty range names the line before it. */
 const range = (start: number, count: number): string =>
   count === 1 ? `${start}` : `${count === 0 ? start - 1 : start},${count}`;
+
+/** Characters compared per native comparison before the last block is walked one by one. */
+const BLOCK = 4_096;
+
+function commonPrefix(a: string, b: string): number {
+  const max = Math.min(a.length, b.length);
+  let i = 0;
+  while (i + BLOCK <= max && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
+  while (i < max && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/** How many characters `a` and `b` share at their ends, at most `max`. */
+function commonSuffix(a: string, b: string, max: number): number {
+  let n = 0;
+  while (
+    n + BLOCK <= max &&
+    a.slice(a.length - n - BLOCK, a.length - n) === b.slice(b.length - n - BLOCK, b.length - n)
+  )
+    n += BLOCK;
+  while (n < max && a.charCodeAt(a.length - n - 1) === b.charCodeAt(b.length - n - 1)) n++;
+  return n;
+}
+
+/** The start of the line `at` is in. */
+const lineStartBefore = (text: string, at: number): number =>
+  at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
+
+/** Up to `n` whole lines ending just before `end` (a line start). */
+function lastLines(text: string, end: number, n: number): string[] {
+  let from = end;
+  for (let i = 0; i < n && from > 0; i++) from = from < 2 ? 0 : text.lastIndexOf("\n", from - 2) + 1;
+  return linesOf(text.slice(from, end));
+}
+
+/** Up to `n` whole lines from `start` (a line start). */
+function firstLines(text: string, start: number, n: number): string[] {
+  let end = start;
+  for (let i = 0; i < n && end < text.length; i++) {
+    const newline = text.indexOf("\n", end);
+    end = newline === -1 ? text.length : newline + 1;
+  }
+  return linesOf(text.slice(start, end));
+}
+
+function countNewlines(text: string, end: number): number {
+  let count = 0;
+  for (let at = text.indexOf("\n"); at !== -1 && at < end; at = text.indexOf("\n", at + 1)) count++;
+  return count;
+}
 
 function commonEnds(a: readonly string[], b: readonly string[]) {
   let start = 0;
