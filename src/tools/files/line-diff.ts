@@ -3,14 +3,12 @@
  *
  * - `lineDiff` gives one run: a little context, then everything between the first and the last change
  *   (instruction review shows it whole).
- * - `diffHunks` gives unified-diff hunks (`@@ -a,b +c,d @@` and `context` lines around each change), for a
- *   file tool's `file-change` details, where a change near the top and one near the bottom of a long file
- *   must not pull the whole file in between.
+ * - `textHunks` gives unified-diff hunks (`@@ -a,b +c,d @@` and 3 context lines around each change) for a
+ *   file tool's `file-change` details: a change near the top and one near the bottom of a long file do not
+ *   pull in the lines between, and the texts' common start and end are trimmed by characters first
+ *   (natively, a block at a time), so one replacement in a long file splits and diffs only its own lines.
  *
- * `textHunks` first trims the texts' common start and end by characters (natively, in blocks), so one
- * replacement in a long file splits and diffs only the lines around it.
- *
- * Common leading and trailing lines are trimmed first; the middle is a Myers diff (minimal), bounded to
+ * Common leading and trailing lines are trimmed; the middle is a Myers diff (minimal), bounded to
  * MAX_EDITS edits: past that it is all of the middle removed, then all of it added (still a correct diff,
  * only less minimal), so a rewritten file cannot stall the tool or the renderer.
  */
