@@ -11,8 +11,8 @@ import { createInterface } from "node:readline/promises";
 import { ACCEPT_COMMAND } from "../config/instruction-files.js";
 import type { InstructionVerdict, PendingFile } from "../config/instruction-review.js";
 import type { EventDataMap, LogEvent } from "../log/events.js";
+import { lineDiff } from "../tools/files/line-diff.js";
 import type { Output } from "./output.js";
-import { lineDiff } from "./render/line-diff.js";
 import { sanitize } from "./render/terminal-text.js";
 
 type Unaccepted = Exclude<InstructionVerdict, "accepted">;

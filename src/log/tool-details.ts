@@ -15,6 +15,8 @@
 
 /** Diff lines kept in `file-change` details; the rest is counted in `omittedLines`. */
 export const MAX_DETAIL_DIFF_LINES = 400;
+/** Characters kept of one diff line (a minified file's single line must not fill the event). */
+export const MAX_DETAIL_LINE_CHARS = 300;
 
 export type DiffLine = { kind: "+" | "-" | " " | "@"; text: string };
 
@@ -32,9 +34,16 @@ export type ToolDetails =
       fullOutput?: string;
       /** The command was moved to the background (T9) as this job. */
       jobId?: string;
+      /** The backend lost the command, or the call was aborted: the outcome is unknown (no exit code). */
+      stopped?: string;
+      /** The sandbox refused a file or network access (the text's `[sandbox: …]` marker). */
       sandboxDenied?: boolean;
     }
-  /** edit, write, apply_patch: one file's change. */
+  /**
+   * edit, write, apply_patch: one file's change, from the file's content before and after the call (never
+   * from the arguments). `diff` is unified-diff hunks: an `@` line (`@@ -a,b +c,d @@`), then context and
+   * changed lines; a created file is all `+`. `added`/`removed` count every changed line, shown or not.
+   */
   | {
       kind: "file-change";
       path: string;
@@ -44,27 +53,44 @@ export type ToolDetails =
       diff: DiffLine[];
       /** Diff lines beyond MAX_DETAIL_DIFF_LINES, not stored. */
       omittedLines?: number;
+      /** The old content was not text (a NUL byte): no diff, and `removed` is 0. */
+      binary?: boolean;
+      /** edit with replace_all: how many occurrences were replaced. */
+      replacements?: number;
     }
-  /** read (T10): the lines shown and how long the file is. */
+  /**
+   * read (T10): the lines shown (1-based, inclusive; `endLine` < `startLine` when none were) and how many
+   * lines the file has. `path` is the file, or the `spill://` locator read.
+   */
   | { kind: "read"; path: string; startLine: number; endLine: number; totalLines: number }
   /** read_image: the image attached to the result. */
   | { kind: "image"; path: string; mimeType: string; bytes: number }
-  /** grep, glob: what was searched and how much came back. */
+  /**
+   * grep, glob: what was searched and how much came back. `matches` counts every match (lines for grep,
+   * paths for glob), `files` the distinct files grep matched in; `truncated` when the model saw only the
+   * first ones.
+   */
   | { kind: "search"; pattern: string; matches: number; files?: number; truncated: boolean }
   /** todo_write (P1): the whole list after the call. */
   | { kind: "todos"; items: TodoDetail[] }
-  /** subagent, subagent_fork, send_message, interrupt_agent: the child the call is about. */
+  /**
+   * subagent, subagent_fork, send_message, interrupt_agent: the agent the call is about (a child; for
+   * send_message it may be the parent). `mode` only on a launch.
+   */
   | { kind: "subagent"; childId: string; mode?: "spawn" | "fork" }
   /** An MCP tool (T21): which server and which of its tools. */
   | { kind: "mcp"; server: string; tool: string }
-  /** web_fetch: the address and the answer's status. */
+  /** web_fetch: the address fetched (after redirects), the answer's status, the body's UTF-8 size. */
   | { kind: "fetch"; url: string; status: number; bytes: number; truncated: boolean }
   /** web_search (T19): the queries and how many results. */
   | { kind: "web-search"; queries: string[]; results: { title: string; url: string }[] }
   /** present (T22): deliverable files, workspace-relative. */
   | { kind: "files"; files: { path: string; bytes: number; mimeType: string }[] }
-  /** job_* tools (T9). */
+  /** job_output, job_kill (T9): the job and its state after the call (`running`, `completed`, `failed`, …). */
   | { kind: "job"; jobId: string; status?: string; exitCode?: number };
+
+/** The details of one kind. */
+export type ToolDetailsOf<K extends ToolDetails["kind"]> = Extract<ToolDetails, { kind: K }>;
 
 export type ToolDetailsKind = ToolDetails["kind"];
 

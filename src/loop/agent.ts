@@ -701,7 +701,8 @@ export class Agent {
             ...(output.code ? { code: output.code } : {}),
             ...(output.spill ? { spill: output.spill } : {}),
             ...(start === undefined ? {} : { durationMs: Math.round(performance.now() - start) }),
-            ...(output.details ? { details: output.details } : {}), // for people's views (tool-details.ts)
+            // For people's views only: surfaceOf reads the text, never this (the session log redacts it too).
+            ...(output.details ? { details: output.details } : {}),
           },
           ...where,
         });

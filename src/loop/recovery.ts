@@ -57,7 +57,10 @@ export function unansweredCalls(events: readonly LogEvent[]): OpenCall[] {
     .map((call) => ({ call, started: started.has(call.id) }));
 }
 
-/** L9: a result for every unanswered call of the last assistant message. */
+/**
+ * L9: a result for every unanswered call of the last assistant message. Synthetic results carry no
+ * `details`: no tool body answered, so there is nothing it did to show.
+ */
 export function closeUnansweredCalls(
   events: readonly LogEvent[],
   where: { turn?: number; step?: number },

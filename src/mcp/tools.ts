@@ -277,7 +277,10 @@ function mcpTool(
         signal: exec.signal,
         timeoutMs: connection.config.timeout_ms + 1_000,
       });
-      return resultToOutput(name, result, sink, redactor);
+      return {
+        ...resultToOutput(name, result, sink, redactor),
+        details: { kind: "mcp", server: connection.name, tool: tool.name },
+      };
     },
   };
 }

@@ -3,7 +3,7 @@
  * `list_agents`, and a child's `structured_output` (made per child, from the schema it was launched with).
  * There is no wait tool (S5): the parent is notified when a child settles (S3).
  *
- * Model-visible strings: ./texts.ts.
+ * Model-visible strings: ./texts.ts. Details (`subagent`): the agent a launch, message or interrupt is about.
  */
 import { canonicalJson } from "../tools/arguments.js";
 import type { ObjectSchema, ToolDefinition, ToolExec } from "../tools/types.js";
@@ -90,7 +90,11 @@ export const subagentTool: ToolDefinition<{ task: string; output_schema?: Record
         `output_schema must be at most ${MAX_SCHEMA_CHARS} characters of JSON and ${MAX_SCHEMA_DEPTH} levels deep`,
       );
     const id = await serviceOf(exec).start("spawn", args.task, schema ? { schema } : {});
-    return { text: startedText(id), metadata: { childId: id } };
+    return {
+      text: startedText(id),
+      metadata: { childId: id },
+      details: { kind: "subagent", childId: id, mode: "spawn" },
+    };
   },
 };
 
@@ -103,7 +107,11 @@ export const subagentForkTool: ToolDefinition<{ task: string }> = {
   concurrency: "safe",
   async execute(args, exec) {
     const id = await serviceOf(exec).start("fork", args.task);
-    return { text: startedText(id), metadata: { childId: id } };
+    return {
+      text: startedText(id),
+      metadata: { childId: id },
+      details: { kind: "subagent", childId: id, mode: "fork" },
+    };
   },
 };
 
@@ -128,7 +136,10 @@ export const sendMessageTool: ToolDefinition<{ agent_id: string; message: string
   concurrency: "safe",
   async execute(args, exec) {
     await serviceOf(exec).send(args.agent_id, args.message);
-    return { text: `message delivered to agent ${args.agent_id}` };
+    return {
+      text: `message delivered to agent ${args.agent_id}`,
+      details: { kind: "subagent", childId: args.agent_id },
+    };
   },
 };
 
@@ -152,6 +163,7 @@ export const interruptAgentTool: ToolDefinition<{ agent_id: string }> = {
       text: view.active
         ? `asked subagent ${view.id} to stop; you will be notified when it settles`
         : `subagent ${view.id} is not running (${view.state.toLowerCase()}); nothing to interrupt`,
+      details: { kind: "subagent", childId: view.id },
     };
   },
 };

@@ -216,6 +216,7 @@ export function errorOutput(text: string, code: string): ToolOutput {
   return { text, isError: true, code };
 }
 
+/** A blocked result keeps only its contexts: its `details` describe the output that was refused. */
 function blocked(output: ToolOutput, name: string): ToolOutput {
   if (output.isError) return output;
   return {

@@ -46,6 +46,9 @@ async function setup(script: (r: FakeRequest) => FakeReply | Promise<FakeReply>,
 
 const toolTexts = (events: readonly LogEvent[], name: string) =>
   events.flatMap((e) => (e.type === "tool/result" && e.data.name === name ? [e.data.text] : []));
+/** Issue 32: what each call of `name` recorded for people's views. */
+const toolDetails = (events: readonly LogEvent[], name: string) =>
+  events.flatMap((e) => (e.type === "tool/result" && e.data.name === name ? [e.data.details] : []));
 const notices = (events: readonly LogEvent[], source: string) =>
   events.flatMap((e) => (e.type === "user/message" && e.data.source === source ? [e.data.text] : []));
 const parentIdIn = (request: FakeRequest) =>
@@ -120,6 +123,8 @@ describe("subagents: limits and control tools (S1, S4, S5)", () => {
     const childId = toolTexts(events, "subagent")[0]!.split(" ")[2]!;
     expect(notices(events, "agent-message")).toEqual([`Agent ${childId} sent a message: halfway`]);
     expect(toolTexts(events, "send_message")).toEqual([`message delivered to agent ${childId}`]);
+    expect(toolDetails(events, "subagent")).toEqual([{ kind: "subagent", childId, mode: "spawn" }]);
+    expect(toolDetails(events, "send_message")).toEqual([{ kind: "subagent", childId }]);
     // The idle child woke for the parent's message, worked again and settled a second time.
     const settlements = notices(events, "subagent-settled");
     expect(settlements).toHaveLength(2);
@@ -174,6 +179,7 @@ describe("subagents: limits and control tools (S1, S4, S5)", () => {
     expect(toolTexts(events, "interrupt_agent")).toEqual([
       `asked subagent ${childId} to stop; you will be notified when it settles`,
     ]);
+    expect(toolDetails(events, "interrupt_agent")).toEqual([{ kind: "subagent", childId }]);
     expect(toolTexts(events, "list_agents")[0]).toMatch(
       new RegExp(
         `^${childId} \\[spawn\\] (RUNNING|CANCEL_REQUESTED|CANCELLED) — SLOW: take forever\\nYou are notified`,

@@ -7,6 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { LogEvent } from "../../src/log/events.js";
 import { runHeadless } from "../../src/loop/headless.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -42,6 +43,11 @@ describe("subagents: fork (S1)", () => {
     await runHeadless(agent, "FORK NOW");
     const forkFirst = fake.requests.find((r) => userText(r).includes("FORKED TASK"))!;
     expect(forkFirst).toBeDefined();
+    const launched = agent.log.events.find(
+      (e): e is LogEvent<"tool/result"> => e.type === "tool/result" && e.data.name === "subagent_fork",
+    );
+    expect(launched!.data.details).toMatchObject({ kind: "subagent", mode: "fork" });
+    expect(launched!.data.text).toContain((launched!.data.details as { childId: string }).childId);
     const parentBody = parentLast.body as Record<string, unknown>;
     const forkBody = forkFirst.body as Record<string, unknown>;
     // Same model, effort and tools: the prefix the provider caches.

@@ -52,6 +52,12 @@ describe("T22 read_image", () => {
     expect(found!.image.path.startsWith(join(home, "attachments", found!.image.sha256))).toBe(true);
     expect(readFileSync(found!.image.path)).toEqual(PNG);
     expect(output.text).toContain("shown with the next request only");
+    expect(output.details).toEqual({
+      kind: "image",
+      path: join(workspace, "dot.png"),
+      mimeType: "image/png",
+      bytes: PNG.byteLength,
+    });
   });
 
   it("reads an attachment by its saved path or by its handle", async () => {

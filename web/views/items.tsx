@@ -4,8 +4,10 @@
  */
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
+import { formatElapsed } from "../../src/cli/render/elapsed.js";
 import { presentedFilesOf } from "../../src/cli/render/file-kind.js";
-import { exitCodeOf, fileChangeOf, parseArgs, todoItemsOf } from "../../src/cli/render/tool-card.js";
+import { detailSummary, parseArgs } from "../../src/cli/render/tool-card.js";
+import type { ToolDetailsOf } from "../../src/log/tool-details.js";
 import { formatTokens } from "../../src/log/usage.js";
 import {
   childStateLabel,
@@ -212,27 +214,45 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
 
 const OUTPUT_LINES = 12;
 
+/** Durations below this are not shown. */
+const SHOWN_DURATION_MS = 1_000;
+
+/** The card draws what the tool recorded (`details`), never what its text or arguments say it did. */
 function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, unknown> }) {
   const args = parseArgs(tool.arguments);
   const result = tool.result;
-  const exit = result ? exitCodeOf(result.text) : undefined;
+  const details = result?.details; // checked by the projection (toolDetailsOf): a known kind or none
+  const command = details?.kind === "command" ? details : undefined;
+  const exit = command?.exitCode;
   const failed = result?.isError === true || (exit !== undefined && exit !== 0);
   const state = !result ? (tool.state === "approval" ? "waiting" : "running") : failed ? "failed" : "ok";
-  const change = fileChangeOf(tool.name, args, tool.arguments);
-  const todos = tool.name.startsWith("todo") || tool.name === "update_plan" ? todoItemsOf(args) : undefined;
+  const change = details?.kind === "file-change" && !result?.isError ? details : undefined;
+  const todos = details?.kind === "todos" && !result?.isError ? details.items : undefined;
+  const summary = details && !result?.isError ? detailSummary(details) : "";
   let head: ComponentChildren = tool.name;
   if (tool.name === "bash" && typeof args.command === "string") head = <code>$ {args.command}</code>;
-  else if (change) head = `${tool.name} ${change.files.join(", ")}`;
+  else if (change) head = `${tool.name} ${change.path}`;
   return (
     <div {...common} class={`card tool ${state}`} data-tool={tool.name} data-state={state}>
       <div class="card-head">
         <span class="mark">{state === "ok" ? "✓" : state === "failed" ? "✗" : "•"}</span> {head}
         {exit !== undefined && exit !== 0 ? <span class="tag error">exit {exit}</span> : null}
-        {result?.durationMs !== undefined ? <span class="muted"> {result.durationMs} ms</span> : null}
+        {change ? (
+          <span class="muted">
+            {" "}
+            {change.change === "created"
+              ? `created, ${change.added} lines`
+              : `+${change.added} -${change.removed}`}
+          </span>
+        ) : null}
+        {result?.durationMs !== undefined && result.durationMs >= SHOWN_DURATION_MS ? (
+          <span class="muted"> {formatElapsed(result.durationMs)}</span>
+        ) : null}
       </div>
-      {change && !result?.isError ? (
+      {command ? <CommandNotes details={command} /> : null}
+      {change ? (
         <pre class="diff">
-          {change.lines.map((line, i) => (
+          {change.diff.map((line, i) => (
             <div
               key={i}
               class={`d${line.kind === "+" ? "add" : line.kind === "-" ? "del" : line.kind === "@" ? "hunk" : "ctx"}`}
@@ -240,20 +260,36 @@ function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, un
               {line.kind === "@" ? line.text : `${line.kind} ${line.text}`}
             </div>
           ))}
+          {change.omittedLines ? <div class="dctx">… {change.omittedLines} more lines</div> : null}
         </pre>
       ) : null}
       {todos ? (
         <ul class="todos">
           {todos.map((t, i) => (
-            <li key={i} class={t.state}>
-              {t.state === "done" ? "☑" : t.state === "doing" ? "◐" : "☐"} {t.text}
+            <li
+              key={i}
+              class={t.status === "completed" ? "done" : t.status === "in_progress" ? "doing" : "pending"}
+            >
+              {t.status === "completed" ? "☑" : t.status === "in_progress" ? "◐" : "☐"} {t.content}
             </li>
           ))}
         </ul>
       ) : null}
-      {result && (!change || result.isError) && !todos ? <Output text={result.text} /> : null}
+      {summary ? <div class="muted">{summary}</div> : null}
+      {result && !change && !todos ? <Output text={result.text} /> : null}
     </div>
   );
+}
+
+function CommandNotes({ details }: { details: ToolDetailsOf<"command"> }) {
+  const notes: string[] = [];
+  if (details.timedOut) notes.push("timed out");
+  if (details.stopped !== undefined) notes.push(`stopped: ${details.stopped}`);
+  if (details.signal !== undefined) notes.push(`killed by signal ${details.signal}`);
+  if (details.jobId !== undefined) notes.push(`background job ${details.jobId}`);
+  if (details.truncated) notes.push(`output truncated; full output: ${details.fullOutput ?? "unavailable"}`);
+  if (details.sandboxDenied) notes.push("the sandbox denied an access");
+  return notes.length > 0 ? <div class="muted">{notes.join(" · ")}</div> : null;
 }
 
 function Output({ text }: { text: string }) {

@@ -3,22 +3,14 @@
  * interrupt`. Pure; the caller owns the timer and the repaint rate.
  */
 import { formatCost, formatTokens } from "../../model/pricing.js";
+import { formatElapsed } from "./elapsed.js";
 import type { Palette } from "./style.js";
 import { truncate } from "./style.js";
 
 // One formatting of tokens and money for every view: the model layer's (M20).
-export { formatCost, formatTokens };
+export { formatCost, formatElapsed, formatTokens };
 
 export const SPINNER_FRAMES: readonly string[] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-
-/** `950ms` → `0s`, `12_400` → `12s`, `75_000` → `1m 15s`, `3_725_000` → `1h 2m`. */
-export function formatElapsed(ms: number): string {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  if (seconds < 60) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes}m ${seconds % 60}s`;
-  return `${Math.floor(minutes / 60)}h ${minutes % 60}m`;
-}
 
 export function statusLine(
   s: { frame: number; elapsedMs: number; activity: string; tokens?: number; cost?: number; hint?: string },

@@ -1,33 +1,43 @@
 /**
- * A tool call and its result as a few terminal lines (issue 15): what ran, and how it went.
+ * A tool call and its result as a few terminal lines (issue 15, issue 32): what ran, and how it went.
  *
- * - bash: `$ <command>` with its description, the last lines of output, `exit <n>` in red when the
- *   result carries `[exit code: n]` (src/tools/bash/bash-result.ts markers), timeouts and kills in yellow.
- * - edit / write / apply_patch: a coloured unified diff, cut to MAX_DIFF_LINES. The tools' results say only
- *   "updated", so the diff comes from the arguments (`old_string` → `new_string`, `content`, the patch).
- * - todo tools (`todo_write`, P1): a checklist, `[x]` done, `[~]` in progress, `[ ]` pending.
- * - anything else: the name and a short summary of the arguments.
- * Errors are red. Arguments are model output: any shape is accepted, nothing here throws, and every line is
+ * The body comes from the result's `details` (log/tool-details.ts), what the tool itself recorded, never
+ * from its text or its arguments; the arguments only name the call in the header (the command, the path).
+ * - command (bash): `$ <command>` with its description, the last lines of output, `exit <n>` in red, the
+ *   timeout, signal, background job and sandbox denial as notes.
+ * - file-change (edit, write, apply_patch): `+a -r` and the coloured hunks, cut to MAX_DIFF_LINES.
+ * - todos (todo_write, P1): a checklist, `[x]` done, `[~]` in progress, `[ ]` pending.
+ * - read, search, subagent, job, fetch, web-search, image, mcp, files: one summary line.
+ * - no details (an old log, a tool that records none): the generic card, the name, a summary of the
+ *   arguments and the result's line count.
+ * A finished call that ran for a second or more shows its duration, dimmed. Errors are red. Details and
+ * arguments come from the model's actions: any shape is accepted, nothing here throws, and every line is
  * sanitised and cut to `width`.
  */
-import { lineDiff } from "./line-diff.js";
+import { type ToolDetails, type ToolDetailsOf, toolDetailsOf } from "../../log/tool-details.js";
+import { formatElapsed } from "./elapsed.js";
 import { type Palette, sanitize, truncate } from "./style.js";
 
 export const OUTPUT_TAIL_LINES = 6;
 export const MAX_DIFF_LINES = 24;
 const ERROR_LINES = 4;
+/** Durations below this are not worth a glance. */
+const SHOWN_DURATION_MS = 1_000;
 
 type Call = { name: string; arguments: string };
-type Result = { text: string; isError?: boolean };
+/** A result as `tool/result` stores it; `details` is read with `toolDetailsOf` (any stored shape). */
+export type CardResult = { text: string; isError?: boolean; details?: unknown; durationMs?: number };
 type Args = Record<string, unknown>;
 
-export function toolCard(call: Call, result: Result | undefined, p: Palette, width: number): string[] {
+export function toolCard(call: Call, result: CardResult | undefined, p: Palette, width: number): string[] {
   let lines: string[];
   try {
     lines = cardLines(call, parseArgs(call.arguments), result, p);
   } catch {
-    lines = [`${mark(result, p)} ${p.bold(call.name)}`];
+    lines = [`${mark(result, p)} ${p.bold(sanitize(call.name))}`];
   }
+  if (result?.durationMs !== undefined && result.durationMs >= SHOWN_DURATION_MS)
+    lines[0] = `${lines[0]!} ${p.dim(formatElapsed(result.durationMs))}`;
   return lines.map((line) => truncate(line, Math.max(8, width - 1)));
 }
 
@@ -42,8 +52,9 @@ export function parseArgs(text: string): Args {
 }
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-function mark(result: Result | undefined, p: Palette, failed = result?.isError === true): string {
+function mark(result: CardResult | undefined, p: Palette, failed = result?.isError === true): string {
   if (result === undefined) return p.yellow("•");
   return failed ? p.red("✗") : p.green("✓");
 }
@@ -51,43 +62,54 @@ function mark(result: Result | undefined, p: Palette, failed = result?.isError =
 /** Body lines sit under the header behind a dim bar. */
 const body = (p: Palette, text: string) => `  ${p.dim("│")} ${text}`;
 
-function cardLines(call: Call, args: Args, result: Result | undefined, p: Palette): string[] {
+function cardLines(call: Call, args: Args, result: CardResult | undefined, p: Palette): string[] {
   const name = sanitize(call.name);
-  if (name === "bash") return bashCard(args, result, p);
-  const change = fileChangeOf(name, args, call.arguments);
-  if (change) return fileCard(name, change, result, p);
-  if (name.startsWith("todo") || name === "update_plan") {
-    const card = todoCard(name, args, result, p);
-    if (card) return card;
+  const details = toolDetailsOf(result?.details);
+  if (name === "bash" || details?.kind === "command")
+    return bashCard(args, result, details?.kind === "command" ? details : undefined, p);
+  if (result && details) {
+    switch (details.kind) {
+      case "file-change":
+        return fileCard(name, details, result, p);
+      case "todos":
+        return todoCard(name, details, result, p);
+      default:
+        return summaryCard(name, args, call.arguments, result, details, p);
+    }
   }
   return genericCard(name, args, call.arguments, result, p);
 }
 
 // --- bash ---
 
+/** The text's own status lines (bash-result.ts): the card shows these facts from `details` instead. */
 const MARKER =
   /^\[(exit code|timed out after|killed by signal|stopped|still running after|output truncated|sandbox)[^\]]*\]$/;
 
-function bashCard(args: Args, result: Result | undefined, p: Palette): string[] {
+function bashCard(
+  args: Args,
+  result: CardResult | undefined,
+  details: ToolDetailsOf<"command"> | undefined,
+  p: Palette,
+): string[] {
   const command = sanitize(str(args.command) ?? "");
   const commandLines = command.split("\n");
   const shown =
     commandLines[0]! + (commandLines.length > 1 ? p.dim(` … (+${commandLines.length - 1} lines)`) : "");
   const description = str(args.description);
-  const exit = result ? exitCodeOf(result.text) : undefined;
+  const exit = details?.exitCode;
   const failed = result !== undefined && (result.isError === true || (exit !== undefined && exit !== 0));
   const header = `${mark(result, p, failed)} ${p.bold("$")} ${shown}${description ? p.dim(`  # ${sanitize(description)}`) : ""}`;
   if (!result) return [header];
   const lines = [header];
   const output: string[] = [];
-  const notes: string[] = [];
   for (const line of sanitize(result.text).split("\n")) {
-    if (MARKER.test(line)) {
-      if (line.startsWith("[exit code")) continue;
-      notes.push(line.startsWith("[sandbox") ? p.red(line) : p.yellow(line));
-    } else if (line !== "[stderr]" && line !== "(no output)") {
-      output.push(line);
+    // With details the markers are drawn below; a job's text goes on to say how to follow it, not output.
+    if (details && MARKER.test(line)) {
+      if (details.jobId !== undefined) break;
+      continue;
     }
+    if (line !== "[stderr]" && line !== "(no output)") output.push(line);
   }
   while (output.length > 0 && output.at(-1)!.trim() === "") output.pop();
   if (output.length > OUTPUT_TAIL_LINES) {
@@ -95,33 +117,41 @@ function bashCard(args: Args, result: Result | undefined, p: Palette): string[] 
   }
   for (const line of output.slice(-OUTPUT_TAIL_LINES))
     lines.push(body(p, result.isError ? p.red(line) : p.dim(line)));
-  for (const note of notes) lines.push(body(p, note));
+  if (details) lines.push(...commandNotes(details, p).map((note) => body(p, note)));
   if (exit !== undefined && exit !== 0) lines.push(body(p, p.red(p.bold(`exit ${exit}`))));
   return lines;
 }
 
-/** `[exit code: 3]` → 3; none (the command exited 0 or did not finish) → undefined. */
-export function exitCodeOf(text: string): number | undefined {
-  const match = /^\[exit code: (-?\d+)\]$/m.exec(text);
-  return match ? Number(match[1]) : undefined;
+function commandNotes(details: ToolDetailsOf<"command">, p: Palette): string[] {
+  const notes: string[] = [];
+  if (details.truncated)
+    notes.push(p.yellow(`output truncated; full output: ${sanitize(details.fullOutput ?? "unavailable")}`));
+  if (details.timedOut) notes.push(p.yellow("timed out"));
+  if (details.stopped !== undefined) notes.push(p.yellow(`stopped: ${sanitize(details.stopped)}`));
+  if (details.signal !== undefined) notes.push(p.yellow(`killed by signal ${sanitize(details.signal)}`));
+  if (details.jobId !== undefined)
+    notes.push(p.yellow(`running in the background as job ${sanitize(details.jobId)}`));
+  if (details.sandboxDenied) notes.push(p.red("the sandbox denied an access"));
+  return notes;
 }
 
 // --- diffs ---
 
-function diffLines(kinds: { kind: string; text: string }[], p: Palette): string[] {
-  const out = kinds.slice(0, MAX_DIFF_LINES).map(({ kind, text }) => {
-    const line = `${kind} ${sanitize(text)}`;
-    if (kind === "+") return body(p, p.green(line));
-    if (kind === "-") return body(p, p.red(line));
-    if (kind === "@") return body(p, p.cyan(sanitize(text)));
-    return body(p, p.dim(line));
+function diffLines(details: ToolDetailsOf<"file-change">, p: Palette): string[] {
+  const diff = Array.isArray(details.diff) ? details.diff : [];
+  const out = diff.slice(0, MAX_DIFF_LINES).map(({ kind, text }) => {
+    const shown = sanitize(String(text));
+    if (kind === "+") return body(p, p.green(`+ ${shown}`));
+    if (kind === "-") return body(p, p.red(`- ${shown}`));
+    if (kind === "@") return body(p, p.cyan(shown));
+    return body(p, p.dim(`  ${shown}`));
   });
-  if (kinds.length > MAX_DIFF_LINES)
-    out.push(body(p, p.dim(`… ${kinds.length - MAX_DIFF_LINES} more lines`)));
+  const more = diff.length - Math.min(diff.length, MAX_DIFF_LINES) + (details.omittedLines ?? 0);
+  if (more > 0) out.push(body(p, p.dim(`… ${more} more lines`)));
   return out;
 }
 
-function errorLines(result: Result | undefined, p: Palette): string[] {
+function errorLines(result: CardResult | undefined, p: Palette): string[] {
   if (!result?.isError) return [];
   const lines = sanitize(result.text).trim().split("\n");
   const out = lines.slice(0, ERROR_LINES).map((line) => body(p, p.red(line)));
@@ -129,106 +159,96 @@ function errorLines(result: Result | undefined, p: Palette): string[] {
   return out;
 }
 
-function countOf(kinds: { kind: string }[]): string {
-  const added = kinds.filter((k) => k.kind === "+").length;
-  const removed = kinds.filter((k) => k.kind === "-").length;
-  return `+${added} -${removed}`;
-}
-
-type DiffKind = { kind: string; text: string };
-
-/** What an edit, write or apply_patch call changes, from its arguments: the files and the diff lines. */
-export type FileChange = { files: string[]; lines: DiffKind[]; allOccurrences?: boolean; written?: number };
-
-/** The change a file tool's arguments describe (the web dashboard draws the same); undefined for other tools. */
-export function fileChangeOf(name: string, args: Args, raw: string): FileChange | undefined {
-  if (name === "edit" || name === "multi_edit") {
-    const edits = Array.isArray(args.edits) ? (args.edits as unknown[]) : [args];
-    const lines = edits.flatMap((edit, index) => {
-      const e = edit !== null && typeof edit === "object" ? (edit as Args) : {};
-      const diff = lineDiff(str(e.old_string) ?? "", str(e.new_string) ?? "");
-      return index > 0 ? [{ kind: "@", text: "…" }, ...diff] : diff;
-    });
-    const files = [sanitize(str(args.file_path) ?? str(args.path) ?? "?")];
-    return { files, lines, allOccurrences: args.replace_all === true };
-  }
-  if (name === "write") {
-    const content = str(args.content) ?? "";
-    const written = content === "" ? [] : content.replace(/\n$/, "").split("\n");
-    const files = [sanitize(str(args.file_path) ?? str(args.path) ?? "?")];
-    return { files, lines: written.map((text) => ({ kind: "+", text })), written: written.length };
-  }
-  if (name === "apply_patch") return patchChange(args, raw);
-  return undefined;
-}
-
-function patchChange(args: Args, raw: string): FileChange {
-  const patch =
-    str(args.patch) ?? str(args.input) ?? str(args.diff) ?? (Object.keys(args).length === 0 ? raw : "");
-  const lines: DiffKind[] = [];
-  const files: string[] = [];
-  for (const line of patch.split("\n")) {
-    const file = /^(?:\+\+\+ (?:b\/)?|\*\*\* (?:Update|Add|Delete) File: )(.+)$/.exec(line);
-    if (file) {
-      files.push(sanitize(file[1]!.trim()));
-      continue;
-    }
-    if (
-      line.startsWith("--- ") ||
-      line.startsWith("*** ") ||
-      line.startsWith("diff ") ||
-      line.startsWith("index ")
-    )
-      continue;
-    if (line.startsWith("@@")) lines.push({ kind: "@", text: line });
-    else if (line.startsWith("+") || line.startsWith("-"))
-      lines.push({ kind: line[0]!, text: line.slice(1) });
-    else if (line.startsWith(" ")) lines.push({ kind: " ", text: line.slice(1) });
-  }
-  return { files, lines };
-}
-
-function fileCard(name: string, change: FileChange, result: Result | undefined, p: Palette): string[] {
-  const files = change.files.join(", ") || "?";
+function fileCard(
+  name: string,
+  details: ToolDetailsOf<"file-change">,
+  result: CardResult,
+  p: Palette,
+): string[] {
   const count =
-    change.written !== undefined
-      ? `${change.written} line${change.written === 1 ? "" : "s"}`
-      : countOf(change.lines);
-  const all = change.allOccurrences ? p.dim(" (all occurrences)") : "";
-  const header = `${mark(result, p)} ${p.bold(name)} ${files} ${p.dim(count)}${all}`;
-  if (result?.isError) return [header, ...errorLines(result, p)];
-  return [header, ...diffLines(change.lines, p)];
+    details.change === "created"
+      ? `created, ${plural(details.added, "line")}`
+      : details.binary
+        ? "replaced a binary file"
+        : `+${details.added} -${details.removed}`;
+  const all =
+    details.replacements !== undefined ? p.dim(` (${plural(details.replacements, "occurrence")})`) : "";
+  const header = `${mark(result, p)} ${p.bold(name)} ${sanitize(String(details.path))} ${p.dim(count)}${all}`;
+  if (result.isError) return [header, ...errorLines(result, p)];
+  return [header, ...diffLines(details, p)];
 }
 
 // --- todos ---
 
-export type TodoItem = { text: string; state: "done" | "doing" | "pending" };
-
-/** The checklist a todo tool's arguments carry (P1); undefined when they carry none. */
-export function todoItemsOf(args: Args): TodoItem[] | undefined {
-  const list = Array.isArray(args.todos) ? args.todos : Array.isArray(args.plan) ? args.plan : undefined;
-  if (!list) return undefined;
-  return (list as unknown[]).map((item) => {
-    const entry = item !== null && typeof item === "object" ? (item as Args) : {};
-    const text = sanitize(str(entry.content) ?? str(entry.step) ?? str(entry.title) ?? "?");
-    const status = str(entry.status);
-    const state =
-      status === "completed" || status === "done" ? "done" : status === "in_progress" ? "doing" : "pending";
-    return { text, state };
-  });
-}
-
-function todoCard(name: string, args: Args, result: Result | undefined, p: Palette): string[] | undefined {
-  const items = todoItemsOf(args);
-  if (!items) return undefined;
+function todoCard(name: string, details: ToolDetailsOf<"todos">, result: CardResult, p: Palette): string[] {
   const lines = [`${mark(result, p)} ${p.bold(name)}`];
-  if (result?.isError) return [...lines, ...errorLines(result, p)];
-  for (const { text, state } of items) {
-    if (state === "done") lines.push(body(p, p.dim(`${p.green("[x]")} ${text}`)));
-    else if (state === "doing") lines.push(body(p, `${p.yellow("[~]")} ${p.bold(text)}`));
+  if (result.isError) return [...lines, ...errorLines(result, p)];
+  for (const item of Array.isArray(details.items) ? details.items : []) {
+    const text = sanitize(String(item?.content ?? "?"));
+    if (item?.status === "completed") lines.push(body(p, p.dim(`${p.green("[x]")} ${text}`)));
+    else if (item?.status === "in_progress") lines.push(body(p, `${p.yellow("[~]")} ${p.bold(text)}`));
     else lines.push(body(p, `[ ] ${text}`));
   }
   return lines;
+}
+
+// --- one summary line from details ---
+
+/** One line saying what the call did, from its details. */
+export function detailSummary(details: ToolDetails): string {
+  switch (details.kind) {
+    case "read": {
+      const { startLine, endLine, totalLines } = details;
+      if (endLine < startLine) return `no lines (${plural(totalLines, "line")} in all)`;
+      if (startLine === 1 && endLine === totalLines) return plural(totalLines, "line");
+      return `lines ${startLine}-${endLine} of ${totalLines}`;
+    }
+    case "search": {
+      // grep counts matching lines in files; glob counts paths.
+      const found =
+        details.files === undefined
+          ? plural(details.matches, "path")
+          : `${plural(details.matches, "match", "matches")} in ${plural(details.files, "file")}`;
+      return `${found}${details.truncated ? " (the first ones shown)" : ""}`;
+    }
+    case "image":
+      return `${details.mimeType}, ${plural(details.bytes, "byte")}`;
+    case "subagent":
+      return `${details.mode === undefined ? "agent" : details.mode === "fork" ? "fork" : "subagent"} ${details.childId}`;
+    case "mcp":
+      return `MCP ${details.server} · ${details.tool}`;
+    case "fetch":
+      return `${details.status} · ${plural(details.bytes, "byte")}${details.truncated ? " (cut)" : ""}`;
+    case "web-search":
+      return plural(details.results.length, "result");
+    case "files":
+      return details.files.map((file) => file.path).join(", ");
+    case "job":
+      return `job ${details.jobId}${details.status ? ` ${details.status}` : ""}${details.exitCode === undefined ? "" : ` (exit ${details.exitCode})`}`;
+    case "command":
+    case "file-change":
+    case "todos":
+      return "";
+  }
+}
+
+function summaryCard(
+  name: string,
+  args: Args,
+  raw: string,
+  result: CardResult,
+  details: ToolDetails,
+  p: Palette,
+): string[] {
+  const header = `${mark(result, p)} ${p.bold(name)} ${p.dim(argumentSummary(args, raw))}`.trimEnd();
+  if (result.isError) return [header, ...errorLines(result, p)];
+  let summary: string;
+  try {
+    summary = sanitize(detailSummary(details));
+  } catch {
+    summary = ""; // a stored shape this version does not know
+  }
+  return summary ? [header, body(p, p.dim(summary))] : [header];
 }
 
 // --- anything else ---
@@ -256,7 +276,7 @@ function genericCard(
   name: string,
   args: Args,
   raw: string,
-  result: Result | undefined,
+  result: CardResult | undefined,
   p: Palette,
 ): string[] {
   const header = `${mark(result, p)} ${p.bold(name)} ${p.dim(argumentSummary(args, raw))}`.trimEnd();

@@ -11,6 +11,8 @@
  * - Issue 19: the command runs on the session's backend (local, ssh, docker, a plugin); on a remote one
  *   `workdir` is resolved against the remote working directory. A backend that lost the command (an SSH
  *   connection dropped) is reported as `[stopped: <why>]` with no exit code: the outcome is unknown.
+ * - Details (`command`): the same facts as the text's markers (exit code, signal, timeout, the full
+ *   output's locator, the job it became, a sandbox denial), as data for the views.
  */
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -150,8 +152,11 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
   if (args.run_in_background) {
     if (!jobs) throw new Error("background jobs are not available");
     const running = terminal.spawn(args.command, spawnOptions);
-    const job = adoptOrKill(jobs.adopt.bind(jobs), exec, label, running, args.command);
-    return { text: `started background job ${(await job).id}` };
+    const job = await adoptOrKill(jobs.adopt.bind(jobs), exec, label, running, args.command);
+    return {
+      text: `started background job ${job.id}`,
+      details: { kind: "command", truncated: false, jobId: job.id },
+    };
   }
 
   const running = terminal.spawn(args.command, spawnOptions);
@@ -166,7 +171,10 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
     try {
       const job = await adoptOrKill(jobs.adopt.bind(jobs), exec, label, running, args.command);
       const sofar = formatBashResult({ stdout: stdout.tail(), stderr: stderr.tail() });
-      return { text: `${sofar}\n${movedToBackgroundText(timeoutMs, job.id)}` };
+      return {
+        text: `${sofar}\n${movedToBackgroundText(timeoutMs, job.id)}`,
+        details: { kind: "command", truncated: false, jobId: job.id },
+      };
     } catch {
       // The job limit was reached: fall back to the kill below (adoptOrKill already killed it).
     }
@@ -194,13 +202,14 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
     networkDenialSeen(stderrTail)
       ? networkDenialText(network)
       : undefined;
+  const stopped = ending === "abort" ? "aborted" : status.lost;
   const text = formatBashResult({
     stdout: stdout.tail(),
     stderr: stderrTail,
     truncated,
     ...(locator ? { fullOutputLocator: locator } : {}),
     ...(ending === "timeout" ? { timedOutMs: timeoutMs } : {}),
-    ...(ending === "abort" ? { stopped: "aborted" } : status.lost ? { stopped: status.lost } : {}),
+    ...(stopped ? { stopped } : {}),
     signal: status.signal,
     exitCode: status.exitCode,
     ...(denied ? { sandboxDenied: mode, escalation: exec.approval !== "never" } : {}),
@@ -208,6 +217,16 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
   });
   return {
     text,
+    details: {
+      kind: "command",
+      ...(typeof status.exitCode === "number" ? { exitCode: status.exitCode } : {}),
+      ...(status.signal ? { signal: status.signal } : {}),
+      ...(ending === "timeout" ? { timedOut: true } : {}),
+      truncated,
+      ...(locator ? { fullOutput: locator } : {}),
+      ...(stopped ? { stopped } : {}),
+      ...(denied || networkDenied ? { sandboxDenied: true } : {}),
+    },
     metadata: {
       exitCode: status.exitCode,
       signal: status.signal,

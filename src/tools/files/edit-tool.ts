@@ -7,10 +7,12 @@
  * - `old_string matched N times in "<p>"; provide a more specific old_string or set replace_all to true`
  * - `old_string and new_string must differ`
  * - `The file <p> has been updated successfully.` / `… All occurrences were successfully replaced.`
+ * Details: the file's change (file-change.ts), from its content before and after.
  */
 import { readFile } from "node:fs/promises";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 import { writeForTool } from "./atomic-write.js";
+import { fileChangeDetails } from "./file-change.js";
 import { guardModification } from "./modify-guard.js";
 import { guardRemoteModification, remoteFiles, remotePath, writeRemote } from "./remote-files.js";
 
@@ -84,6 +86,7 @@ export const editTool: ToolDefinition<EditArgs> = {
     const text = args.replace_all
       ? `The file ${shown} has been updated successfully. All occurrences were successfully replaced.`
       : `The file ${shown} has been updated successfully.`;
-    return { text };
+    const details = fileChangeDetails(shown, content, updated);
+    return { text, details: args.replace_all ? { ...details, replacements: matches } : details };
   },
 };

@@ -1,9 +1,11 @@
 /**
  * `glob` (T13): files matching a glob pattern, newest first, at most 100 (overflow stored), `No files found`
  * when none. Ignore files (.gitignore, .ignore) are respected, as ripgrep does. Exclusive (L19).
+ * Details: the pattern, how many paths matched, and whether the model saw only the first ones.
  */
 import { stat } from "node:fs/promises";
 import { posix, resolve } from "node:path";
+import type { ToolDetails } from "../../log/tool-details.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { hiddenReadText, isMasked, maskedRealPaths, shownMaskedDirectories } from "./masked-paths.js";
 import { listWithOverflow } from "./overflow.js";
@@ -41,9 +43,9 @@ export const globTool: ToolDefinition<GlobArgs> = {
       if ((await remote.files.stat(root))?.kind !== "directory")
         throw new Error(`cannot search "${root}": not a directory`);
       const found = await remote.files.glob(root, args.pattern, exec.signal);
-      if (found.length === 0) return { text: "No files found" };
+      if (found.length === 0) return noFiles(args);
       const dated = found.map((entry) => ({ path: posix.join(root, entry.path), mtime: entry.mtimeMs }));
-      return { text: await newestFirst(exec, dated) };
+      return newestFirst(exec, args, dated);
     }
     const root = resolve(exec.cwd, args.path ?? ".");
     const masked = await maskedRealPaths(exec);
@@ -60,7 +62,7 @@ export const globTool: ToolDefinition<GlobArgs> = {
       .toString("utf8")
       .split("\n")
       .filter((line) => line !== "" && !isMasked(hidden, resolve(root, line)));
-    if (relativePaths.length === 0) return { text: "No files found" };
+    if (relativePaths.length === 0) return noFiles(args);
     const dated = await Promise.all(
       relativePaths.map(async (relativePath) => {
         const path = resolve(root, relativePath);
@@ -71,17 +73,27 @@ export const globTool: ToolDefinition<GlobArgs> = {
         return { path, mtime };
       }),
     );
-    return { text: await newestFirst(exec, dated) };
+    return newestFirst(exec, args, dated);
   },
 };
 
+const searchDetails = (args: GlobArgs, matches: number): ToolDetails => ({
+  kind: "search",
+  pattern: args.pattern,
+  matches,
+  truncated: matches > GLOB_MAX_PATHS,
+});
+
+const noFiles = (args: GlobArgs): ToolOutput => ({ text: "No files found", details: searchDetails(args, 0) });
+
 /** T13: the paths, most recently modified first (ties by path), cut at the limit with the rest spilled. */
-function newestFirst(exec: ToolExec, dated: Array<{ path: string; mtime: number }>): Promise<string> {
+async function newestFirst(
+  exec: ToolExec,
+  args: GlobArgs,
+  dated: Array<{ path: string; mtime: number }>,
+): Promise<ToolOutput> {
   dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : 1));
-  return listWithOverflow(
-    exec,
-    dated.map((entry) => entry.path),
-    GLOB_MAX_PATHS,
-    "paths",
-  );
+  const paths = dated.map((entry) => entry.path);
+  const text = await listWithOverflow(exec, paths, GLOB_MAX_PATHS, "paths");
+  return { text, details: searchDetails(args, paths.length) };
 }

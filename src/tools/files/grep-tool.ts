@@ -3,9 +3,11 @@
  *
  * Output lines are `<path>:<line>:<text>`, sorted by path then line, at most 250 (overflow stored, T13's
  * notice), each cut at 2000 bytes. `No matches found` when none. 30 s (+3 s) timeout (T6). Exclusive (L19).
+ * Details: the pattern, how many matching lines in how many files, and whether the model saw only some.
  */
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
+import type { ToolDetails } from "../../log/tool-details.js";
 import { parseSpillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { hiddenReadText, isMasked, maskedRealPaths, shownMaskedDirectories } from "./masked-paths.js";
@@ -49,14 +51,24 @@ export const grepTool: ToolDefinition<GrepArgs> = {
   execute: (args, exec) => grep(args, exec),
 };
 
+type Match = { path: string; line: number; text: string };
+
 async function grep(args: GrepArgs, exec: ToolExec): Promise<ToolOutput> {
   const blobId = args.path === undefined ? undefined : parseSpillLocator(args.path);
-  const lines = blobId !== undefined ? await grepBlob(exec, args, blobId) : await grepFiles(exec, args);
-  if (lines.length === 0) return { text: "No matches found" };
-  return { text: await listWithOverflow(exec, lines.map(cutLine), GREP_MAX_MATCHES, "matches") };
+  const matches = blobId !== undefined ? await grepBlob(exec, args, blobId) : await grepFiles(exec, args);
+  const details: ToolDetails = {
+    kind: "search",
+    pattern: args.pattern,
+    matches: matches.length,
+    files: new Set(matches.map((match) => match.path)).size,
+    truncated: matches.length > GREP_MAX_MATCHES,
+  };
+  if (matches.length === 0) return { text: "No matches found", details };
+  const lines = matches.map((match) => cutLine(`${match.path}:${match.line}:${match.text}`));
+  return { text: await listWithOverflow(exec, lines, GREP_MAX_MATCHES, "matches"), details };
 }
 
-async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<string[]> {
+async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<Match[]> {
   const remote = remoteFiles(exec);
   if (remote) {
     const target = remotePath(remote, args.path ?? ".");
@@ -72,8 +84,7 @@ async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<string[]> {
         ? { path: match[1]!, line: Number(match[2]), text: match[3]! }
         : { path: line, line: 0, text: "" };
     });
-    parsed.sort((a, b) => (a.path === b.path ? a.line - b.line : a.path < b.path ? -1 : 1));
-    return parsed.map((match) => `${match.path}:${match.line}:${match.text}`);
+    return byPathThenLine(parsed);
   }
   const target = resolve(exec.cwd, args.path ?? ".");
   const masked = await maskedRealPaths(exec);
@@ -97,7 +108,7 @@ async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<string[]> {
   const result = await runRipgrep(rgArgs, exec.cwd, exec.signal);
   if (result.exitCode === 2 && result.stdout.length === 0)
     throw new Error(result.stderr.trim() || "rg failed");
-  const matches: { path: string; line: number; text: string }[] = [];
+  const matches: Match[] = [];
   for (const record of result.stdout.toString("utf8").split("\n")) {
     const nul = record.indexOf("\0");
     if (nul < 0) continue;
@@ -110,11 +121,14 @@ async function grepFiles(exec: ToolExec, args: GrepArgs): Promise<string[]> {
       text: rest.slice(colon + 1),
     });
   }
-  matches.sort((a, b) => (a.path === b.path ? a.line - b.line : a.path < b.path ? -1 : 1));
-  return matches.map((match) => `${match.path}:${match.line}:${match.text}`);
+  return byPathThenLine(matches);
 }
 
-async function grepBlob(exec: ToolExec, args: GrepArgs, blobId: string): Promise<string[]> {
+function byPathThenLine(matches: Match[]): Match[] {
+  return matches.sort((a, b) => (a.path === b.path ? a.line - b.line : a.path < b.path ? -1 : 1));
+}
+
+async function grepBlob(exec: ToolExec, args: GrepArgs, blobId: string): Promise<Match[]> {
   const blob = await exec.services.get("blobs")?.getBlob(blobId);
   if (!blob) throw new Error(`cannot search "${args.path}": not found`);
   let pattern: RegExp;
@@ -123,12 +137,13 @@ async function grepBlob(exec: ToolExec, args: GrepArgs, blobId: string): Promise
   } catch (error) {
     throw new Error(`invalid pattern: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const out: string[] = [];
+  const out: Match[] = [];
+  const path = args.path ?? "";
   blob.content
     .toString("utf8")
     .split("\n")
     .forEach((text, index) => {
-      if (pattern.test(text)) out.push(`${args.path}:${index + 1}:${text}`);
+      if (pattern.test(text)) out.push({ path, line: index + 1, text });
     });
   return out;
 }

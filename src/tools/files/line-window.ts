@@ -12,7 +12,10 @@ export const READ_MAX_LINES = 2000;
 export const READ_MAX_LINE_CHARS = 2000;
 export const READ_MAX_BYTES = 51_200;
 
-export type LineWindow = { ok: true; body: string } | { ok: false; totalLines: number };
+/** `firstLine`..`lastLine` were shown (1-based; `lastLine` < `firstLine` when none were) of `totalLines`. */
+export type LineWindow =
+  | { ok: true; body: string; firstLine: number; lastLine: number; totalLines: number }
+  | { ok: false; totalLines: number };
 
 /**
  * One scan: the total line count and the start offsets of lines `first..last` only (a 50 MB file has
@@ -67,5 +70,11 @@ export function renderWindow(content: Buffer, offset: number, limit: number): Li
   } else {
     footer = `(End of file - total ${total} lines)`;
   }
-  return { ok: true, body: [...lines, footer].join("\n") };
+  return {
+    ok: true,
+    body: [...lines, footer].join("\n"),
+    firstLine: offset,
+    lastLine: shownEnd,
+    totalLines: total,
+  };
 }

@@ -97,6 +97,7 @@ async function readImage(
   return {
     text: `${imageHandleText(image)}\nRead from "${path}". The image is shown with the next request only; later requests show this handle.`,
     noSpill: true,
+    details: { kind: "image", path, mimeType: mediaType, bytes: data.byteLength },
   };
 }
 

@@ -11,6 +11,8 @@
  * Errors: `cannot read "<p>": not found`, `…: binary file` (a NUL byte in the first 8 KiB),
  * `…: is a directory`, `offset <o> is out of range for "<p>" (<n> lines)`.
  * Parallel-safe; exempt from spill. A successful read of a file records its version (read-before-write).
+ * Details: the path (or locator), the lines shown and the file's line count, from the same window the text
+ * shows (the text's wrapper and footer lines are not the file's).
  */
 import { readFile, stat } from "node:fs/promises";
 import { parseSpillLocator } from "../spill/blob-store.js";
@@ -95,5 +97,12 @@ function render(shown: string, type: string, content: Buffer, offset: number, li
   return {
     text: `<path>${shown}</path>\n<type>${type}</type>\n<content>\n${window.body}\n</content>`,
     noSpill: true,
+    details: {
+      kind: "read",
+      path: shown,
+      startLine: window.firstLine,
+      endLine: window.lastLine,
+      totalLines: window.totalLines,
+    },
   };
 }

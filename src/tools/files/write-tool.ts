@@ -1,10 +1,12 @@
 /**
  * `write` (T11): create or replace a whole file, atomically, after the read-before-write and sandbox checks.
- * Texts: `Created file <p>` / `Updated file <p>`.
+ * Texts: `Created file <p>` / `Updated file <p>`. Details: the file's change (file-change.ts), from the old
+ * content read just before the write.
  */
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 import { writeForTool } from "./atomic-write.js";
+import { fileChangeDetails } from "./file-change.js";
 import { guardModification } from "./modify-guard.js";
 import { guardRemoteModification, remoteFiles, remotePath, writeRemote } from "./remote-files.js";
 import { absolutePath } from "./sandbox-paths.js";
@@ -34,15 +36,24 @@ export const writeTool: ToolDefinition<WriteArgs> = {
       if ((await remote.files.stat(path))?.kind === "directory")
         throw new Error(`cannot write "${path}": is a directory`);
       const exists = await guardRemoteModification(exec, remote, path, "write");
+      const before = exists ? (await remote.files.readFile(path)).toString("utf8") : undefined;
       await writeRemote(exec, remote, path, args.content);
-      return { text: `${exists ? "Updated" : "Created"} file ${path}` };
+      return {
+        text: `${exists ? "Updated" : "Created"} file ${path}`,
+        details: fileChangeDetails(path, before, args.content),
+      };
     }
     const shown = absolutePath(exec, args.file_path);
     const existing = await stat(shown).catch(() => undefined);
     if (existing?.isDirectory()) throw new Error(`cannot write "${shown}": is a directory`);
     const target = await guardModification(exec, args.file_path, "write");
+    // Gone since the check: the write creates it.
+    const before = target.exists ? await readFile(target.real, "utf8").catch(() => undefined) : undefined;
     await writeForTool(exec, target.real, target.shown, args.content);
     await exec.services.require("fileObservations").recordCurrent(target.real);
-    return { text: `${target.exists ? "Updated" : "Created"} file ${target.shown}` };
+    return {
+      text: `${target.exists ? "Updated" : "Created"} file ${target.shown}`,
+      details: fileChangeDetails(target.shown, before, args.content),
+    };
   },
 };

@@ -5,11 +5,14 @@
  * `No background jobs`, `killed background job <id>`, `Error: unknown background job "<id>"`.
  * Jobs are owned by the session; another session's job is unknown here. Issue 19: a job that is not live
  * on this server is read from its receipt (jobs/receipts.ts): the same session or a fork of it only.
+ * Details (`job`): job_output and job_kill name the job and its state after the call; job_list has none.
  */
+
+import type { ToolDetails } from "../../log/tool-details.js";
 import type { ProcessReceipt } from "../../store/process-receipts.js";
 import { spillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
-import { type JobStore, statusText } from "./job-store.js";
+import { type JobInfo, type JobStore, statusText } from "./job-store.js";
 import { receiptInfo } from "./receipts.js";
 
 export const JOB_OUTPUT_DEFAULT_TIMEOUT_MS = 30_000;
@@ -27,6 +30,21 @@ async function receiptOf(exec: ToolExec, id: string): Promise<ProcessReceipt | u
 }
 
 const unknownJob = (id: string) => new Error(`unknown background job "${id}"`);
+
+/** The `job` details of a call about one job: its state after the call. */
+function jobDetails(info: Pick<JobInfo, "id" | "state" | "exitCode"> & { lost?: string }): ToolDetails {
+  return {
+    kind: "job",
+    jobId: info.id,
+    status: info.lost ? "lost" : info.state,
+    ...(typeof info.exitCode === "number" ? { exitCode: info.exitCode } : {}),
+  };
+}
+
+const receiptDetails = (receipt: ProcessReceipt): ToolDetails =>
+  receipt.state === "running"
+    ? { kind: "job", jobId: receipt.jobId, status: "running" }
+    : jobDetails(receiptInfo(receipt));
 
 function receiptStatus(receipt: ProcessReceipt): string {
   const info = receiptInfo(receipt);
@@ -48,7 +66,7 @@ async function readReceipt(exec: ToolExec, receipt: ProcessReceipt): Promise<Too
   }
   if (receipt.outputBlobId) parts.push(`[full output: ${spillLocator(receipt.outputBlobId)}]`);
   parts.push(`[status: ${receiptStatus(receipt)}]`);
-  return { text: parts.join("\n") };
+  return { text: parts.join("\n"), details: receiptDetails(receipt) };
 }
 
 export const jobOutputTool: ToolDefinition<{ job_id: string; wait?: boolean; timeout_ms?: number }> = {
@@ -102,7 +120,7 @@ export const jobOutputTool: ToolDefinition<{ job_id: string; wait?: boolean; tim
           .catch(() => undefined);
       }
     }
-    return { text: parts.join("\n") };
+    return { text: parts.join("\n"), details: jobDetails(read.info) };
   },
 };
 
@@ -153,11 +171,15 @@ export const jobKillTool: ToolDefinition<{ job_id: string }> = {
         );
       return {
         text: `background job ${receipt.jobId} had already finished [status: ${receiptStatus(receipt)}]`,
+        details: receiptDetails(receipt),
       };
     }
     const info = await jobs.kill(args.job_id);
     if (info.state !== "killed")
-      return { text: `background job ${info.id} had already finished [status: ${statusText(info)}]` };
-    return { text: `killed background job ${info.id}` };
+      return {
+        text: `background job ${info.id} had already finished [status: ${statusText(info)}]`,
+        details: jobDetails(info),
+      };
+    return { text: `killed background job ${info.id}`, details: jobDetails(info) };
   },
 };

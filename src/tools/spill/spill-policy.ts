@@ -8,6 +8,7 @@
  *
  * Invariants:
  * - Exempt: `read` results, outputs marked `noSpill`, blocked results and replacements (C14).
+ * - Only the text is cut: `details` (what the call did, for people's views) are kept as the tool made them.
  * - Any failure (no blob service, the store throws) keeps the inline content, with a warning in metadata;
  *   but a spent session quota (spill-quota.ts) still cuts the result to its preview, saying nothing was stored.
  */

@@ -2,7 +2,7 @@
  * `todo_write` (P1): the whole list on every call, replacing the previous one.
  * Result: `Updated todo list: <p> pending, <i> in progress, <c> completed.` Empty or duplicate content is
  * rejected. Several `in_progress` items are allowed (allowParallelInProgress). The list goes to the
- * `todos` service when there is one (UI projection, the loop's end-of-turn nudge).
+ * `todos` service when there is one (UI projection, the loop's end-of-turn nudge). Details: the whole list.
  */
 import type { ToolDefinition, ToolOutput } from "../types.js";
 
@@ -67,6 +67,10 @@ export const todoWriteTool: ToolDefinition<{ todos: TodoItem[] }> = {
     const count = (status: TodoStatus) => args.todos.filter((item) => item.status === status).length;
     return {
       text: `Updated todo list: ${count("pending")} pending, ${count("in_progress")} in progress, ${count("completed")} completed.`,
+      details: {
+        kind: "todos",
+        items: args.todos.map((item) => ({ content: item.content, status: item.status })),
+      },
     };
   },
 };

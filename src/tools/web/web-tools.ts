@@ -9,6 +9,7 @@
  * one `<query>…</query>` section per query; framed the same way and closed with the citation line. All
  * queries failing is an `Error: …` saying what the model can do next; one failing among several is noted
  * in its section. Results are stored redacted like every tool result (the log's redactor).
+ * Details: `fetch` (address, status, size, cut or not) and `web-search` (queries, result titles and URLs).
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
@@ -97,7 +98,16 @@ export function createWebFetchTool(
       const status = response.ok ? "" : `[HTTP ${response.status} ${response.statusText}]\n`;
       const truncated = body.length > FETCH_MAX_CHARS;
       const text = truncated ? `${body.slice(0, FETCH_MAX_CHARS)}\n${TRUNCATED_NOTICE}` : body;
-      return { text: `${UNTRUSTED_FRAMING}\n<url>${url.href}</url>\n${status}${text}` };
+      return {
+        text: `${UNTRUSTED_FRAMING}\n<url>${url.href}</url>\n${status}${text}`,
+        details: {
+          kind: "fetch",
+          url: response.url || url.href,
+          status: response.status,
+          bytes: Buffer.byteLength(body),
+          truncated,
+        },
+      };
     },
   };
 }
