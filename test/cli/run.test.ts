@@ -24,7 +24,7 @@ describe("bdsh run (L16, INTERFACE exit codes)", () => {
     fake = await startFakeProvider({ script: [{ reasoning: "think", text: "Hello from the fake." }] });
     const result = await runCli(["run", "say", "hello"], environment(fake.url));
     expect(result.stderr).toMatch(
-      /^\d+s · .* in · .* out( · \$[\d.]+)?\nsession \S+ · continue: bdsh run --session /,
+      /^\d+s · .* in · .* out · \d+ requests?( · \$[\d.]+)?\nsession \S+ · continue: bdsh run --session /,
     ); // issue 15: the end summary
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("Hello from the fake.\n");

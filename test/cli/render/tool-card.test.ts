@@ -73,12 +73,11 @@ describe("toolCard: bash", () => {
       "  │ running in the background as job j-1",
     ]);
   });
-  it("an old log's result (no details) keeps its exit code and its markers as output", () => {
+  it("an old log's result (no details) shows its text, markers included, and reads nothing out of it", () => {
     const text = formatBashResult({ stdout: "", stderr: "", timedOutMs: 1000, exitCode: 3 });
     expect(toolCard(bash, { text }, plain, 80).slice(1)).toEqual([
       "  │ [timed out after 1000ms]",
       "  │ [exit code: 3]",
-      "  │ exit 3",
     ]);
   });
   it("a multi-line command shows its first line", () => {
