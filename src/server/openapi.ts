@@ -34,12 +34,12 @@ export class RouteTable {
     const pattern = `${this.app.prefix}${url}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const match = new RegExp(`^${pattern.replace(/:[A-Za-z]+/g, "[^/]+")}$`);
     this.routes.push({ method, url, schema, auth, match });
-    const { summary: _summary, eventStream, response, ...validation } = schema;
+    const { summary: _summary, eventStream, textMedia, response, ...validation } = schema;
     this.app.route({
       method,
       url,
       bodyLimit: this.options.bodyLimit,
-      schema: eventStream ? validation : { ...validation, response },
+      schema: eventStream || textMedia ? validation : { ...validation, response },
       ...(auth ? { onRequest: this.options.authenticate } : {}),
       handler,
     });
@@ -84,7 +84,8 @@ export class RouteTable {
       }
       const responses: Record<string, unknown> = {};
       for (const [status, schema] of Object.entries(route.schema.response)) {
-        const media = route.schema.eventStream && status === "200" ? "text/event-stream" : "application/json";
+        const text = route.schema.eventStream ? "text/event-stream" : route.schema.textMedia;
+        const media = text && status === "200" ? text : "application/json";
         responses[status] = { description: status, content: { [media]: { schema } } };
       }
       operation.responses = responses;

@@ -56,6 +56,7 @@ import { registerEventStream } from "./event-stream.js";
 import { registerInteractionRoutes } from "./interaction-routes.js";
 import { httpInteractionsPlugin } from "./interactions.js";
 import { lostJobsPlugin } from "./lost-jobs.js";
+import { metricsPlugin, ServerMetrics, timedStore } from "./metrics.js";
 import { RouteTable } from "./openapi.js";
 import { Health, Ready } from "./schemas.js";
 import { registerSessionRoutes } from "./session-routes.js";
@@ -114,7 +115,14 @@ export function bdshServerOptions(): Pick<FastifyServerOptions, "frameworkErrors
 }
 
 export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOptions): Promise<void> {
-  const { store, config } = options;
+  const { config } = options;
+  // Issue 37: one registry per server; the store as this server uses it is timed.
+  const metrics = new ServerMetrics({
+    stats: () => runner.stats(),
+    readyQueue: () => options.store.readyQueue(),
+  });
+  const store = timedStore(options.store, metrics);
+  const price = priceFromConfig(config.model); // M20
   if (typeof options.token !== "string" || options.token === "")
     throw new Error("bdshPlugin needs a token (BDSH_SERVER_TOKEN, or generateServerToken())");
   const tokenMatches = tokenChecker(options.token);
@@ -166,6 +174,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         plugins: [
           httpInteractionsPlugin({ questionTimeoutMs: settings.question_timeout_ms, signer }),
           lostJobsPlugin({ owner, leaseTtlMs: settings.lease_ttl_ms }),
+          metricsPlugin(metrics, price),
           ...(options.plugins ?? []),
         ],
       });
@@ -181,6 +190,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     leaseTtlMs: settings.lease_ttl_ms,
     shutdownGraceMs: settings.shutdown_grace_ms,
     onError,
+    onTakeover: (count) => metrics.takeovers.inc(count),
     evictable: (agent) =>
       !(
         agent.services
@@ -190,6 +200,14 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
       ),
   });
 
+  // Issue 37: the request id on the response, and the session id on every line a session route logs.
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("preHandler", async (request) => {
+    const id = (request.params as { id?: unknown } | undefined)?.id;
+    if (typeof id === "string") request.log = request.log.child({ sessionId: id });
+  });
   // DNS rebinding: a page on a name rebound to 127.0.0.1 reaches a loopback server with its own Host.
   const allowedHosts = options.allowedHosts ?? [];
   app.addHook("onRequest", async (request: FastifyRequest) => {
@@ -280,10 +298,31 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     store,
     runner,
     workspace: options.workspace,
-    price: priceFromConfig(config.model), // M20
+    price,
   });
   registerSignInRoutes(routes, { sessions, tokenMatches, cookiePath: `${app.prefix.replace(/\/+$/, "")}/` });
-  registerEventStream(routes, { store, runner, keepAliveMs: 15_000 });
+  registerEventStream(routes, {
+    store,
+    runner,
+    keepAliveMs: 15_000,
+    onClients: (delta) => metrics.sseClients.inc(delta),
+  });
+  routes.add(
+    "GET",
+    "/metrics",
+    {
+      summary:
+        "Prometheus metrics of this server (text format); needs the token unless server.metrics_public",
+      response: { 200: { type: "string" } },
+      textMedia: "text/plain",
+    },
+    async (_request, reply) => {
+      const { contentType, body } = await metrics.exposition();
+      reply.type(contentType);
+      return body;
+    },
+    !settings.metrics_public,
+  );
   registerInteractionRoutes(routes, { store, runner, signer });
   registerSubagentRoutes(routes, { store, children, config }); // issue 17: the lifecycle API by handle
   registerSpeechRoutes(app, {

@@ -191,6 +191,8 @@ export type RouteSchema = {
   response: Record<number, TSchema>;
   /** `text/event-stream` instead of JSON (documented, not serialized by Fastify). */
   eventStream?: boolean;
+  /** The 200 response is text of this media type (the Prometheus exposition), sent as it is. */
+  textMedia?: string;
 };
 
 export const errorResponses = {
