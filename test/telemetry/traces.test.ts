@@ -136,7 +136,7 @@ describe("GenAI traces over OTLP (issue 37 item 1)", () => {
     await waitForEvent(store, id, turnEnd);
     await tracing.flush();
     const mine = () => receiver.spans.filter((s) => attrs(s)["gen_ai.conversation.id"] === id);
-    await waitUntil(() => mine().some((s) => s.name.startsWith("invoke_agent")));
+    await waitUntil(() => mine().some((s) => s.name.startsWith("invoke_agent")), "the turn's spans");
 
     const spans = mine();
     const turn = spans.find((s) => s.name === "invoke_agent bdsh")!;
