@@ -204,9 +204,11 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
-  app.addHook("preHandler", async (request) => {
+  app.addHook("preHandler", async (request, reply) => {
     const id = (request.params as { id?: unknown } | undefined)?.id;
-    if (typeof id === "string") request.log = request.log.child({ sessionId: id });
+    if (typeof id !== "string") return;
+    request.log = request.log.child({ sessionId: id });
+    reply.log = request.log; // the "request completed" line is the reply's
   });
   // DNS rebinding: a page on a name rebound to 127.0.0.1 reaches a loopback server with its own Host.
   const allowedHosts = options.allowedHosts ?? [];
