@@ -1,5 +1,5 @@
 /**
- * Generates `src/client/api.ts`, the typed paths of the HTTP API (issue 37 item 4), from the OpenAPI
+ * Generates `src/client/api.ts`, the typed paths of the HTTP API, from the OpenAPI
  * document the server publishes at `GET /v1/openapi.json`: the plugin is registered on a throwaway Fastify
  * instance over an empty SQLite home, the document is read by injection (nothing listens), and
  * `openapi-typescript` turns it into types. `npm run build` runs this first; `--check` exits 1 when the

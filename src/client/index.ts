@@ -1,5 +1,5 @@
 /**
- * `better-dsh/client` (issue 37 item 4): a typed client for the HTTP API of `bdsh serve`.
+ * `better-dsh/client`: a typed client for the HTTP API of `bdsh serve`.
  *
  *   import { createBdshClient } from "better-dsh/client";
  *   const bdsh = createBdshClient({ baseUrl: "http://127.0.0.1:8080", token: process.env.BDSH_SERVER_TOKEN });

@@ -218,12 +218,12 @@ export const configSchema = z.strictObject({
     max_running_per_server: positiveInt,
     shutdown_grace_ms: nonNegativeInt,
     question_timeout_ms: positiveInt, // T18 timed mode
-    /** Issue 37: `GET /metrics` without the bearer token (for a scraper on a private network). */
+    /** `GET /metrics` without the bearer token (for a scraper on a private network). */
     metrics_public: z.boolean(),
-    /** Issue 37: the server's log level (JSON lines on stderr; a human format on a terminal). */
+    /** The server's log level (JSON lines on stderr; a human format on a terminal). */
     log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
   }),
-  /** Issue 37: traces (exported only when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+  /** Traces (exported only when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
   telemetry: z.strictObject({
     /** Prompts and completions as span attributes, through the redactor; off by default. */
     capture_content: z.boolean(),

@@ -63,7 +63,7 @@ const RULES: readonly Rule[] = [
   // Issue 20: a provider's endpoint and key live here; a project pointing `tts.<provider>.base_url` elsewhere
   // would have the user's speech key sent to that host.
   { key: "tts", mayApply: unchanged },
-  // Issue 37: prompts leaving the process in traces, and metrics without the token, are the user's call.
+  // Prompts leaving the process in traces, and metrics without the token, are the user's call.
   { key: "telemetry.capture_content", mayApply: (p, c) => p === false || p === c },
   { key: "server.metrics_public", mayApply: (p, c) => p === false || p === c },
 ];

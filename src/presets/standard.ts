@@ -104,7 +104,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
       : []), // S1–S5
     ...continuationPlugins(options.config.continuation), // §9: length, empty, todos, announced, report
     sessionTitleFromConfig(options.config), // issue 15: a title side request, off the hot path (M5: effort off)
-    genAiTracingPlugin({ captureContent: options.config.telemetry.capture_content }), // issue 37: off without a tracer provider
+    genAiTracingPlugin({ captureContent: options.config.telemetry.capture_content }), // off without a tracer provider
     ...(options.extra ?? []),
   ];
 }

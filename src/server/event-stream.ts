@@ -27,7 +27,7 @@ type StreamContext = {
   store: Store;
   runner: SessionRunner;
   keepAliveMs: number;
-  /** Issue 37: told when a stream opens (+1) and when it ends (-1), for the `bdsh_sse_clients` gauge. */
+  /** Told when a stream opens (+1) and when it ends (-1), for the `bdsh_sse_clients` gauge. */
   onClients?: (delta: 1 | -1) => void;
 };
 

@@ -1,5 +1,5 @@
 /**
- * The server's structured logs (issue 37 item 3): Fastify's own pino logger, configured, not a second one.
+ * The server's structured logs: Fastify's own pino logger, configured, not a second one.
  *
  * Invariants:
  * - One JSON object per line on stderr: `level` (a name), `time`, `msg`, `reqId` on everything a request

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one server (issue 37 item 2), served at `GET /metrics` in the text format.
+ * Prometheus metrics of one server, served at `GET /metrics` in the text format.
  *
  * Invariants:
  * - Counters of what happened (turns, steps, tool calls, tokens, cost, repairs) count durable events only,

@@ -116,7 +116,7 @@ export function bdshServerOptions(): Pick<FastifyServerOptions, "frameworkErrors
 
 export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOptions): Promise<void> {
   const { config } = options;
-  // Issue 37: one registry per server; the store as this server uses it is timed.
+  // One registry per server; the store as this server uses it is timed.
   const metrics = new ServerMetrics({
     stats: () => runner.stats(),
     readyQueue: () => options.store.readyQueue(),
@@ -200,7 +200,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
       ),
   });
 
-  // Issue 37: the request id on the response, and the session id on every line a session route logs.
+  // The request id on the response, and the session id on every line a session route logs.
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });

@@ -190,7 +190,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
       if (row.archived)
         throw new ApiError(409, "ARCHIVED", `session ${id} is archived; unarchive or fork it`);
       const mode = body.mode ?? "followup";
-      // Issue 37: a caller's `traceparent` travels with the row to whichever server runs the turn.
+      // A caller's `traceparent` travels with the row to whichever server runs the turn.
       const item = await store.enqueueInbox(
         id,
         traced(

@@ -56,7 +56,7 @@ export type SessionRunnerOptions = {
   /** SIGTERM: how long in-flight turns may run before they are cancelled. */
   shutdownGraceMs: number;
   onError?: (error: unknown, sessionId?: string) => void;
-  /** Issue 37: sessions claimed from a holder whose lease lapsed with a turn open (metrics). */
+  /** Sessions claimed from a holder whose lease lapsed with a turn open (metrics). */
   onTakeover?: (count: number) => void;
   /** Whether an idle agent may be evicted (false while it has running background jobs, T9). */
   evictable?: (agent: Agent) => boolean;

@@ -243,7 +243,7 @@ export interface Store {
    */
   claimOrphanedSessions(owner: string, ttlMs: number, limit: number): Promise<OrphanClaim>;
   /**
-   * Issue 37 (metrics): the ready queue across all servers: sessions with pending turn input, how many such
+   * For metrics: the ready queue across all servers: sessions with pending turn input, how many such
    * rows wait, and when the oldest was queued (ISO-8601; undefined when nothing waits). One indexed read.
    */
   readyQueue(): Promise<ReadyQueue>;

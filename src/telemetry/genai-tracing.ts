@@ -1,5 +1,5 @@
 /**
- * GenAI traces (issue 37 item 1): spans for turns, model requests, tool calls and compactions, following
+ * GenAI traces: spans for turns, model requests, tool calls and compactions, following
  * the OpenTelemetry GenAI semantic conventions, built from the agent's hooks and log events.
  *
  * Span tree of one turn:

@@ -1,5 +1,5 @@
 /**
- * The OpenTelemetry SDK for `bdsh serve` and `bdsh run` (issue 37 item 1): traces exported over OTLP/HTTP
+ * The OpenTelemetry SDK for `bdsh serve` and `bdsh run`: traces exported over OTLP/HTTP
  * when the standard `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set.
  *
  * Invariants:

@@ -1,5 +1,5 @@
 /**
- * Trace context on inbox rows (issue 37 item 1): a turn continues the trace of whatever queued its input,
+ * Trace context on inbox rows: a turn continues the trace of whatever queued its input,
  * on whichever server claims the row.
  *
  * Invariants:

@@ -142,7 +142,7 @@ export async function runCommand(
   if (prompt !== undefined && options.attach?.length) {
     prompt = promptWithAttachments(prompt, options.attach, environment.home, environment.cwd);
   }
-  // Issue 37: traces over OTLP only when an endpoint is configured (the SDK is not even loaded otherwise).
+  // Traces over OTLP only when an endpoint is configured (the SDK is not even loaded otherwise).
   const tracing = await startOtlpTracing(environment.env);
   try {
     return await runWithStore(environment, options, globals, output, prompt, effortExplicit);

@@ -63,7 +63,7 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
         throw error; // a SetupError exits 2 (cli/errors.ts)
       }
       const owner = defaultOwner();
-      // Issue 37: traces over OTLP only when an endpoint is configured (the SDK is not even loaded otherwise).
+      // Traces over OTLP only when an endpoint is configured (the SDK is not even loaded otherwise).
       const tracing = await startOtlpTracing(environment.env);
       const token = configured ?? generateServerToken();
       // The HTTP stack (Fastify, the schemas) loads only for `serve`: every other command starts without it.

@@ -29,7 +29,7 @@ export const PROVIDER_SECRET_KEYS: readonly string[] = [
     "DATABASE_URL",
     "BDSH_SERVER_TOKEN",
     "BDSH_APPROVAL_KEY",
-    // Issue 37: the OTLP exporter's headers usually carry the collector's credential.
+    // The OTLP exporter's headers usually carry the collector's credential.
     "OTEL_EXPORTER_OTLP_HEADERS",
     "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
   ]),
