@@ -189,4 +189,44 @@ describe("GenAI traces over OTLP (issue 37 item 1)", () => {
     expect(captured).toContain("[REDACTED]");
     for (const span of receiver.spans) expect(JSON.stringify(span)).not.toContain(CANARY);
   });
+
+  it("a subagent's turn is a child of the parent's execute_tool span, in the same trace", async () => {
+    const marker = scenario("delegating", (_request, messages) => {
+      const texts = messages.map((m) =>
+        typeof m.content === "string" ? m.content : JSON.stringify(m.content),
+      );
+      if (texts.some((t) => t.includes("CHILD TASK"))) return { text: "child finished" };
+      if (texts.some((t) => t.includes("Background subagent"))) return { text: "thanks" };
+      if (!messages.some((m) => m.role === "tool"))
+        return { toolCalls: [{ id: "spawn-1", name: "subagent", arguments: { task: "CHILD TASK: look" } }] };
+      return { text: "waiting for the child" };
+    });
+    const created = await api(
+      server.url,
+      "POST",
+      "/v1/sessions",
+      { text: `${marker} delegate` },
+      server.auth,
+    );
+    const parentId = created.body.id as string;
+    const started = await waitForEvent(
+      store,
+      parentId,
+      (e): e is LogEvent<"subagent/started"> => e.type === "subagent/started",
+    );
+    const childId = started.data.childId;
+    await waitForEvent(store, childId, turnEnd);
+    const childTurn = await waitUntil(async () => {
+      await tracing.flush();
+      return receiver.spans.find(
+        (s) => s.name === "invoke_agent bdsh" && attrs(s)["gen_ai.conversation.id"] === childId,
+      );
+    }, "the child's turn span");
+    const spawn = receiver.spans.find(
+      (s) => s.name === "execute_tool subagent" && attrs(s)["gen_ai.conversation.id"] === parentId,
+    )!;
+    expect(childTurn.traceId).toBe(spawn.traceId);
+    expect(childTurn.parentSpanId).toBe(spawn.spanId);
+    expect(attrs(childTurn)["bdsh.session.kind"]).toBe("subagent");
+  });
 });
