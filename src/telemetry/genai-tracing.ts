@@ -102,7 +102,7 @@ class TurnTracer {
   }
 
   private startTurn(turn: number, claimed: readonly { metadata: Record<string, unknown> }[]): void {
-    this.endAll("superseded");
+    this.endAll("closed"); // a turn whose end was never seen (a lost lease): its spans end, marked
     const parents = claimed.map((item) => contextFromMetadata(item.metadata));
     const parent = parents.find((c) => trace.getSpanContext(c)) ?? ROOT_CONTEXT;
     const links: Link[] = [];
@@ -279,6 +279,7 @@ class TurnTracer {
     this.compaction = undefined;
     this.tools.clear();
     if (reason === "closed" && this.turn) {
+      failed(this.turn.span, "INTERRUPTED");
       this.turn.span.end();
       this.turn = undefined;
     }

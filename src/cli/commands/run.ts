@@ -137,7 +137,6 @@ export async function runCommand(
   const replayFlags = options.replay ? { ...globals, provider: "replay" } : globals;
   const environment = cliEnvironment(replayFlags);
   printStartupWarnings(environment, output);
-  const { config } = environment.loaded;
   const effortExplicit = globals.effort !== undefined || !!environment.env.BDSH_EFFORT;
   if (prompt !== undefined && options.attach?.length) {
     prompt = promptWithAttachments(prompt, options.attach, environment.home, environment.cwd);
