@@ -38,6 +38,7 @@ import {
   writeServeConfig,
 } from "../../test/chaos/serve-process.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { cpuMs } from "./process-cpu.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
@@ -142,16 +143,6 @@ type Throughput = {
   /** CPU ms per model reply: all servers, PostgreSQL, this process (client + fake provider). */
   cpu: { servers: number; postgres: number; client: number };
 };
-
-/** utime + stime of a process, in ms (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
 
 /** CPU of every live PostgreSQL process (backends stay up: the pools keep their connections). */
 function postgresCpuMs(): number {

@@ -42,6 +42,7 @@ export const ENV_KEYS = {
   BDSH_SANDBOX: "sandbox",
   BDSH_APPROVAL: "approval",
   BDSH_SANDBOX_NETWORK: "sandbox_network",
+  BDSH_LOG_LEVEL: "server.log_level",
 } as const;
 
 /** Flags that set a config key, by flag name. */

@@ -236,6 +236,15 @@ export const configSchema = z.strictObject({
     max_running_per_server: positiveInt,
     shutdown_grace_ms: nonNegativeInt,
     question_timeout_ms: positiveInt, // T18 timed mode
+    /** `GET /metrics` without the bearer token (for a scraper on a private network). */
+    metrics_public: z.boolean(),
+    /** The server's log level (JSON lines on stderr; a human format on a terminal). */
+    log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+  }),
+  /** Traces (exported only when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+  telemetry: z.strictObject({
+    /** Prompts and completions as span attributes, through the redactor; off by default. */
+    capture_content: z.boolean(),
   }),
 });
 
@@ -355,7 +364,10 @@ export const DEFAULT_CONFIG: Config = {
     max_running_per_server: 100,
     shutdown_grace_ms: 10_000,
     question_timeout_ms: 300_000,
+    metrics_public: false,
+    log_level: "warn",
   },
+  telemetry: { capture_content: false },
 };
 
 type DeepPartial<T> = T extends readonly unknown[]

@@ -66,6 +66,9 @@ const RULES: readonly Rule[] = [
   // T19: the same for web search: a project naming a provider or an endpoint would send the user's search
   // key (and the model's queries) where it chose.
   { key: "web_search", mayApply: unchanged },
+  // Prompts leaving the process in traces, and metrics without the token, are the user's call.
+  { key: "telemetry.capture_content", mayApply: (p, c) => p === false || p === c },
+  { key: "server.metrics_public", mayApply: (p, c) => p === false || p === c },
 ];
 
 export type Restricted = { layer: Record<string, unknown>; dropped: string[] };

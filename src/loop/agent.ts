@@ -25,6 +25,7 @@ import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../mo
 import { holdLease } from "../store/hold-lease.js";
 import type { InboxItem, NewInboxItem, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
+import { traced } from "../telemetry/trace-carrier.js";
 import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
 import type { PendingUserMessage } from "./hooks.js";
 import "./hooks.js";
@@ -154,6 +155,8 @@ export class Agent {
         currentTools: () => this.request.tools,
         workspace: this.options.workspace,
         facts: this.facts,
+        redactor: this.options.redactor ?? Redactor.none,
+        onDelta: (listener) => this.onDelta(listener),
       };
       for (const plugin of this.options.plugins ?? []) await plugin.setup(ctx);
       await this.hooks.serial("agent/ready", { sessionId: this.sessionId });
@@ -186,7 +189,7 @@ export class Agent {
   }
 
   private async enqueue(item: NewInboxItem, wake: boolean): Promise<InboxItem> {
-    const stored = await this.store.enqueueInbox(this.sessionId, item);
+    const stored = await this.store.enqueueInbox(this.sessionId, traced(item));
     this.inboxDirty = true; // L4: our own addition
     if (wake) this.kick();
     return stored;
@@ -373,6 +376,7 @@ export class Agent {
       this.request.ensureSystem({ turn });
       // The claim and these events become durable with step 1's pre-request flush (L17).
       this.claim(claimed, turn);
+      await this.hooks.serial("agent/turn-start", { sessionId: this.sessionId, turn, claimed });
 
       let maxTokens = false;
       let keptOpen = 0;

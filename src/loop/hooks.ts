@@ -9,6 +9,8 @@
  *   re-requested from the same durable history) or leave `throw` (the turn ends `error`).
  * - `agent/turn-stopping` (serial, L5): the turn is about to end; a listener that injects input keeps it open.
  * - `agent/status` (serial): `idle` / `running` transitions (goal rounds and settlements listen here).
+ * - `agent/turn-start` (serial): a turn opened, with the inbox rows it claimed (their metadata carries the
+ *   trace context of whatever queued them: src/telemetry/trace-carrier.ts).
  * - `agent/turn-end` (serial): after `turn/end` is durable, with its reason.
  * - `agent/ready` (serial): after every plugin's setup, before the first turn.
  * - `agent/close` (serial): the agent is closed; plugins stop background work (jobs, terminals).
@@ -16,6 +18,7 @@
 import type { MessageAbout, NewEvent, StepResult, TurnEndReason, UserSource } from "../log/events.js";
 import type { AssistantBlock } from "../log/messages.js";
 import type { LlmError, ModelRequest } from "../model/types.js";
+import type { InboxItem } from "../store/store.js";
 
 export type PendingUserMessage = { text: string; source: UserSource; about?: MessageAbout };
 
@@ -61,6 +64,8 @@ export type StatusEvent = { sessionId: string; status: "idle" | "running" };
 
 export type CloseEvent = { sessionId: string };
 
+export type TurnStartEvent = { sessionId: string; turn: number; claimed: readonly InboxItem[] };
+
 export type TurnEndEvent = { sessionId: string; turn: number; reason: TurnEndReason };
 
 declare module "../hooks/hook-bus.js" {
@@ -72,6 +77,7 @@ declare module "../hooks/hook-bus.js" {
   interface HookSerials {
     "agent/turn-stopping": TurnStoppingEvent;
     "agent/status": StatusEvent;
+    "agent/turn-start": TurnStartEvent;
     "agent/turn-end": TurnEndEvent;
     /** Every plugin is set up: a plugin may now read what later plugins registered (tools, sections). */
     "agent/ready": CloseEvent;

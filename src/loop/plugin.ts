@@ -5,10 +5,12 @@
  */
 import type { HookBus } from "../hooks/hook-bus.js";
 import type { EventType, LogEvent, MessageAbout, NewEvent, UserSource } from "../log/events.js";
+import type { Redactor } from "../log/redact.js";
 import type { SurfaceProjector } from "../log/surface.js";
 import type { ModelAdapter, ModelRequest, ToolSpec } from "../model/types.js";
 import type { Store } from "../store/store.js";
 import type { ApprovalPolicy, ToolServiceMap, ToolSessionInfo } from "../tools/types.js";
+import type { LiveDelta } from "./agent.js";
 import type { ModelSettings } from "./model-settings.js";
 import type { PromptRegistry } from "./prompt.js";
 
@@ -77,6 +79,10 @@ export type PluginContext = {
   currentTools(): readonly ToolSpec[];
   workspace: string;
   facts: RuntimeFacts;
+  /** The session's secret values (issue 14 finding 4), for plugins that send text out of the log (traces). */
+  redactor: Redactor;
+  /** Live text and reasoning deltas as they stream (already redacted); never durable. */
+  onDelta(listener: (delta: LiveDelta) => void): () => void;
 };
 
 export type Plugin = {

@@ -33,6 +33,7 @@ import { schedulesPlugin } from "../planning/schedules.js";
 import { llmRetryPlugin } from "../retry/llm-retry.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
 import { subagentSettingsFrom, subagentsPlugin } from "../subagents/plugin.js";
+import { genAiTracingPlugin } from "../telemetry/genai-tracing.js";
 import { sessionTitleFromConfig } from "./session-title.js";
 
 export type StandardPresetOptions = {
@@ -105,6 +106,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
       : []), // S1–S5
     ...continuationPlugins(options.config.continuation), // §9: length, empty, todos, announced, report
     sessionTitleFromConfig(options.config), // issue 15: a title side request, off the hot path (M5: effort off)
+    genAiTracingPlugin({ captureContent: options.config.telemetry.capture_content }), // off without a tracer provider
     ...(options.extra ?? []),
   ];
 }

@@ -26,10 +26,15 @@ import { EventsQuery, errorResponses, SessionId } from "./schemas.js";
 import { requireSession } from "./session-routes.js";
 import type { SessionRunner } from "./session-runner.js";
 
-export function registerEventStream(
-  routes: RouteTable,
-  context: { store: Store; runner: SessionRunner; keepAliveMs: number },
-): void {
+type StreamContext = {
+  store: Store;
+  runner: SessionRunner;
+  keepAliveMs: number;
+  /** Told when a stream opens (+1) and when it ends (-1), for the `bdsh_sse_clients` gauge. */
+  onClients?: (delta: 1 | -1) => void;
+};
+
+export function registerEventStream(routes: RouteTable, context: StreamContext): void {
   routes.add(
     "GET",
     "/v1/sessions/:id/events",
@@ -58,11 +63,7 @@ function resumeCursor(request: FastifyRequest): number {
   return query.after ?? 0;
 }
 
-async function stream(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  context: { store: Store; runner: SessionRunner; keepAliveMs: number },
-): Promise<void> {
+async function stream(request: FastifyRequest, reply: FastifyReply, context: StreamContext): Promise<void> {
   const { id } = request.params as Static<typeof SessionId>;
   const query = request.query as Static<typeof EventsQuery>;
   const after = resumeCursor(request);
@@ -83,6 +84,7 @@ async function stream(
     return;
   }
   raw.write(": stream\n\n");
+  context.onClients?.(1);
   const close = () => controller.abort();
   request.raw.on("close", close);
   const keepAlive = setInterval(() => raw.write(": keep-alive\n\n"), context.keepAliveMs);
@@ -125,6 +127,7 @@ async function stream(
     request.log.warn({ err: error }, "event stream ended");
   } finally {
     clearInterval(keepAlive);
+    context.onClients?.(-1);
     unsubscribeDeltas?.();
     request.raw.off("close", close);
     raw.end();

@@ -34,12 +34,12 @@ export class RouteTable {
     const pattern = `${this.app.prefix}${url}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const match = new RegExp(`^${pattern.replace(/:[A-Za-z]+/g, "[^/]+")}$`);
     this.routes.push({ method, url, schema, auth, match });
-    const { summary: _summary, eventStream, download, response, ...validation } = schema;
+    const { summary: _summary, eventStream, download, textMedia, response, ...validation } = schema;
     this.app.route({
       method,
       url,
       bodyLimit: this.options.bodyLimit,
-      schema: eventStream || download ? validation : { ...validation, response },
+      schema: eventStream || download || textMedia ? validation : { ...validation, response },
       ...(auth ? { onRequest: this.options.authenticate } : {}),
       handler,
     });
@@ -91,7 +91,7 @@ export class RouteTable {
               ? "text/event-stream"
               : route.schema.download
                 ? "application/octet-stream"
-                : "application/json";
+                : (route.schema.textMedia ?? "application/json");
         responses[status] = { description: status, content: { [media]: { schema } } };
       }
       operation.responses = responses;

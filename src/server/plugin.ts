@@ -57,6 +57,7 @@ import { registerFileRoutes } from "./file-routes.js";
 import { registerInteractionRoutes } from "./interaction-routes.js";
 import { httpInteractionsPlugin } from "./interactions.js";
 import { lostJobsPlugin } from "./lost-jobs.js";
+import { metricsPlugin, ServerMetrics, timedStore } from "./metrics.js";
 import { RouteTable } from "./openapi.js";
 import { Health, Ready } from "./schemas.js";
 import { registerSessionRoutes } from "./session-routes.js";
@@ -115,7 +116,14 @@ export function bdshServerOptions(): Pick<FastifyServerOptions, "frameworkErrors
 }
 
 export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOptions): Promise<void> {
-  const { store, config } = options;
+  const { config } = options;
+  // One registry per server; the store as this server uses it is timed.
+  const metrics = new ServerMetrics({
+    stats: () => runner.stats(),
+    readyQueue: () => options.store.readyQueue(),
+  });
+  const store = timedStore(options.store, metrics);
+  const price = priceFromConfig(config.model); // M20
   if (typeof options.token !== "string" || options.token === "")
     throw new Error("bdshPlugin needs a token (BDSH_SERVER_TOKEN, or generateServerToken())");
   const tokenMatches = tokenChecker(options.token);
@@ -167,6 +175,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
         plugins: [
           httpInteractionsPlugin({ questionTimeoutMs: settings.question_timeout_ms, signer }),
           lostJobsPlugin({ owner, leaseTtlMs: settings.lease_ttl_ms }),
+          metricsPlugin(metrics, price),
           ...(options.plugins ?? []),
         ],
       });
@@ -182,6 +191,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     leaseTtlMs: settings.lease_ttl_ms,
     shutdownGraceMs: settings.shutdown_grace_ms,
     onError,
+    onTakeover: (count) => metrics.takeovers.inc(count),
     evictable: (agent) =>
       !(
         agent.services
@@ -191,6 +201,16 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
       ),
   });
 
+  // The request id on the response, and the session id on every line a session route logs.
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("preHandler", async (request, reply) => {
+    const id = (request.params as { id?: unknown } | undefined)?.id;
+    if (typeof id !== "string") return;
+    request.log = request.log.child({ sessionId: id });
+    reply.log = request.log; // the "request completed" line is the reply's
+  });
   // DNS rebinding: a page on a name rebound to 127.0.0.1 reaches a loopback server with its own Host.
   const allowedHosts = options.allowedHosts ?? [];
   app.addHook("onRequest", async (request: FastifyRequest) => {
@@ -281,10 +301,31 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     store,
     runner,
     workspace: options.workspace,
-    price: priceFromConfig(config.model), // M20
+    price,
   });
   registerSignInRoutes(routes, { sessions, tokenMatches, cookiePath: `${app.prefix.replace(/\/+$/, "")}/` });
-  registerEventStream(routes, { store, runner, keepAliveMs: 15_000 });
+  registerEventStream(routes, {
+    store,
+    runner,
+    keepAliveMs: 15_000,
+    onClients: (delta) => metrics.sseClients.inc(delta),
+  });
+  routes.add(
+    "GET",
+    "/metrics",
+    {
+      summary:
+        "Prometheus metrics of this server (text format); needs the token unless server.metrics_public",
+      response: { 200: { type: "string" } },
+      textMedia: "text/plain",
+    },
+    async (_request, reply) => {
+      const { contentType, body } = await metrics.exposition();
+      reply.type(contentType);
+      return body;
+    },
+    !settings.metrics_public,
+  );
   // T22: files a session presented, inside its workspace only, never the harness's home
   registerFileRoutes(routes, { store, home: options.home ?? bdshHome(env) });
   registerInteractionRoutes(routes, { store, runner, signer });

@@ -193,6 +193,8 @@ export type RouteSchema = {
   eventStream?: boolean;
   /** A file's bytes on 200 (`application/octet-stream` in the document, not serialized by Fastify). */
   download?: boolean;
+  /** The 200 response is text of this media type (the Prometheus exposition), sent as it is. */
+  textMedia?: string;
 };
 
 export const errorResponses = {

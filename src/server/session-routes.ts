@@ -14,6 +14,7 @@ import { startSession } from "../loop/new-session.js";
 import { costOf, type Price } from "../model/pricing.js";
 import { sessionUsage } from "../presets/session-usage.js";
 import { type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
+import { contextFromHeaders, traced } from "../telemetry/trace-carrier.js";
 import { ApiError, notFound } from "./api-error.js";
 import type { RouteTable } from "./openapi.js";
 import {
@@ -89,12 +90,13 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
       const body = (request.body ?? {}) as Static<typeof CreateSessionBody>;
       const session = await startSession(store, { workspace: context.workspace, title: body.title });
       if (body.text) {
-        await store.enqueueInbox(session.id, {
-          queue: "next-turn",
-          mode: "followup",
-          source: "human",
-          text: body.text,
-        });
+        await store.enqueueInbox(
+          session.id,
+          traced(
+            { queue: "next-turn", mode: "followup", source: "human", text: body.text },
+            contextFromHeaders(request.headers),
+          ),
+        );
         void runner.wake(session.id).catch(() => undefined);
       }
       reply.status(201);
@@ -188,12 +190,14 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
       if (row.archived)
         throw new ApiError(409, "ARCHIVED", `session ${id} is archived; unarchive or fork it`);
       const mode = body.mode ?? "followup";
-      const item = await store.enqueueInbox(id, {
-        queue: mode === "steer" ? "next-step" : "next-turn",
-        mode,
-        source: "human",
-        text: body.text,
-      });
+      // A caller's `traceparent` travels with the row to whichever server runs the turn.
+      const item = await store.enqueueInbox(
+        id,
+        traced(
+          { queue: mode === "steer" ? "next-step" : "next-turn", mode, source: "human", text: body.text },
+          contextFromHeaders(request.headers),
+        ),
+      );
       void runner.wake(id).catch(() => undefined);
       reply.status(202);
       return { id: item.id, sessionId: id, mode };

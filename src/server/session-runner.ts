@@ -56,6 +56,8 @@ export type SessionRunnerOptions = {
   /** SIGTERM: how long in-flight turns may run before they are cancelled. */
   shutdownGraceMs: number;
   onError?: (error: unknown, sessionId?: string) => void;
+  /** Sessions claimed from a holder whose lease lapsed with a turn open (metrics). */
+  onTakeover?: (count: number) => void;
   /** Whether an idle agent may be evicted (false while it has running background jobs, T9). */
   evictable?: (agent: Agent) => boolean;
 };
@@ -246,6 +248,7 @@ export class SessionRunner {
       this.orphansDue = false;
       const claimed = await store.claimOrphanedSessions(owner, leaseTtlMs, room);
       orphans = claimed;
+      if (claimed.ids.length) this.options.onTakeover?.(claimed.ids.length);
       // No live lease seen may only mean another server's claim of new input commits just after this read.
       this.watchLapse(claimed.nextLapseMs ?? leaseTtlMs);
     }

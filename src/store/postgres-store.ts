@@ -72,6 +72,7 @@ import {
   type NewInboxItem,
   type OrphanClaim,
   type ReadOptions,
+  type ReadyQueue,
   SessionNotFoundError,
   type SessionPatch,
   type SessionRow,
@@ -359,6 +360,20 @@ export class PostgresStore implements Store {
     checkTtl(ttlMs);
     if (limit <= 0) return [];
     return (await this.claimLeases(SQL.claimPendingSessions, owner, ttlMs, limit)).ids;
+  }
+
+  async readyQueue(): Promise<ReadyQueue> {
+    const { rows } = await this.pool.query<{ sessions: string; items: string; oldest: Date | null }>(
+      `SELECT count(*) AS sessions, coalesce(sum(r.waiting), 0) AS items,
+         (SELECT min(i.created_at) FROM inbox i WHERE i.position IN (SELECT position FROM ready_sessions)) AS oldest
+       FROM ready_sessions r`,
+    );
+    const row = rows[0];
+    return {
+      sessions: Number(row?.sessions ?? 0),
+      items: Number(row?.items ?? 0),
+      oldestAt: row?.oldest ? row.oldest.toISOString() : undefined,
+    };
   }
 
   async claimOrphanedSessions(owner: string, ttlMs: number, limit: number): Promise<OrphanClaim> {

@@ -69,6 +69,7 @@ import {
   type NewInboxItem,
   type OrphanClaim,
   type ReadOptions,
+  type ReadyQueue,
   SessionNotFoundError,
   type SessionPatch,
   type SessionRow,
@@ -329,6 +330,17 @@ export class SqliteStore implements Store {
       );
     });
     return claim.immediate();
+  }
+
+  async readyQueue(): Promise<ReadyQueue> {
+    const row = this.db
+      .prepare(
+        `SELECT count(*) AS sessions, coalesce(sum(r.waiting), 0) AS items,
+           (SELECT min(i.created_at) FROM inbox i WHERE i.position IN (SELECT position FROM ready_sessions)) AS oldest
+         FROM ready_sessions r`,
+      )
+      .get() as { sessions: number; items: number; oldest: string | null };
+    return { sessions: row.sessions, items: row.items, oldestAt: row.oldest ?? undefined };
   }
 
   async claimOrphanedSessions(owner: string, ttlMs: number, limit: number): Promise<OrphanClaim> {

@@ -150,6 +150,8 @@ export type BlobRef = {
   metadata: Record<string, unknown>;
 };
 
+export type ReadyQueue = { sessions: number; items: number; oldestAt: string | undefined };
+
 export type OrphanClaim = { ids: string[]; nextLapseMs: number | undefined };
 
 export type SubscribeOptions = {
@@ -240,6 +242,11 @@ export interface Store {
    * none), so a claimer can look again the moment a dead driver's lease runs out.
    */
   claimOrphanedSessions(owner: string, ttlMs: number, limit: number): Promise<OrphanClaim>;
+  /**
+   * For metrics: the ready queue across all servers: sessions with pending turn input, how many such
+   * rows wait, and when the oldest was queued (ISO-8601; undefined when nothing waits). One indexed read.
+   */
+  readyQueue(): Promise<ReadyQueue>;
 
   /**
    * Takes the lease if it is free, released, lapsed, or already this owner's (then it is extended).

@@ -21,6 +21,7 @@
 import type { NewEvent } from "../log/events.js";
 import { forkSession } from "../loop/fork.js";
 import type { SessionRow, Store } from "../store/store.js";
+import { traced } from "../telemetry/trace-carrier.js";
 import { ToolRefusal } from "../tools/refusal.js";
 import type { SubagentHandle } from "./handles.js";
 import { type ChildView, childrenOf, childView, type Delegation, REPORT_TOOLSET } from "./ledger.js";
@@ -172,12 +173,11 @@ export class SubagentService {
       mode === "fork"
         ? await forkSession(store, self.id, { title: null, metadata: { workspace, delegation } })
         : await this.spawnSession(workspace, delegation);
-    await store.enqueueInbox(child.id, {
-      queue: "next-turn",
-      mode: "followup",
-      source: "delegation",
-      text: task,
-    });
+    // S1: the child's turns continue this call's trace (the row carries its context).
+    await store.enqueueInbox(
+      child.id,
+      traced({ queue: "next-turn", mode: "followup", source: "delegation", text: task }),
+    );
     this.options.record({
       type: "subagent/started",
       data: { childId: child.id, mode, task: delegation.task },
@@ -190,12 +190,15 @@ export class SubagentService {
   async send(targetId: string, message: string): Promise<void> {
     if (!(await this.inReach(targetId)))
       throw new SubagentRefusal("UNKNOWN_AGENT", notYourAgentText(targetId));
-    await this.options.store.enqueueInbox(targetId, {
-      queue: "next-step",
-      mode: "steer",
-      source: "agent-message",
-      text: agentMessageText(this.sessionId, message),
-    });
+    await this.options.store.enqueueInbox(
+      targetId,
+      traced({
+        queue: "next-step",
+        mode: "steer",
+        source: "agent-message",
+        text: agentMessageText(this.sessionId, message),
+      }),
+    );
     this.options.driver.wake(targetId);
   }
 

@@ -38,6 +38,8 @@ export type ServeEnv = {
   built?: boolean;
   /** `BDSH_APPROVAL` (default `never`). */
   approval?: string;
+  /** More environment (an OTLP endpoint for the serve bench). */
+  extraEnv?: Record<string, string>;
 };
 
 /** The token of each started process, by its origin (`http://127.0.0.1:PORT`). */
@@ -99,6 +101,7 @@ export function startServe(env: ServeEnv): Promise<ServeProcess> {
         BDSH_APPROVAL: env.approval ?? "never",
         DEEPSEEK_API_KEY: "test",
         ...(env.token ? { BDSH_SERVER_TOKEN: env.token } : {}),
+        ...env.extraEnv,
       },
       stdio: ["ignore", "ignore", "pipe"],
     },

@@ -192,7 +192,9 @@ describe("auth and errors", () => {
       expect(Object.keys(operation!.responses).length).toBeGreaterThan(0);
       // Issue 14 finding 3: every /v1 route needs the token; the health probes say they need none.
       // The sign-in routes take the token in the body (or nothing): issue 30.
-      const open = !route.url.startsWith("/v1") || /^\/v1\/sign-(in|out)$/.test(route.url);
+      // `/metrics` needs it too unless `server.metrics_public` (off here).
+      const open =
+        (!route.url.startsWith("/v1") && route.url !== "/metrics") || /^\/v1\/sign-(in|out)$/.test(route.url);
       expect(operation!.security).toEqual(open ? [] : [{ bearer: [] }]);
     }
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });

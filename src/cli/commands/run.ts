@@ -20,6 +20,7 @@ import { MAX_IMAGE_BYTES, sniffImageType } from "../../model/images.js";
 import { costOf, priceFromConfig } from "../../model/pricing.js";
 import { armGoal, goalOutcome } from "../../planning/goal-run.js";
 import { openAgent } from "../../presets/open-agent.js";
+import { startOtlpTracing } from "../../telemetry/otlp-export.js";
 import { speakAgentReplies } from "../../tts/cli-speech.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
@@ -136,11 +137,28 @@ export async function runCommand(
   const replayFlags = options.replay ? { ...globals, provider: "replay" } : globals;
   const environment = cliEnvironment(replayFlags);
   printStartupWarnings(environment, output);
-  const { config } = environment.loaded;
   const effortExplicit = globals.effort !== undefined || !!environment.env.BDSH_EFFORT;
   if (prompt !== undefined && options.attach?.length) {
     prompt = promptWithAttachments(prompt, options.attach, environment.home, environment.cwd);
   }
+  // Traces over OTLP only when an endpoint is configured (the SDK is not even loaded otherwise).
+  const tracing = await startOtlpTracing(environment.env);
+  try {
+    return await runWithStore(environment, options, globals, output, prompt, effortExplicit);
+  } finally {
+    await tracing?.shutdown().catch(() => undefined);
+  }
+}
+
+async function runWithStore(
+  environment: ReturnType<typeof cliEnvironment>,
+  options: RunOptions,
+  globals: GlobalOptions,
+  output: Output,
+  prompt: string | undefined,
+  effortExplicit: boolean,
+): Promise<number> {
+  const { config } = environment.loaded;
   return withStore(environment, async (store) => {
     const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
     // The status line stops painting while a prompt waits for an answer (set once the view exists).

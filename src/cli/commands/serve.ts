@@ -18,8 +18,10 @@
  * token to send: the made one in full (`Authorization: Bearer <token>`), or that `BDSH_SERVER_TOKEN` is it.
  */
 import type { Command } from "commander";
-import { adapterFor, defaultOwner } from "../../presets/open-agent.js";
+import { adapterFor, defaultOwner, secretRedactor } from "../../presets/open-agent.js";
 import { generateServerToken } from "../../server/auth.js";
+import { serverLogging } from "../../server/logging.js";
+import { startOtlpTracing } from "../../telemetry/otlp-export.js";
 import {
   cliEnvironment,
   type GlobalOptions,
@@ -61,6 +63,8 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
         throw error; // a SetupError exits 2 (cli/errors.ts)
       }
       const owner = defaultOwner();
+      // Traces over OTLP only when an endpoint is configured (the SDK is not even loaded otherwise).
+      const tracing = await startOtlpTracing(environment.env);
       const token = configured ?? generateServerToken();
       // The HTTP stack (Fastify, the schemas) loads only for `serve`: every other command starts without it.
       const [{ default: Fastify }, { bdshPlugin, bdshServerOptions }] = await Promise.all([
@@ -70,7 +74,10 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
       const app = Fastify({
         ...bdshServerOptions(),
         forceCloseConnections: true,
-        logger: { level: environment.env.BDSH_LOG_LEVEL ?? "warn" },
+        ...serverLogging({
+          level: config.server.log_level,
+          redactor: secretRedactor(environment.env, config),
+        }),
       });
       await app.register(bdshPlugin, {
         store,
@@ -101,6 +108,7 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
         (async () => {
           await app.close();
           await store.close();
+          await tracing?.shutdown().catch(() => undefined);
           return true;
         })(),
         new Promise<false>((resolve) => setTimeout(() => resolve(false), graceMs + CLOSE_MARGIN_MS).unref()),

@@ -8,7 +8,7 @@
  *   `terminal.strip_env_keys` entry (a name or a `*`/`?` glob), unless a `terminal.pass_env_keys` entry
  *   (name or glob, matched case-sensitively: loosening is exact) lets it through.
  * - The harness's own secrets are removed whatever `pass_env_keys` says: every provider preset's key
- *   variable, the `--api-key-env` variable, `BDSH_API_KEY`, `BDSH_SERVER_TOKEN`, `BDSH_APPROVAL_KEY`, any `BDSH_*` name that
+ *   variable, the `--api-key-env` variable, `BDSH_API_KEY`, `BDSH_SERVER_TOKEN`, `BDSH_APPROVAL_KEY`, the OTLP exporter's headers, any `BDSH_*` name that
  *   matches the default patterns, and `DATABASE_URL`.
  * - `*KEY*` has false positives (`KEYBOARD_LAYOUT`, `KEYMAP`): the rule stays, and `pass_env_keys` is the
  *   escape hatch. Stripping a harmless variable costs a little; passing a secret costs everything.
@@ -29,6 +29,9 @@ export const PROVIDER_SECRET_KEYS: readonly string[] = [
     "DATABASE_URL",
     "BDSH_SERVER_TOKEN",
     "BDSH_APPROVAL_KEY",
+    // The OTLP exporter's headers usually carry the collector's credential.
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
   ]),
 ];
 
