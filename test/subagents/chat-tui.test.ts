@@ -49,7 +49,7 @@ describe.skipIf(!tmuxAvailable())("bdsh chat with a subagent (S3, in tmux)", () 
       30_000,
     );
     expect(screen).toContain("I started a helper.");
-    expect(screen).toMatch(/Background subagent \S+ finished/);
+    expect(screen).toMatch(/⇠ subagent \S+ done/); // the child's card settles from the parent's log
     expect(screen.indexOf("I started a helper.")).toBeLessThan(screen.indexOf("PARENT SAYS"));
     // The editor still takes input after the unprompted turn.
     session.type("thanks");

@@ -63,8 +63,8 @@ describe("bdsh run with subagents (L16, S3, M20)", () => {
     const sessionId = events[0]!.sessionId;
     const show = await runCli(["sessions", "show", sessionId], env);
     expect(show.code).toBe(0);
-    const own = Number(/usage:\s+(\d+) requests?/.exec(show.stdout)?.[1]);
-    const total = Number(/with children: (\d+) requests?/.exec(show.stdout)?.[1]);
+    const own = Number(/usage:.* · (\d+) requests?/.exec(show.stdout)?.[1]);
+    const total = Number(/with children:.* · (\d+) requests?/.exec(show.stdout)?.[1]);
     expect(own).toBeGreaterThanOrEqual(3);
     expect(total).toBe(own + 2); // each child made one request
   });
