@@ -7,8 +7,10 @@
 import { describe, expect, it } from "vitest";
 import { ChatScreen } from "../../../src/cli/chat/chat-screen.js";
 import { PLAIN } from "../../../src/cli/render/style.js";
+import { RunView } from "../../../src/cli/run-view.js";
 import type { LogEvent } from "../../../src/log/events.js";
 import { usageOf } from "../../../src/log/usage.js";
+import { projectTranscript } from "../../../src/transcript/projection.js";
 import { sessionScript } from "../../transcript/session-script.js";
 
 const at = (seq: number) => new Date(Date.parse("2026-12-01T10:00:00.000Z") + seq * 700).toISOString();
@@ -140,6 +142,44 @@ describe("chat: a reopened session looks as it did live", () => {
     expect(reopened.usage).toEqual(stored);
     expect(reopened.usageLine()).toBe(watched.usageLine());
     expect(reopened.usageLine()).toContain("3 requests");
+  });
+
+  it("the fixture session in all three views: run's cards and notices are chat's lines; the dashboard's items the same", () => {
+    const events = fixture();
+    const chat = new ChatScreen(PLAIN, 80, () => undefined);
+    chat.events(events);
+    const sink = () => {
+      const out = { text: "", write: (t: string) => (out.text += t), isTTY: false, columns: 80 };
+      return out;
+    };
+    const stdout = sink();
+    const stderr = sink();
+    const run = new RunView({ stdout, stderr, env: { NO_COLOR: "1" } });
+    run.events(events);
+    run.finish();
+    const work = stderr.text.trimEnd().split("\n");
+    // Everything `run` prints about the work (cards, the nudge) chat prints too, in the same order.
+    const chatLines = lines(chat);
+    let at = 0;
+    for (const line of work) {
+      at = chatLines.indexOf(line, at);
+      expect(at, `run's line ${JSON.stringify(line)} in chat`).toBeGreaterThanOrEqual(0);
+    }
+    expect(work.some((line) => line.startsWith("✓ read a.txt"))).toBe(true);
+    expect(work).toContain("↻ asked the model to continue: the reply announced a step it did not take");
+    expect(run.totals).toEqual(usageOf(events).session);
+    // The dashboard draws the same projection: its tool items, in order, are the calls chat showed.
+    const items = projectTranscript(events).items;
+    expect(
+      items.filter((i) => i.kind === "tool").map((i) => (i.kind === "tool" ? i.tool.callId : "")),
+    ).toEqual(["c1", "c2"]);
+    expect(
+      items.filter((i) => i.kind === "assistant").map((i) => (i.kind === "assistant" ? i.text : "")),
+    ).toEqual([
+      "I will read **both** files.",
+      "Next I will summarise them.",
+      "The notes hold:\n\n- ant\n- bee\n",
+    ]);
   });
 
   it("replaying the same events again (/model reattaches to the session) adds nothing and counts nothing twice", () => {
