@@ -22,7 +22,7 @@ import { formatUsage } from "../model/pricing.js";
 import { Transcript } from "../transcript/projection.js";
 import { itemLines } from "./render/item-lines.js";
 import { MarkdownStream } from "./render/markdown.js";
-import { formatElapsed, statusLine } from "./render/status.js";
+import { activityAfter, formatElapsed, statusLine } from "./render/status.js";
 import { colorEnabled, type Palette, palette, sanitize, wrapText } from "./render/style.js";
 
 /** What the view writes to: process.stdout / process.stderr, or a fake terminal in tests and bench/ui. */
@@ -175,25 +175,10 @@ export class RunView implements View {
       if (event.type === "assistant/message") this.noteMessage(event.data.blocks);
       return;
     }
-    switch (event.type) {
-      case "step/start":
-        this.activity = "thinking";
-        break;
-      case "assistant/message":
-        this.noteMessage(event.data.blocks);
-        this.endReply();
-        break;
-      case "tool/call":
-        if (!event.data.synthetic) this.activity = `running ${sanitize(event.data.name)}`;
-        break;
-      case "tool/result":
-        this.activity = "thinking";
-        break;
-      case "compaction/start":
-        this.activity = "compacting";
-        break;
-      default:
-        break;
+    this.activity = activityAfter(event) ?? this.activity;
+    if (event.type === "assistant/message") {
+      this.noteMessage(event.data.blocks);
+      this.endReply();
     }
     // Everything about the work, as `bdsh chat` shows it (render/item-lines.ts), on stderr.
     for (const change of this.conversation.add([event])) {

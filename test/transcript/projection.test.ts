@@ -76,7 +76,7 @@ describe("transcript projection", () => {
     expect(tools.every((i) => i.kind === "tool" && i.tool.state === "done")).toBe(true);
   });
 
-  it("settles a child from the parent's own log and shows a nudge for what it is", () => {
+  it("S3 and §9: settles a child from the parent's own log and shows a nudge for what it is", () => {
     const at = "2026-12-01T10:00:00.000Z";
     const events: LogEvent[] = [
       { sessionId: "p", seq: 1, at, type: "turn/start", turn: 1, data: {} },

@@ -23,7 +23,7 @@ import { turnEndLabel } from "../../transcript/labels.js";
 import { Transcript, type TranscriptChange } from "../../transcript/projection.js";
 import { itemLines } from "../render/item-lines.js";
 import { MarkdownStream, renderMarkdown } from "../render/markdown.js";
-import { formatElapsed } from "../render/status.js";
+import { activityAfter, formatElapsed } from "../render/status.js";
 import { type Palette, sanitize, wrapText } from "../render/style.js";
 import { commandRows } from "../render/terminal-text.js";
 import { type EditorState, EMPTY_EDITOR } from "./editor.js";
@@ -268,23 +268,13 @@ export class ChatScreen {
   /** What the status line says after `event` (the activity, and whether a turn runs). */
   private statusAfter(event: LogEvent): ChatStatus {
     const status = this.status;
-    switch (event.type) {
-      case "turn/start":
-        // A goal round or a settlement started it: the screen did not.
-        return status.running ? status : { running: true, startedAt: this.now(), activity: "thinking" };
-      case "step/start":
-        return this.muted ? status : { ...status, activity: "thinking" };
-      case "tool/call":
-        return this.muted || event.data.synthetic
-          ? status
-          : { ...status, activity: `running ${sanitize(event.data.name)}` };
-      case "tool/result":
-        return this.muted ? status : { ...status, activity: "thinking" };
-      case "compaction/start":
-        return { ...status, activity: "compacting" };
-      default:
-        return status;
-    }
+    // A goal round or a settlement started the turn: the screen did not.
+    if (event.type === "turn/start" && !status.running)
+      return { running: true, startedAt: this.now(), activity: "thinking" };
+    const activity = activityAfter(event);
+    // Interrupted, the stream stops showing at once; only a compaction still says what happens.
+    if (activity === undefined || (this.muted && event.type !== "compaction/start")) return status;
+    return { ...status, activity };
   }
 
   /** One change of the conversation on screen (render/item-lines.ts draws what run and chat share). */
