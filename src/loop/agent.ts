@@ -34,6 +34,7 @@ import {
   createServiceRegistry,
   type Plugin,
   type PluginContext,
+  type PluginLog,
   type RuntimeFacts,
   type ServiceRegistry,
 } from "./plugin.js";
@@ -75,6 +76,14 @@ export type LiveReply = { turn: number; step: number; text: string; reasoning: s
 class TurnAborted extends Error {
   constructor() {
     super("turn aborted");
+  }
+}
+
+/** `exclusive` found the session's lease held by another process (it drives the session now). */
+export class SessionBusyError extends Error {
+  readonly code = "SESSION_BUSY";
+  constructor(sessionId: string) {
+    super(`session ${sessionId} is being driven by another process`);
   }
 }
 
@@ -157,6 +166,7 @@ export class Agent {
         facts: this.facts,
         redactor: this.options.redactor ?? Redactor.none,
         onDelta: (listener) => this.onDelta(listener),
+        exclusive: (fn, options) => this.exclusive(fn, options),
       };
       for (const plugin of this.options.plugins ?? []) await plugin.setup(ctx);
       await this.hooks.serial("agent/ready", { sessionId: this.sessionId });
@@ -238,6 +248,53 @@ export class Agent {
   async open(): Promise<void> {
     this.kick();
     await this.whenIdle();
+  }
+
+  /**
+   * L1: a write outside a drive (a title that arrived after the turn, `/compact`) goes through the agent's
+   * own log under the session lease, never beside it. Waits for this agent's drive to end (a kick meanwhile
+   * waits for the section), takes the lease (waiting up to `waitMs`), reads what others appended, runs `fn`
+   * with the log and a signal that aborts when the lease is lost, flushes and releases. Throws
+   * `SessionBusyError` when another process holds the lease. Never call it from a hook of this agent: the
+   * drive that runs the hook is what it waits for.
+   */
+  async exclusive<T>(
+    fn: (log: PluginLog, signal: AbortSignal) => Promise<T>,
+    options: { waitMs?: number; ttlMs?: number } = {},
+  ): Promise<T> {
+    await this.setup();
+    for (let current = this.driving; current; current = this.driving) await current.catch(() => undefined);
+    let finish!: () => void;
+    const section = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    this.driving = section.finally(() => {
+      this.driving = undefined;
+      if (this.kickAgain) {
+        this.kickAgain = false;
+        this.kick();
+      }
+    });
+    try {
+      const held = await holdLease(
+        this.store,
+        sessionLeaseName(this.sessionId),
+        this.options.owner,
+        options.ttlMs ?? this.options.leaseTtlMs ?? 10_000,
+        { waitMs: options.waitMs ?? 0 },
+      );
+      if (!held) throw new SessionBusyError(this.sessionId);
+      try {
+        await this.log.load();
+        const value = await fn(this.log, held.signal);
+        await this.log.flush();
+        return value;
+      } finally {
+        await held.release();
+      }
+    } finally {
+      finish();
+    }
   }
 
   /** Waits for the current run, then lets plugins stop background work (jobs, terminals). */

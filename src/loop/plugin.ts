@@ -83,6 +83,11 @@ export type PluginContext = {
   redactor: Redactor;
   /** Live text and reasoning deltas as they stream (already redacted); never durable. */
   onDelta(listener: (delta: LiveDelta) => void): () => void;
+  /** Writes outside a drive, through the agent's log under the session lease (`Agent.exclusive`). */
+  exclusive<T>(
+    fn: (log: PluginLog, signal: AbortSignal) => Promise<T>,
+    options?: { waitMs?: number; ttlMs?: number },
+  ): Promise<T>;
 };
 
 export type Plugin = {

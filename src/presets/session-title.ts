@@ -17,20 +17,16 @@
  *   then copied to the store's title column, so `sessions list` shows it.
  * - The event is written only by the lease holder: while the agent drives, it is added at the next hook
  *   (pre-step after compaction, turn end, idle), never in the middle of a step (a compaction summary
- *   refuses a log that changed under it). When the answer comes after the drive ended, the plugin takes the
- *   session lease itself for one fenced append at the store's last seq, only if the agent's log is exactly
- *   the store's (nothing buffered), and releases it; if the lease is busy it retries briefly, then leaves
- *   the title for the next turn's first step. Log events pass the agent's redactor (SessionLog.add); the
- *   direct append uses `redactor` when given.
+ *   refuses a log that changed under it). When the answer comes after the drive ended, it goes through the
+ *   agent's own log in an exclusive section (`ctx.exclusive`: the session lease, the log read up to date,
+ *   one flush); if another process holds the lease it retries briefly, then leaves the title for the next
+ *   turn's first step. Either way the event passes the agent's redactor (SessionLog.add).
  */
-import { randomUUID } from "node:crypto";
 import { debuglog } from "node:util";
 import type { Config } from "../config/schema.js";
 import type { LogEvent, NewEvent, Usage } from "../log/events.js";
-import { Redactor } from "../log/redact.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { collectReply, type ModelRequest } from "../model/types.js";
-import { sessionLeaseName } from "../store/store.js";
 
 const debug = debuglog("bdsh");
 
@@ -54,8 +50,6 @@ export type SessionTitleOptions = {
   maxTokens?: number;
   /** The request's own deadline. */
   timeoutMs?: number;
-  /** The session's redactor, for the direct append (log events are redacted by the log itself). */
-  redactor?: Redactor;
   /** Debug notes (default: `NODE_DEBUG=bdsh`). */
   debug?: (message: string) => void;
 };
@@ -156,29 +150,17 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
         return true;
       };
 
-      /** After the drive: one fenced append under the session lease, taken for the purpose. */
+      /** After the drive: the agent's own log under the session lease (L1: `exclusive`); false when busy. */
       const appendDirect = async (): Promise<boolean> => {
-        const event = pending;
-        if (event?.type !== "session/title") return true;
-        const name = sessionLeaseName(ctx.sessionId);
-        const owner = `title-${randomUUID()}`;
-        const lease = await ctx.store.acquireLease(name, owner, 5_000);
-        if (!lease) return false;
         try {
-          const row = await ctx.store.getSession(ctx.sessionId);
-          // Only when the agent's log is the store's: its next load then reads this event like any other.
-          if (inDrive || !row || row.lastSeq !== ctx.log.seq || row.title) return row?.title != null;
-          const redactor = options.redactor ?? Redactor.none;
-          const data = redactor.value(event.data);
-          await ctx.store.append(ctx.sessionId, [{ type: "session/title", data }], row.lastSeq, {
-            leaseOwner: owner,
-            durability: "commit",
+          await ctx.exclusive(async (log) => {
+            if (hasTitle(log.events)) pending = undefined; // another writer named it meanwhile
+            addPending();
           });
-          pending = undefined;
-          await updateColumn(data.title);
           return true;
-        } finally {
-          await ctx.store.releaseLease(name, owner).catch(() => undefined);
+        } catch (error) {
+          if ((error as { code?: unknown }).code === "SESSION_BUSY") return false;
+          throw error;
         }
       };
 

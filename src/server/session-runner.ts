@@ -36,7 +36,6 @@
  *   rest (turn ends `aborted`, honestly closed, L7/L8), keeping their pending inbox for another server;
  *   each Agent releases its lease when its drive ends.
  */
-import { EVENT_TYPES } from "../log/events.js";
 import type { Agent } from "../loop/agent.js";
 import { type Store, type StoreNotification, sessionLeaseName } from "../store/store.js";
 
@@ -61,13 +60,6 @@ export type SessionRunnerOptions = {
   /** Whether an idle agent may be evicted (false while it has running background jobs, T9). */
   evictable?: (agent: Agent) => boolean;
 };
-
-/**
- * Events whose appearance after an agent's last seen seq means someone else drove the session. A title is
- * appended beside the agent by its own plugin while it is idle (presets/session-title.ts) and changes no
- * plugin state.
- */
-const MOVED_BY = EVENT_TYPES.filter((type) => type !== "session/title");
 
 type Entry = {
   agent: Promise<Agent>;
@@ -370,7 +362,6 @@ export class SessionRunner {
     if (agent?.status !== "idle" || agent.log.seq === 0) return entry;
     const moved = await this.options.store.read(sessionId, {
       after: agent.log.seq,
-      types: MOVED_BY,
       limit: 1,
     });
     if (moved.length === 0) return entry;

@@ -14,14 +14,10 @@
  *
  * Model experience: ./texts.ts (checkpoint, instruction, prune marker) and ./reinjection.ts.
  */
-import { randomUUID } from "node:crypto";
 import { TokenMeter } from "../../log/token-meter.js";
 import type { Plugin, PluginContext } from "../../loop/plugin.js";
-import { SessionLog } from "../../loop/session-log.js";
 import { isContextOverflow } from "../../model/errors.js";
 import type { LlmError, ModelRequest } from "../../model/types.js";
-import { holdLease } from "../../store/hold-lease.js";
-import { sessionLeaseName } from "../../store/store.js";
 import { type CompactionSettings, compactionBudget, DEFAULT_COMPACTION } from "./budget.js";
 import {
   type CompactionOutcome,
@@ -211,56 +207,61 @@ class Compactor {
     return text === undefined ? undefined : { text };
   }
 
-  /** C11: while idle only; the session lease is taken for the duration, so the agent cannot start. */
+  /**
+   * C11: while idle only. The agent's exclusive section holds the session lease for the duration, so no
+   * turn starts meanwhile, and its log is read up to date first; losing the lease, the compaction lock or
+   * the caller's signal stops the summary request.
+   */
   private async compactNow(signal?: AbortSignal): Promise<ManualCompaction> {
     const { ctx } = this;
     const busy: ManualCompaction = { kind: "busy", message: COMPACTION_BUSY };
-    const result = await withCompactionLock(ctx.store, ctx.sessionId, async (lockLost) => {
-      const owner = `manual-compaction-${randomUUID()}`;
-      // C11: the session lease for the duration, so no agent starts a turn meanwhile; losing either lease
-      // (or the caller's signal) stops the summary request.
-      const held = await holdLease(ctx.store, sessionLeaseName(ctx.sessionId), owner, 60_000);
-      if (!held) return busy;
-      const stop = AbortSignal.any([lockLost, held.signal, ...(signal ? [signal] : [])]);
-      try {
-        const log = new SessionLog(ctx.store, ctx.sessionId, owner);
-        await log.load();
-        if (closeStaleStart(log)) await log.flush();
-        const meter = new TokenMeter();
-        const tokensBefore = meter.measure(log).surfaceTokens;
-        const outcome = await compactOnce({
-          log,
-          adapter: ctx.adapter,
-          meter,
-          baseRequest: () => manualBase(ctx, log),
-          retain: 0,
-          reason: "manual",
-          summaryMaxTokens: this.settings.summaryMaxTokens,
-          signal: stop,
-          taskState: () => this.taskState(log),
-        });
-        switch (outcome.kind) {
-          case "nothing":
-            return { kind: "nothing", message: NOTHING_TO_COMPACT } as const;
-          case "failed":
-            return { kind: "failed", message: compactionFailedMessage(outcome.error) } as const;
-          default: {
-            const saved = Math.max(0, tokensBefore - meter.measure(log).surfaceTokens);
-            return { kind: "compacted", message: compactedMessage(outcome.replaced, saved) } as const;
-          }
-        }
-      } finally {
-        await held.release();
-      }
+    try {
+      const result = await ctx.exclusive(
+        (log, leaseLost) =>
+          withCompactionLock(ctx.store, ctx.sessionId, (lockLost) =>
+            this.compactManually(log, AbortSignal.any([lockLost, leaseLost, ...(signal ? [signal] : [])])),
+          ),
+        { ttlMs: 60_000 },
+      );
+      return result ?? busy;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "SESSION_BUSY") return busy;
+      throw error;
+    }
+  }
+
+  private async compactManually(log: PluginContext["log"], stop: AbortSignal): Promise<ManualCompaction> {
+    if (closeStaleStart(log)) await log.flush();
+    const meter = new TokenMeter();
+    const tokensBefore = meter.measure(log).surfaceTokens;
+    const outcome = await compactOnce({
+      log,
+      adapter: this.ctx.adapter,
+      meter,
+      baseRequest: () => manualBase(this.ctx),
+      retain: 0,
+      reason: "manual",
+      summaryMaxTokens: this.settings.summaryMaxTokens,
+      signal: stop,
+      taskState: () => this.taskState(log),
     });
-    return result ?? busy;
+    switch (outcome.kind) {
+      case "nothing":
+        return { kind: "nothing", message: NOTHING_TO_COMPACT };
+      case "failed":
+        return { kind: "failed", message: compactionFailedMessage(outcome.error) };
+      default: {
+        const saved = Math.max(0, tokensBefore - meter.measure(log).surfaceTokens);
+        return { kind: "compacted", message: compactedMessage(outcome.replaced, saved) };
+      }
+    }
   }
 }
 
-/** The manual call's prefix: the agent's request shape, with the system prompt of the freshly read log. */
-function manualBase(ctx: PluginContext, log: SessionLog): ModelRequest {
+/** The manual call's prefix: the agent's request shape, with the system prompt of the log just read. */
+function manualBase(ctx: PluginContext): ModelRequest {
   const request = ctx.currentRequest();
-  const head = log.surface.surface[0]?.message;
+  const head = ctx.log.surface.surface[0]?.message;
   const tools =
     request.tools.length > 0 ? request.tools : (ctx.services.get("toolHost")?.declarations() ?? []);
   return { ...request, system: head?.role === "system" ? head.text : request.system, tools };
