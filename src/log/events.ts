@@ -7,7 +7,10 @@
  *   `surfaceOp` hides a range of surface nodes and puts the new event in its place (C1).
  * - `data` round-trips byte for byte through both stores: tool-call arguments stay the model's exact string.
  *
- * Adding an event type means adding one row to `EventDataMap`; `assertNever` finds every switch to update.
+ * Adding a core event type means adding one row to `CoreEventDataMap`; `assertNever` finds every switch to
+ * update. The core events are a closed list (`EVENT_TYPES`). A plugin's own state lives in events it declares
+ * by merging into `PluginEventDataMap`, namespaced by the plugin (`goal/armed`, `files/observed`); they are
+ * never model-visible, and the plugin folds them back when any process opens the session.
  */
 import type { AssistantBlock } from "./messages.js";
 import type { ToolDetails } from "./tool-details.js";
@@ -91,7 +94,7 @@ export type GoalSnapshot = {
 
 export type ApprovalDecision = "allow-once" | "allow-session" | "allow-always" | "deny" | "cancel";
 
-export interface EventDataMap {
+export interface CoreEventDataMap {
   // --- session lifecycle ---
   "session/start": { kind: SessionKind; cwd?: string; parentId?: string; title?: string };
   /** S1 fork: the parent's events up to `parentSeq` were copied above this marker (C9 stale-lock boundary). */
@@ -296,7 +299,17 @@ export interface EventDataMap {
   };
 }
 
+/**
+ * A plugin's own events, by declaration merging (as hooks are declared):
+ * `declare module ".../log/events.js" { interface PluginEventDataMap { "files/observed": {...} } }`.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging
+export interface PluginEventDataMap {}
+
+export interface EventDataMap extends CoreEventDataMap, PluginEventDataMap {}
+
 export type EventType = keyof EventDataMap;
+export type CoreEventType = keyof CoreEventDataMap;
 
 export const EVENT_TYPES = [
   "session/start",
@@ -342,10 +355,10 @@ export const EVENT_TYPES = [
   "sandbox/git-repaired",
   "plan/mode",
   "instructions/withheld",
-] as const satisfies readonly EventType[];
+] as const satisfies readonly CoreEventType[];
 
-// Compile-time check that EVENT_TYPES lists every key of EventDataMap.
-type Missing = Exclude<EventType, (typeof EVENT_TYPES)[number]>;
+// Compile-time check that EVENT_TYPES lists every key of CoreEventDataMap.
+type Missing = Exclude<CoreEventType, (typeof EVENT_TYPES)[number]>;
 const _allListed: Missing extends never ? true : Missing = true;
 void _allListed;
 
@@ -375,6 +388,12 @@ export function newEvent<K extends EventType>(
 ): NewEvent<K> {
   return { type, data, ...where } as NewEvent<K>;
 }
+
+/** Whether an event is one of the core types (a plugin's own events are not). */
+export function isCoreEvent(event: LogEvent): event is LogEvent<CoreEventType> {
+  return CORE_TYPES.has(event.type);
+}
+const CORE_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
 
 export function assertNever(value: never, what = "value"): never {
   throw new Error(`unexpected ${what}: ${JSON.stringify(value)}`);

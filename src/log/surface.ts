@@ -11,7 +11,7 @@
  * `SurfaceProjector` applies events one at a time so a caller can keep the surface up to date cheaply;
  * `surfaceOf` is the one-shot form.
  */
-import { assertNever, type LogEvent, type SurfaceOp } from "./events.js";
+import { assertNever, isCoreEvent, type LogEvent, type SurfaceOp } from "./events.js";
 import {
   type ImageRef,
   imageHandlesIn,
@@ -115,6 +115,7 @@ function surfaceOpOf(event: LogEvent): SurfaceOp | undefined {
 
 /** The model-visible message an event stands for, or undefined for log-only events. */
 export function messageOf(event: LogEvent): SurfaceMessage | undefined {
+  if (!isCoreEvent(event)) return undefined; // a plugin's own events are never model-visible
   switch (event.type) {
     case "system/message":
       return { role: "system", text: event.data.text };

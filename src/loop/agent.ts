@@ -17,7 +17,15 @@
  *   closes every unanswered call (L9). A plugin or pipeline failure ends the turn, not the agent (L15).
  */
 import { HookBus } from "../hooks/hook-bus.js";
-import type { ErrorInfo, InboxItemRecord, MessageAbout, NewEvent, TurnEndReason } from "../log/events.js";
+import type {
+  ErrorInfo,
+  EventType,
+  InboxItemRecord,
+  LogEvent,
+  MessageAbout,
+  NewEvent,
+  TurnEndReason,
+} from "../log/events.js";
 import type { AssistantBlock, ToolCallBlock } from "../log/messages.js";
 import { Redactor } from "../log/redact.js";
 import { abortableSleep } from "../model/retry.js";
@@ -116,6 +124,10 @@ export class Agent {
   /** Not derivable from `pendingKnown`: a notification that lands while a read is in flight must survive it. */
   private inboxDirty = true;
   private setupDone: Promise<void> | undefined;
+  /** `drain`: the drive ends after the running turn; input left pending is for whichever server claims it. */
+  private draining = false;
+  /** The running turn is being cancelled by `cancel({ handover })`. */
+  private handingOver = false;
 
   constructor(private readonly options: AgentOptions) {
     this.store = options.store;
@@ -167,6 +179,7 @@ export class Agent {
         redactor: this.options.redactor ?? Redactor.none,
         onDelta: (listener) => this.onDelta(listener),
         exclusive: (fn, options) => this.exclusive(fn, options),
+        fold: (types, fold) => foldEvents(this.log, types, fold),
       };
       for (const plugin of this.options.plugins ?? []) await plugin.setup(ctx);
       await this.hooks.serial("agent/ready", { sessionId: this.sessionId });
@@ -205,8 +218,13 @@ export class Agent {
     return stored;
   }
 
-  /** L7: aborts the running turn. The pending inbox is cleared unless `keepInbox`. */
-  async cancel(options: { keepInbox?: boolean } = {}): Promise<void> {
+  /**
+   * L7: aborts the running turn. The pending inbox is cleared unless `keepInbox`. `handover`: the turn is
+   * cancelled to hand the session to another server (a graceful stop), which no person asked for: plugins
+   * see it on `agent/turn-end` (a goal is not paused by it).
+   */
+  async cancel(options: { keepInbox?: boolean; handover?: boolean } = {}): Promise<void> {
+    if (options.handover) this.handingOver = true;
     if (!options.keepInbox) {
       this.inboxDirty = true;
       const pending = await this.store.pendingInbox(this.sessionId);
@@ -297,6 +315,14 @@ export class Agent {
     }
   }
 
+  /**
+   * A graceful stop: no new turn starts here (a goal round or message already queued stays in the inbox for
+   * the server that takes the session over); the running turn may finish.
+   */
+  drain(): void {
+    this.draining = true;
+  }
+
   /** Waits for the current run, then lets plugins stop background work (jobs, terminals). */
   async close(): Promise<void> {
     await this.whenIdle().catch(() => undefined);
@@ -345,8 +371,9 @@ export class Agent {
     try {
       await this.log.load();
       await this.repair();
-      while (!held.signal.aborted) {
-        while (!held.signal.aborted && (await this.hasTurnInput())) await this.runTurn(held.signal);
+      const go = () => !held.signal.aborted && !this.draining;
+      while (go()) {
+        while (go() && (await this.hasTurnInput())) await this.runTurn(held.signal);
         if (this.status === "running") await this.becomeIdle();
         if (!(await this.hasTurnInput())) break;
       }
@@ -363,6 +390,8 @@ export class Agent {
     const closers = interruptedTurnClosers(this.log.events);
     if (closers.length === 0) return;
     this.log.add(...closers);
+    const turn = closers.find((e) => e.type === "turn/end")?.turn ?? 0;
+    await this.hooks.serial("agent/repaired", { sessionId: this.sessionId, turn });
     await this.log.flush();
     // The closed turn ends in `idle` like any other, hook included (S3: a repaired child settles and its
     // parent is told).
@@ -506,7 +535,14 @@ export class Agent {
       }
     }
     try {
-      await this.hooks.serial("agent/turn-end", { sessionId: this.sessionId, turn, reason });
+      const handover = reason === "aborted" && this.handingOver;
+      this.handingOver = false;
+      await this.hooks.serial("agent/turn-end", {
+        sessionId: this.sessionId,
+        turn,
+        reason,
+        ...(handover ? { handover } : {}),
+      });
     } catch (hookError) {
       this.log.add({ type: "agent/error", data: errorData(hookError, "PLUGIN_FAILED") });
       await this.log.flush();
@@ -802,6 +838,20 @@ export class Agent {
       services: this.services,
     };
   }
+}
+
+/** `PluginContext.fold`: the events of `types` already in the log, then each one added or loaded. */
+function foldEvents<K extends EventType>(
+  log: SessionLog,
+  types: readonly K[],
+  fold: (event: Extract<LogEvent, { type: K }>) => void,
+): () => void {
+  const wanted: ReadonlySet<EventType> = new Set(types);
+  const apply = (events: readonly LogEvent[]) => {
+    for (const event of events) if (wanted.has(event.type)) fold(event as Extract<LogEvent, { type: K }>);
+  };
+  apply(log.events);
+  return log.onEvents(apply);
 }
 
 function errorData(error: unknown, fallbackCode: string): ErrorInfo {

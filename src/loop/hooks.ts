@@ -12,6 +12,8 @@
  * - `agent/turn-start` (serial): a turn opened, with the inbox rows it claimed (their metadata carries the
  *   trace context of whatever queued them: src/telemetry/trace-carrier.ts).
  * - `agent/turn-end` (serial): after `turn/end` is durable, with its reason.
+ * - `agent/repaired` (serial, R1): a turn a crash left open was closed on taking the lease; plugins whose
+ *   state assumed that turn would go on (an armed goal, R2) record that it does not.
  * - `agent/ready` (serial): after every plugin's setup, before the first turn.
  * - `agent/close` (serial): the agent is closed; plugins stop background work (jobs, terminals).
  */
@@ -66,7 +68,15 @@ export type CloseEvent = { sessionId: string };
 
 export type TurnStartEvent = { sessionId: string; turn: number; claimed: readonly InboxItem[] };
 
-export type TurnEndEvent = { sessionId: string; turn: number; reason: TurnEndReason };
+export type TurnEndEvent = {
+  sessionId: string;
+  turn: number;
+  reason: TurnEndReason;
+  /** An `aborted` turn was cancelled to hand the session to another server (a graceful stop), not by a person. */
+  handover?: boolean;
+};
+
+export type RepairedEvent = { sessionId: string; turn: number };
 
 declare module "../hooks/hook-bus.js" {
   interface HookWaterfalls {
@@ -79,6 +89,7 @@ declare module "../hooks/hook-bus.js" {
     "agent/status": StatusEvent;
     "agent/turn-start": TurnStartEvent;
     "agent/turn-end": TurnEndEvent;
+    "agent/repaired": RepairedEvent;
     /** Every plugin is set up: a plugin may now read what later plugins registered (tools, sections). */
     "agent/ready": CloseEvent;
     /** The agent is being closed: stop background work, release resources. */

@@ -83,6 +83,16 @@ export type PluginContext = {
   redactor: Redactor;
   /** Live text and reasoning deltas as they stream (already redacted); never durable. */
   onDelta(listener: (delta: LiveDelta) => void): () => void;
+  /**
+   * The log is the only truth for a plugin's state: `fold` is given every event of `types` in seq order —
+   * those already read, then each one as it is added or read from the store (another server's turns, on
+   * taking the session over) — so the state is the same on whichever process opens the session. A plugin's
+   * own event types are declared in `PluginEventDataMap` (log/events.ts).
+   */
+  fold<K extends EventType>(
+    types: readonly K[],
+    fold: (event: Extract<LogEvent, { type: K }>) => void,
+  ): () => void;
   /** Writes outside a drive, through the agent's log under the session lease (`Agent.exclusive`). */
   exclusive<T>(
     fn: (log: PluginLog, signal: AbortSignal) => Promise<T>,

@@ -44,43 +44,61 @@ export type GoalCommandHost = {
   queueRound(): Promise<number | undefined>;
   /** Starts the agent if input is pending. */
   kick(): void;
+  /** Writes the goal's events to the log now (before a round another server could claim). */
+  commit?(): Promise<void>;
   readonly idle: boolean;
 };
 
 /** Applies a command; returns the line to show the user. */
 export async function runGoalCommand(command: GoalCommand, host: GoalCommandHost): Promise<string> {
-  const { goals } = host;
+  let queued = false;
+  const queueRound = async () => {
+    await host.commit?.(); // armed in the log before the round is visible to any server
+    queued = (await host.queueRound()) !== undefined;
+  };
   try {
-    switch (command.kind) {
-      case "usage":
-        return command.message;
-      case "show": {
-        const goal = await goals.get();
-        if (!goal) return `No goal. ${GOAL_USAGE}`;
-        const state = goals.armed ? "armed" : "disarmed";
-        return `Goal (${goal.phase}, ${state}, round ${goal.roundsStarted}/${goal.maxRounds}): ${goal.objective}`;
-      }
-      case "create": {
-        await goals.create(command.objective);
-        if (host.idle && (await host.queueRound()) !== undefined) host.kick();
-        return `Goal set: ${command.objective}`;
-      }
-      case "edit":
-        await goals.update("edit", "user", { objective: command.objective });
-        return `Goal updated: ${command.objective}`;
-      case "clear":
-        return (await goals.clear()) ? "Goal cleared." : "No goal to clear.";
-      case "pause":
-        await goals.update("pause", "user");
-        return "Goal paused.";
-      case "resume": {
-        await goals.update("resume", "user");
-        if (host.idle && (await host.queueRound()) !== undefined) host.kick();
-        return "Goal resumed.";
-      }
-    }
+    return await applyGoalCommand(command, host.goals, host.idle, queueRound);
   } catch (error) {
     if (error instanceof GoalRefusal) return error.message;
     throw error;
+  } finally {
+    await host.commit?.(); // the round's event too; then the drive (a commit waits for a drive to end)
+    if (queued) host.kick();
+  }
+}
+
+async function applyGoalCommand(
+  command: GoalCommand,
+  goals: GoalService,
+  idle: boolean,
+  queueRound: () => Promise<void>,
+): Promise<string> {
+  switch (command.kind) {
+    case "usage":
+      return command.message;
+    case "show": {
+      const goal = await goals.get();
+      if (!goal) return `No goal. ${GOAL_USAGE}`;
+      const state = goals.armed ? "armed" : "disarmed";
+      return `Goal (${goal.phase}, ${state}, round ${goal.roundsStarted}/${goal.maxRounds}): ${goal.objective}`;
+    }
+    case "create": {
+      await goals.create(command.objective);
+      if (idle) await queueRound();
+      return `Goal set: ${command.objective}`;
+    }
+    case "edit":
+      await goals.update("edit", "user", { objective: command.objective });
+      return `Goal updated: ${command.objective}`;
+    case "clear":
+      return (await goals.clear()) ? "Goal cleared." : "No goal to clear.";
+    case "pause":
+      await goals.update("pause", "user");
+      return "Goal paused.";
+    case "resume": {
+      await goals.update("resume", "user");
+      if (idle) await queueRound();
+      return "Goal resumed.";
+    }
   }
 }

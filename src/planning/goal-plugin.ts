@@ -7,10 +7,14 @@
  *   `<goal_round>` follow-up in the same write: two processes never run the same round.
  * - Human input always wins: anything queued (a human message above all) is taken before a new round.
  * - Stops: the cap → blocked (`Goal reached its configured limit of N rounds.`); a `max-tokens` turn end →
- *   disarm; an abort → pause; an error or a blocked turn → disarm.
+ *   disarm; a person's abort → pause; an error or a blocked turn → disarm; a crash repair (R1–R2) → disarm.
+ *   A turn cancelled to hand the session to another server (a graceful stop) changes nothing: the goal goes
+ *   on there, armed, as the log says (`goal/armed`, folded on load).
  * - A round's first step starts a new request series (L12).
- * - `goal/updated` and `goal/round` events are written from this plugin's hooks only (the driver holds the
- *   lease then): changes made by tools or commands between hooks wait for the next one.
+ * - `goal/updated`, `goal/round` and `goal/armed` events are written from this plugin's hooks (the driver
+ *   holds the lease then): changes made by tools wait for the next one. A command from outside a drive
+ *   (`/goal`, the HTTP route, `--goal`) writes them at once through the agent's exclusive section
+ *   (`commit`), before any round it queues can be claimed by another server.
  *
  * Model-visible strings: ./goal-texts.ts.
  */
@@ -40,6 +44,8 @@ export class GoalRoundDriver {
   constructor(
     private readonly ctx: PluginContext,
     private readonly goals: GoalService,
+    /** Writes the goal's pending events now when no drive of this agent will (see the plugin). */
+    readonly commit: () => Promise<void> = async () => undefined,
   ) {}
 
   /**
@@ -50,7 +56,7 @@ export class GoalRoundDriver {
     if (!this.goals.armed) return undefined;
     const goal = await this.goals.active();
     if (!goal) {
-      this.goals.disarm();
+      this.goals.disarm("no-active-goal");
       return undefined;
     }
     if (await this.inputQueued()) return undefined; // human input wins; a queued turn goes first
@@ -102,17 +108,30 @@ export function goalPlugin(options: GoalPluginOptions): Plugin {
         notify: (text, source) => ctx.inbox.inject(text, source),
         humanInputThisTurn: () => humanInputThisTurn(ctx),
       });
-      const driver = new GoalRoundDriver(ctx, goals);
-      ctx.services.set("goalService", goals);
-      ctx.services.set("goals", goals);
-      ctx.services.set("goalRounds", driver);
-      if (options.tools !== false) installTools(ctx, goalTools);
-
+      let driving = false;
       const writeRecords = () => {
         const records = goals.takeRecords();
         if (records.length) ctx.log.add(...records);
         return records.length > 0;
       };
+      /** Outside a drive, pending events go in through the exclusive section; in one, the next hook adds them. */
+      const commit = async () => {
+        if (driving) return;
+        try {
+          await ctx.exclusive(async () => {
+            writeRecords();
+          });
+        } catch (error) {
+          // Another process drives the session: the events wait for this agent's next hook.
+          if ((error as { code?: unknown }).code !== "SESSION_BUSY") throw error;
+        }
+      };
+      const driver = new GoalRoundDriver(ctx, goals, commit);
+      ctx.fold(["goal/armed"], (event) => goals.applyArmed(event.data.armed));
+      ctx.services.set("goalService", goals);
+      ctx.services.set("goals", goals);
+      ctx.services.set("goalRounds", driver);
+      if (options.tools !== false) installTools(ctx, goalTools);
 
       ctx.hooks.onWaterfall(
         "agent/pre-step",
@@ -132,9 +151,10 @@ export function goalPlugin(options: GoalPluginOptions): Plugin {
       );
       ctx.hooks.onSerial(
         "agent/turn-end",
-        async ({ reason }) => {
-          if (reason === "aborted") await goals.pauseAfterAbort();
-          else if (reason === "max-tokens" || reason === "error" || reason === "blocked") goals.disarm();
+        async ({ reason, handover }) => {
+          if (reason === "aborted" && !handover) await goals.pauseAfterAbort();
+          else if (reason === "max-tokens" || reason === "error" || reason === "blocked")
+            goals.disarm(reason);
           if (writeRecords()) await ctx.log.flush();
         },
         { plugin: "goal" },
@@ -142,11 +162,21 @@ export function goalPlugin(options: GoalPluginOptions): Plugin {
       ctx.hooks.onSerial(
         "agent/status",
         async ({ status }) => {
+          driving = status === "running";
           if (status !== "idle") return;
           writeRecords();
           await ctx.log.flush(); // P4: the session is flushed before each round
           await driver.queueRound();
           if (writeRecords()) await ctx.log.flush();
+        },
+        { plugin: "goal" },
+      );
+      // R1–R2: a turn a crash left open was closed: its goal waits for a person, and the log says so.
+      ctx.hooks.onSerial(
+        "agent/repaired",
+        () => {
+          goals.disarm("crash-repair");
+          writeRecords();
         },
         { plugin: "goal" },
       );

@@ -4,9 +4,10 @@
  * Invariants:
  * - The row is the truth (phase, revision, rounds); every change is a compare-and-set on `{id, revision}`,
  *   retried on a fresh read, so two writers never lose an update.
- * - Armed/disarmed is this object's memory only. A new agent — after a restart, a resume or a fork — starts
- *   disarmed and is never re-armed by itself: only `create` (the user's request, `--goal`, `/goal`) or the
- *   user's `resume` arms it.
+ * - Armed/disarmed is in the log, as `goal/armed` events folded on load: an agent that opens the session on
+ *   another server (a graceful stop, a rolling restart) finds the goal as it was. Only `create` (the user's
+ *   request, `--goal`, `/goal`) or the user's `resume` arms it; a person's abort pauses it, and a crash repair
+ *   disarms it (R2), each written as an event.
  * - The model cannot resume a paused goal; `blocked` is refused before `blockedMinRounds` rounds.
  * - Changes are recorded as `goal/updated` events by the goal plugin at its next hook (only hooks write
  *   the log); wrap-up notices go to the durable next-step inbox (`goal-wrapup`).
@@ -55,6 +56,13 @@ export interface GoalsService {
   readonly armed: boolean;
 }
 
+declare module "../log/events.js" {
+  interface PluginEventDataMap {
+    /** The goal's rounds go on by themselves (`armed`) or wait for a person; `reason`: what changed it. */
+    "goal/armed": { armed: boolean; reason: string };
+  }
+}
+
 declare module "../tools/types.js" {
   interface ToolServiceMap {
     /** The full service; `goals` (declared by the compaction re-injection) is the same object, read-only. */
@@ -91,7 +99,7 @@ export class GoalService implements GoalsService {
       objective: objective.trim(),
       maxRounds: this.options.maxRounds,
     });
-    this.isArmed = true;
+    this.setArmed(true, "create");
     this.record(goal, "create");
     return goal;
   }
@@ -100,12 +108,23 @@ export class GoalService implements GoalsService {
     return this.options.humanInputThisTurn();
   }
 
-  arm(): void {
-    this.isArmed = true;
+  arm(reason = "arm"): void {
+    this.setArmed(true, reason);
   }
 
-  disarm(): void {
-    this.isArmed = false;
+  disarm(reason = "disarm"): void {
+    this.setArmed(false, reason);
+  }
+
+  /** The fold of a `goal/armed` event (this agent's own or one read from the log). */
+  applyArmed(armed: boolean): void {
+    this.isArmed = armed;
+  }
+
+  private setArmed(armed: boolean, reason: string): void {
+    if (armed === this.isArmed) return;
+    this.isArmed = armed;
+    this.records.push({ type: "goal/armed", data: { armed, reason } });
   }
 
   /** Applies an action with compare-and-set. Throws GoalRefusal with the text to show. */
@@ -132,14 +151,14 @@ export class GoalService implements GoalsService {
       phase: "blocked",
       blockedReason: reason,
     });
-    this.isArmed = false;
+    this.setArmed(false, ROUND_LIMIT_REASON);
     if (updated) this.record(updated, ROUND_LIMIT_REASON);
     return updated;
   }
 
   /** P4: an abort pauses the goal (and disarms). */
   async pauseAfterAbort(): Promise<void> {
-    this.isArmed = false;
+    this.setArmed(false, "pause-on-abort");
     const goal = await this.active();
     if (!goal) return;
     const updated = await this.options.goals.updateGoal(this.options.sessionId, goal, { phase: "paused" });
@@ -147,7 +166,7 @@ export class GoalService implements GoalsService {
   }
 
   async clear(): Promise<boolean> {
-    this.isArmed = false;
+    this.setArmed(false, "clear");
     return this.options.goals.deleteGoal(this.options.sessionId);
   }
 
@@ -159,7 +178,7 @@ export class GoalService implements GoalsService {
     this.records.push({ type: "goal/round", data: { round, maxRounds } });
   }
 
-  /** `goal/updated` and `goal/round` events not yet written to the log, oldest first. */
+  /** `goal/updated`, `goal/round` and `goal/armed` events not yet written to the log, oldest first. */
   takeRecords(): NewEvent[] {
     return this.records.splice(0);
   }
@@ -200,10 +219,10 @@ export class GoalService implements GoalsService {
 
   private async afterUpdate(action: GoalAction, goal: GoalRow): Promise<void> {
     this.record(goal, action);
-    if (action === "resume") this.isArmed = true;
-    if (action === "pause") this.isArmed = false;
+    if (action === "resume") this.setArmed(true, action);
+    if (action === "pause") this.setArmed(false, action);
     if (action === "complete" || action === "blocked") {
-      this.isArmed = false;
+      this.setArmed(false, action);
       const text =
         action === "complete"
           ? goalCompleteText(goal.objective)

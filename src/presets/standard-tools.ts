@@ -3,8 +3,9 @@
  * services, and offers them to the loop as the `toolHost` service (issue 5, T2, T9, T22).
  *
  * Invariants:
- * - Everything stateful is per agent: file observations (C18, R2: not restored on resume), the repeat
- *   chain (G1), session approvals, jobs. Nothing lives in process globals.
+ * - Everything stateful is per agent: file observations (C18) and the repeat chain (G1), both folded from
+ *   the log so they are the same on whichever server opens the session; session approvals, jobs. Nothing
+ *   lives in process globals.
  * - The tools offered are decided once, when every plugin is set up (`agent/ready`), and stay the same
  *   for the session's requests (SP8, M23).
  * - A finished background job's notice is steered into the agent: the next step of a running turn, or a
@@ -125,15 +126,8 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
           exclude: config.repeat_reminder.exclude,
         },
       });
-      // G1: a new human prompt resets the repeat chain.
-      ctx.hooks.onWaterfall(
-        "agent/pre-step",
-        (state) => {
-          if (state.firstStepOfTurn) policies.repeatReminder.reset();
-          return state;
-        },
-        { plugin: "tools" },
-      );
+      // G1: the repeat chain is the log's calls since the turn began (a new turn resets it).
+      ctx.fold(["turn/start", "tool/call"], (event) => policies.repeatReminder.fold(event));
 
       const services = ctx.services;
       services.set("toolRegistry", registry);
@@ -142,7 +136,17 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         "blobs",
         redactingBlobStore(quotaBlobStoreFor(ctx.store, config), options.redactor ?? Redactor.none),
       );
-      services.set("fileObservations", new FileObservations());
+      // C18: what this session has read is in its log, so another server that takes it over knows it too.
+      const observations = new FileObservations((path, version) => {
+        ctx.log.add({
+          type: "files/observed",
+          data: { path, mtimeNs: String(version.mtimeNs), size: String(version.size) },
+        });
+      });
+      ctx.fold(["files/observed"], ({ data }) =>
+        observations.apply(data.path, { mtimeNs: BigInt(data.mtimeNs), size: BigInt(data.size) }),
+      );
+      services.set("fileObservations", observations);
       // One list with the terminal's mask: what commands cannot see, the file tools cannot touch either.
       services.set("maskedPaths", [options.home]);
       services.set("todos", new MemoryTodoList());

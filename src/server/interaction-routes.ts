@@ -138,6 +138,7 @@ export function registerInteractionRoutes(
       const message = await runGoalCommand(command, {
         goals,
         queueRound: () => rounds.queueRound(),
+        commit: () => rounds.commit(),
         kick: () => void runner.wake(id).catch(() => undefined),
         idle: agent.status === "idle",
       });

@@ -23,13 +23,13 @@
  *   only when a lease lapses, which the lapse timer watches, and the query walks every open turn (with many
  *   sessions driving, each message would pay for all of them). Their Agent closes the turn
  *   honestly on taking the lease (synthetic results for unanswered calls, `turn/end` `interrupted`) and,
- *   with nothing pending, starts nothing: no auto-continue, and a goal is not re-armed (P3; a fresh agent
- *   starts disarmed). A lease lapse makes no notification, so the pass also learns when the soonest live
+ *   with nothing pending, starts nothing: no auto-continue, and no goal round (R2: the repair disarms the
+ *   goal, as a `goal/armed` event). A lease lapse makes no notification, so the pass also learns when the soonest live
  *   session lease lapses and looks again right then: a dead driver's turn is closed within about the
  *   lease's time to live, however long the sweep interval.
- * - Issue 16 item 2, stale cached agents: an idle agent cached here may predate turns another server drove
- *   (its plugins' memory: todos, goal activation, file observations). When a claim hands it a session whose
- *   log moved past what it has seen, it is dropped and a fresh agent opened, rebuilt from the log (R2).
+ * - An idle agent cached here may predate turns another server drove; it is reused as it is: its plugins'
+ *   state (goal activation, file observations, the repeat chain) is folded from the log, which the drive
+ *   reads up to date on taking the lease.
  * - Idle sessions hold nothing: no lease. Idle agents stay cached (LRU) up to `maxSessions`; an agent whose
  *   drive failed (a lost lease, a failed flush) is dropped, since its memory may hold unflushed events.
  * - `stop()` (SIGTERM): stop claiming, let in-flight turns finish within a grace period, then cancel the
@@ -109,12 +109,10 @@ export class SessionRunner {
 
   /**
    * The session's agent on this server (opened on first use); for routes that act on it (cancel, goals).
-   * An idle cached agent from before another server's turn is replaced first (issue 16 item 2), so what a
-   * route sets in it (a goal armed, P3) lands in the agent that drives next.
+   * A cached agent needs no rebuild after another server drove the session: its state is folded from the
+   * log, which it reads up to date whenever it writes (a drive, an exclusive section).
    */
   async agent(sessionId: string): Promise<Agent> {
-    const existing = this.entries.get(sessionId);
-    if (existing && !existing.running) return (await this.current(sessionId, existing, false)).agent;
     return this.entry(sessionId).agent;
   }
 
@@ -159,7 +157,8 @@ export class SessionRunner {
   /**
    * Graceful shutdown, all of it within `shutdownGraceMs` from the call: no new work; in-flight turns may
    * finish until `CANCEL_AT` of the grace, then are cancelled (L7: closed `aborted` here, their inbox kept
-   * for another server); a turn still not closed at `GIVE_UP_AT` (a tool or a stream that does not stop
+   * for another server, as a handover: no goal is paused by it); no agent starts another turn (`drain`:
+   * a goal round or message queued meanwhile is claimed by another server); a turn still not closed at `GIVE_UP_AT` (a tool or a stream that does not stop
    * when asked) is left as it is, lease and all: its lease lapses and whichever server claims the session
    * next repairs the turn (L8/L9), exactly as after a crash. Leases are released by each drive that ends.
    */
@@ -169,6 +168,12 @@ export class SessionRunner {
     const cancelAt = begun + grace * CANCEL_AT;
     const giveUpAt = begun + Math.max(grace * GIVE_UP_AT, MIN_CLOSING_MS);
     this.stopping = true;
+    // No new turn starts here: what is queued (a goal round, a message) is for the server that takes over.
+    for (const entry of this.entries.values())
+      void entry.agent.then(
+        (agent) => agent.drain(),
+        () => undefined,
+      );
     this.unsubscribe?.();
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.lapseTimer) clearTimeout(this.lapseTimer);
@@ -178,7 +183,7 @@ export class SessionRunner {
       const cancels = [...this.entries.values()].map(async (entry) => {
         if (!entry.running) return;
         const agent = await entry.agent;
-        await agent.cancel({ keepInbox: true });
+        await agent.cancel({ keepInbox: true, handover: true }); // no person asked: a goal is not paused
       });
       await until(Promise.allSettled(cancels), giveUpAt);
     }
@@ -304,14 +309,10 @@ export class SessionRunner {
 
   /** Drives a session whose lease this server has just claimed. */
   private drive(sessionId: string): void {
-    const claimed = this.entry(sessionId);
-    let entry = claimed;
+    const entry = this.entry(sessionId);
     this.running++;
-    claimed.notifiedWhileRunning = false;
-    let run!: Promise<void>;
-    run = (async () => {
-      entry = await this.current(sessionId, claimed);
-      if (entry !== claimed) entry.running = run;
+    entry.notifiedWhileRunning = false;
+    const run = (async () => {
       // Claimed with no one driving: a cancel request left in the inbox came too late to matter.
       await this.options.store.takeCancelRequests(sessionId);
       const agent = await entry.agent;
@@ -336,7 +337,7 @@ export class SessionRunner {
         await this.release(sessionId);
       }
     })();
-    claimed.running = run;
+    entry.running = run;
     run
       .catch(async (error: unknown) => {
         this.options.onError?.(error, sessionId);
@@ -344,32 +345,10 @@ export class SessionRunner {
         await this.release(sessionId);
       })
       .finally(() => {
-        for (const e of new Set([claimed, entry])) if (e.running === run) e.running = undefined;
+        if (entry.running === run) entry.running = undefined;
         this.running--;
         if (this.full) void this.sweep(); // a slot opened and work may be waiting
       });
-  }
-
-  /**
-   * Issue 16 item 2 (R2): the entry to drive. An agent cached idle here has seen the log up to its last seq;
-   * if someone else wrote since (another server drove a turn, or closed one), its plugins' memory is from
-   * before that: drop it and open a fresh agent, which rebuilds from the log. The lease is held, so the
-   * log cannot move while this looks.
-   */
-  private async current(sessionId: string, entry: Entry, driving = true): Promise<Entry> {
-    const agent = entry.opened;
-    // Never driven (opened by a route, say): it has read no log, so none of its memory predates a move.
-    if (agent?.status !== "idle" || agent.log.seq === 0) return entry;
-    const moved = await this.options.store.read(sessionId, {
-      after: agent.log.seq,
-      limit: 1,
-    });
-    if (moved.length === 0) return entry;
-    // Outside a drive (a route asking), a drive may have begun meanwhile, or replaced it: that one decides.
-    if (!driving && (entry.running || this.entries.get(sessionId) !== entry))
-      return this.entries.get(sessionId) ?? entry;
-    this.drop(sessionId, entry);
-    return this.entry(sessionId);
   }
 
   /** The Agent releases the lease when its drive ends; this covers a drive that failed or never began. */

@@ -1,12 +1,12 @@
 /**
  * Issue 16 item 1, orphaned turns (R1, L9, P3): two real `bdsh serve` processes on one PostgreSQL database
  * (a database of its own: every server repairs any orphan it sees, so other files' sessions stay out of
- * reach). A session's first step creates a goal (armed in the driving server's memory), its second runs a
+ * reach). A session's first step creates a goal (armed, as a `goal/armed` event), its second runs a
  * slow `bash` call; once that call is recorded as started, the server driving it is SIGKILLed. With no
  * message sent after, the other server must close the turn honestly: a synthetic "outcome unknown" result for
  * the call, the step and the turn closed (`interrupted`), the session idle — by the lapse of the dead
  * server's lease, not by a sweep (the sweep interval here is far longer than the test may run). And it must
- * start nothing: no model request, no new turn, no goal round (the goal is not re-armed after a crash). How
+ * start nothing: no model request, no new turn, no goal round (the repair disarms the goal, as a `goal/armed` event). How
  * soon after the kill the turn closes is printed, not asserted: tests check behaviour, benchmarks speed.
  */
 import { mkdirSync, mkdtempSync } from "node:fs";
@@ -142,6 +142,8 @@ describe("a turn whose server died (issue 16 item 1)", () => {
       ],
       ["step/end", { result: "error" }],
       ["turn/end", expect.objectContaining({ reason: "interrupted" })],
+      // R2: the repair disarms the goal the dead server had armed, and says so in the log.
+      ["goal/armed", { armed: false, reason: "crash-repair" }],
       ["agent/status", { status: "idle" }],
     ]);
     expect(events.filter((e) => e.type === "turn/start")).toHaveLength(1);

@@ -133,6 +133,7 @@ export async function runSlashCommand(line: string, chat: ChatControl): Promise<
     return runGoalCommand(goal, {
       goals,
       queueRound: () => rounds.queueRound(),
+      commit: () => rounds.commit(),
       kick: () => agent.kick(),
       idle: agent.status === "idle",
     });
