@@ -1,7 +1,7 @@
 /**
- * R2: what does not survive a resume. File observations live in the agent's memory (C18), so an agent
- * opened again on the same session must read a file again before it may edit it; the log itself (and so
- * the history the model sees) is intact.
+ * What survives a resume: file observations are in the log (`files/observed`, C18), so an agent opened
+ * again on the same session may edit a file it read before, unchanged since; one changed meanwhile is
+ * stale and must be read again. The history the model sees is intact.
  */
 
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -20,8 +20,8 @@ afterEach(async () => {
   fake = undefined;
 });
 
-describe("R2 state that does not survive resume", () => {
-  it("a file read before the resume must be read again before it is edited", async () => {
+describe("state that survives a resume", () => {
+  it("a file read before the resume, unchanged since, may be edited by the resumed agent", async () => {
     const home = mkdtempSync(join(tmpdir(), "bdsh-r2-"));
     const workspace = mkdtempSync(join(tmpdir(), "bdsh-r2-ws-"));
     const file = join(workspace, "notes.txt");
@@ -36,7 +36,7 @@ describe("R2 state that does not survive resume", () => {
         { toolCalls: [{ id: "r1", name: "read", arguments: { file_path: file } }] },
         { text: "read it" },
         { toolCalls: [edit] },
-        { text: "could not edit" },
+        { text: "edited" },
       ],
     });
     const store = await openStore({ home });
@@ -61,8 +61,8 @@ describe("R2 state that does not survive resume", () => {
     const result = events.find(
       (e): e is LogEvent<"tool/result"> => e.type === "tool/result" && e.data.callId === "e1",
     );
-    expect(result?.data.text).toContain("file has not been read");
-    expect(readFileSync(file, "utf8")).toBe("alpha\n");
+    expect(result?.data.isError).toBeUndefined();
+    expect(readFileSync(file, "utf8")).toBe("beta\n");
     // The history is whole: the resumed request still carries the first read's result.
     expect(fake.requests[2]!.rawBody).toContain("alpha");
     await store.close();
