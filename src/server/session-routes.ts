@@ -331,5 +331,5 @@ function decodeCursor(text: string): ActivityCursor {
 
 function ifNoneMatch(header: string | string[] | undefined, etag: string): boolean {
   const value = Array.isArray(header) ? header.join(",") : header;
-  return value !== undefined && value.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*");
+  return value?.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*") ?? false;
 }
