@@ -35,7 +35,6 @@ export function SessionList({ api }: { api: Api }) {
   const [prompt, setPrompt] = useState(draftOf("new"));
   const [notify, setNotify] = useState(notificationsAllowed());
   const workspaces = useRef(new Set<string>());
-  const loaded = useRef(false);
 
   // The search box asks the server once typing pauses.
   useEffect(() => {
@@ -48,6 +47,8 @@ export function SessionList({ api }: { api: Api }) {
 
   useEffect(() => {
     let stop = false;
+    // A 304 means "as this URL last answered", not "as shown": the first load of new filters always draws.
+    let drawn = false;
     const filter = { archived, ...(workspace ? { workspace } : {}), ...(query ? { query } : {}) };
     const load = async () => {
       try {
@@ -67,8 +68,8 @@ export function SessionList({ api }: { api: Api }) {
           if (!cursor) break;
         }
         if (stop) return;
-        if (changed || !loaded.current) {
-          loaded.current = true;
+        if (changed || !drawn) {
+          drawn = true;
           setSessions(rows);
           setNextCursor(cursor);
         }
