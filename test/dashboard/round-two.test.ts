@@ -35,6 +35,8 @@ import { closedPort } from "../support/closed-port.js";
 
 const TOKEN = "round-two-token";
 const SIZES = { desktop: { width: 1440, height: 900 }, phone: { width: 390, height: 844 } } as const;
+/** The system's light/dark preference the page follows: the phone runs dark, the desktop light. */
+const SCHEME = { desktop: "light", phone: "dark" } as const;
 const DOCS = process.env.BDSH_SCREENSHOTS === "1" ? join(import.meta.dirname, "..", "..", "docs") : undefined;
 const SHOTS = mkdtempSync(join(tmpdir(), "bdsh-dash-shots-"));
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -83,7 +85,12 @@ const reply = (text: string, turn = 1): NewEvent => ({
 });
 
 async function open(size: keyof typeof SIZES, hash = "#/"): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: SIZES[size], baseURL: balancer.url, bypassCSP: true });
+  const context = await browser.newContext({
+    viewport: SIZES[size],
+    colorScheme: SCHEME[size],
+    baseURL: balancer.url,
+    bypassCSP: true,
+  });
   const page = await context.newPage();
   await page.goto(`/${hash}`);
   await page.fill("input[name=token]", TOKEN);
@@ -174,6 +181,14 @@ describe.each(Object.keys(SIZES) as (keyof typeof SIZES)[])("the dashboard at %s
     await message.locator(".md-unsafe-link", { hasText: "click me" }).click();
     expect(await page.evaluate("window.pwned")).toBeUndefined();
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(width);
+    // Rows are placed by their measured heights: the turn's end sits below the tall message, not over it.
+    await expect
+      .poll(async () => {
+        const above = (await message.boundingBox())!;
+        const below = (await page.locator("[data-kind=turn-end]").boundingBox())!;
+        return below.y >= above.y + above.height - 1;
+      })
+      .toBe(true);
     await shot(page, `markdown-${size}`);
     await context.close();
   });
@@ -208,6 +223,7 @@ describe.each(Object.keys(SIZES) as (keyof typeof SIZES)[])("the dashboard at %s
     ]);
     const context = await browser.newContext({
       viewport: SIZES[size],
+      colorScheme: SCHEME[size],
       baseURL: balancer.url,
       bypassCSP: true,
     });
