@@ -10,7 +10,8 @@
  * checks stricter, not looser: an injected script would run here, so only the rendering keeps it inert.
  * Sessions are written straight into the store (the log is the truth the page reads); a session shown as
  * running has its lease held by "another server", so no server here takes its turn or its messages.
- * `BDSH_SCREENSHOTS=1` writes the screenshots to docs/ (dashboard-*.png); they always go to a tmp folder.
+ * Screenshots always go to a tmp folder; `BDSH_SCREENSHOTS=1` also writes the phone's approval and question
+ * to docs/ (dashboard-*-phone.png, shown in README).
  */
 import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -38,6 +39,8 @@ const SIZES = { desktop: { width: 1440, height: 900 }, phone: { width: 390, heig
 /** The system's light/dark preference the page follows: the phone runs dark, the desktop light. */
 const SCHEME = { desktop: "light", phone: "dark" } as const;
 const DOCS = process.env.BDSH_SCREENSHOTS === "1" ? join(import.meta.dirname, "..", "..", "docs") : undefined;
+/** The screenshots README shows (the rest stay in the tmp folder). */
+const IN_DOCS = new Set(["approval-phone", "question-phone"]);
 const SHOTS = mkdtempSync(join(tmpdir(), "bdsh-dash-shots-"));
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
@@ -101,7 +104,7 @@ async function open(size: keyof typeof SIZES, hash = "#/"): Promise<{ context: B
 
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });
-  if (DOCS) {
+  if (DOCS && IN_DOCS.has(name)) {
     mkdirSync(DOCS, { recursive: true });
     await page.screenshot({ path: join(DOCS, `dashboard-${name}.png`) });
   }
