@@ -30,7 +30,16 @@ function announcementOf(batch: readonly { type: string; data: unknown }[]): stri
   const said: string[] = [];
   for (const event of batch) {
     const data = event.data as Record<string, unknown>;
-    if (event.type === "approval/requested") said.push(`Approval needed for ${String(data.tool)}.`);
+    if (event.type === "assistant/message") {
+      // The reply's text once it is complete (each streamed delta would be read out word by word).
+      const blocks = Array.isArray(data.blocks) ? (data.blocks as { type?: string; text?: string }[]) : [];
+      const text = blocks
+        .filter((b) => b.type === "text")
+        .map((b) => b.text ?? "")
+        .join(" ")
+        .trim();
+      if (text) said.push(`Reply: ${text.length > 300 ? `${text.slice(0, 300)}…` : text}`);
+    } else if (event.type === "approval/requested") said.push(`Approval needed for ${String(data.tool)}.`);
     else if (event.type === "question/asked") said.push("The agent asks you a question.");
     else if (event.type === "turn/end") said.push(`The turn ended: ${String(data.reason)}.`);
   }
