@@ -3,9 +3,9 @@
  * The vitest part of `npm test`, on every Node version we test: the whole suite on the Node running this
  * script (the one that ran `npm ci`; 20 in CI), then on each pinned other version (node-versions.mjs gets
  * it from the npm registry and builds the native modules for it, both cached) every test file except those
- * in `.ci/full-suite-only.txt`: the expensive end-to-end files, which three times over do not fit CI's
- * time on 2 cores. Arguments go to every vitest run. Exits non-zero when any run failed; every run is made
- * and the summary names each.
+ * in `.ci/full-suite-only.txt` (the expensive end-to-end files, which three times over do not fit CI's
+ * time on 2 cores), with vitest's `--no-isolate`. Arguments go to every vitest run. Exits non-zero when
+ * any run failed; every run is made and the summary names each.
  *
  * `BDSH_TEST_NODES` overrides the other versions: a comma-separated list, or `none` for this Node only.
  */
@@ -72,7 +72,9 @@ for (const version of otherVersions()) {
     continue;
   }
   const env = { ...process.env, PATH: `${dirname(prepared.binary)}:${process.env.PATH}` };
-  const excludes = skipped.flatMap((file) => ["--exclude", file]);
+  // --no-isolate: each worker imports the sources once instead of once per file, which took most of this
+  // run's CPU (the files left here are in-process ones). The isolated run is the whole suite above.
+  const excludes = ["--no-isolate", ...skipped.flatMap((file) => ["--exclude", file])];
   results.push({
     what: `Node v${version}, suite less .ci/full-suite-only.txt`,
     ...vitest(prepared.binary, prepared.tree, excludes, env),
