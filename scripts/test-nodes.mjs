@@ -53,10 +53,14 @@ function vitest(node, cwd, extra, env = process.env) {
 }
 
 const results = [];
+const filtered = args.length > 0 ? ` (vitest ${args.join(" ")})` : "";
 const header = (text) => process.stdout.write(`\n=== ${text} ===\n\n`);
 
 header(`Node ${process.version}: the whole suite`);
-results.push({ what: `Node ${process.version}, whole suite`, ...vitest(process.execPath, root, []) });
+results.push({
+  what: `Node ${process.version}, whole suite${filtered}`,
+  ...vitest(process.execPath, root, []),
+});
 
 const skipped = fullSuiteOnly();
 for (const version of otherVersions()) {
@@ -76,7 +80,7 @@ for (const version of otherVersions()) {
   // run's CPU (the files left here are in-process ones). The isolated run is the whole suite above.
   const excludes = ["--no-isolate", ...skipped.flatMap((file) => ["--exclude", file])];
   results.push({
-    what: `Node v${version}, suite less .ci/full-suite-only.txt`,
+    what: `Node v${version}, suite less .ci/full-suite-only.txt${filtered}`,
     ...vitest(prepared.binary, prepared.tree, excludes, env),
   });
 }
