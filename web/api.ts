@@ -10,7 +10,7 @@
  *   the sign-in form.
  * - A refusal comes back as `ApiError` with the server's `{error: {code, message}}`.
  */
-import type { ChildAgent, PendingInteractions, SessionDetail, SessionView } from "./types.js";
+import type { ChildAgent, LogEvent, PendingInteractions, SessionDetail, SessionView } from "./types.js";
 
 export type Decision = "allow-once" | "allow-session" | "deny" | "cancel";
 
@@ -29,9 +29,30 @@ export function apiUrl(path: string): string {
   return new URL(path.replace(/^\//, ""), document.baseURI).toString();
 }
 
-export type SessionFilter = { workspace?: string; archived?: boolean; limit?: number; before?: string };
+export type SessionFilter = {
+  workspace?: string;
+  archived?: boolean;
+  limit?: number;
+  /** Text to find in an id or title, searched by the server over every session. */
+  query?: string;
+  /** The `nextCursor` of the page before. */
+  cursor?: string;
+};
+
+export type SessionPage = { sessions: SessionView[]; nextCursor?: string };
+
+export type PendingMessage = { id: string; mode: "followup" | "steer"; text: string; createdAt: string };
+
+/** A page of the stored log (`v1/sessions/:id/history`). */
+export type HistoryPage = { events: LogEvent[]; lastSeq: number; more: boolean };
+
+/** What a request that never reached the server says (the browser's own words are "Failed to fetch"). */
+export const UNREACHABLE = "UNREACHABLE";
 
 export class Api {
+  /** The last list page per URL with its ETag: an unchanged list comes back as a 304 with no body. */
+  private readonly listCache = new Map<string, { etag: string; page: SessionPage }>();
+
   constructor(private readonly onUnauthorized: () => void) {}
 
   /** Request headers; the credential is the session cookie, which the browser attaches by itself. */
@@ -67,7 +88,7 @@ export class Api {
     };
     if (body !== undefined) init.body = JSON.stringify(body);
     if (signal) init.signal = signal;
-    const response = await fetch(apiUrl(path), init);
+    const response = await this.fetch(apiUrl(path), init);
     const text = await response.text();
     const value: unknown = text ? safeJson(text) : undefined;
     if (!response.ok) {
@@ -78,13 +99,74 @@ export class Api {
     return value as T;
   }
 
-  listSessions(filter: SessionFilter = {}, signal?: AbortSignal): Promise<{ sessions: SessionView[] }> {
+  /** `fetch`, with a request that never reached the server as an `ApiError` in plain words. */
+  async fetch(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      if ((error as { name?: string }).name === "AbortError") throw error;
+      throw new ApiError(0, UNREACHABLE, "The server could not be reached; it will be tried again.");
+    }
+  }
+
+  /**
+   * A page of sessions, most recently active first. Asked again with the ETag of the last answer, so a
+   * list polled every few seconds costs a 304 while nothing changed; `changed` says whether it did.
+   */
+  async listSessions(
+    filter: SessionFilter = {},
+    signal?: AbortSignal,
+  ): Promise<SessionPage & { changed: boolean }> {
     const query = new URLSearchParams();
-    query.set("limit", String(filter.limit ?? 200));
+    query.set("limit", String(filter.limit ?? 50));
     if (filter.workspace) query.set("workspace", filter.workspace);
     if (filter.archived) query.set("archived", "true");
-    if (filter.before) query.set("before", filter.before);
-    return this.request("GET", `v1/sessions?${query}`, undefined, signal);
+    if (filter.query) query.set("query", filter.query);
+    if (filter.cursor) query.set("cursor", filter.cursor);
+    const path = `v1/sessions?${query}`;
+    const cached = this.listCache.get(path);
+    const init: RequestInit = {
+      headers: this.headers(cached ? { "if-none-match": cached.etag } : {}),
+      cache: "no-store",
+      credentials: "same-origin",
+    };
+    if (signal) init.signal = signal;
+    const response = await this.fetch(apiUrl(path), init);
+    if (response.status === 304 && cached) return { ...cached.page, changed: false };
+    const text = await response.text();
+    const value = safeJson(text) as
+      | (SessionPage & { error?: { code?: string; message?: string } })
+      | undefined;
+    if (!response.ok) {
+      if (response.status === 401) this.onUnauthorized();
+      const error = value?.error;
+      throw new ApiError(response.status, error?.code ?? `HTTP_${response.status}`, error?.message ?? text);
+    }
+    const page: SessionPage = value ?? { sessions: [] };
+    const etag = response.headers.get("etag");
+    if (etag) this.listCache.set(path, { etag, page });
+    return { ...page, changed: true };
+  }
+
+  rename(id: string, title: string | null): Promise<SessionView> {
+    return this.request("PATCH", `v1/sessions/${encodeURIComponent(id)}`, { title });
+  }
+
+  fork(id: string): Promise<SessionView> {
+    return this.request("POST", `v1/sessions/${encodeURIComponent(id)}/fork`, {});
+  }
+
+  pendingMessages(id: string): Promise<{ pending: PendingMessage[] }> {
+    return this.request("GET", `v1/sessions/${encodeURIComponent(id)}/messages`);
+  }
+
+  history(id: string, after: number, signal?: AbortSignal): Promise<HistoryPage> {
+    return this.request(
+      "GET",
+      `v1/sessions/${encodeURIComponent(id)}/history?after=${after}`,
+      undefined,
+      signal,
+    );
   }
 
   session(id: string): Promise<SessionDetail> {
@@ -99,7 +181,7 @@ export class Api {
     return this.request("POST", `v1/sessions/${encodeURIComponent(id)}/messages`, { text, mode });
   }
 
-  cancel(id: string): Promise<{ state?: string }> {
+  cancel(id: string): Promise<{ outcome: "local" | "remote" | "idle"; discarded: number }> {
     return this.request("POST", `v1/sessions/${encodeURIComponent(id)}/cancel`, {});
   }
 

@@ -12,6 +12,8 @@
  * - A 401 ends the feed and signs the user out; a 404 ends it with an error.
  * - Events are delivered in batches (one per chunk read), so a session of 10,000 events renders once per
  *   chunk, not once per event.
+ * - What is stored when the feed starts comes as gzip-compressed JSON pages (`v1/sessions/:id/history`),
+ *   the same objects as the stream's; the stream then resumes after the last of them.
  */
 import { createParser } from "eventsource-parser";
 import type { Api } from "./api.js";
@@ -67,7 +69,38 @@ export class EventFeed {
     this.abort?.abort();
   }
 
+  /**
+   * The stored log first, as gzip-compressed JSON pages (a long session costs a fraction of the bytes it
+   * would as a stream); the stream then starts after the last seq delivered. Any failure here leaves the
+   * rest to the stream, which reads from the same seq.
+   */
+  private async loadHistory(): Promise<void> {
+    const abort = new AbortController();
+    this.abort = abort;
+    try {
+      for (;;) {
+        const page = await this.api.history(this.sessionId, this.lastSeq, abort.signal);
+        if (this.stopped) return;
+        const batch: LogEvent[] = [];
+        for (const event of page.events) {
+          if (event.seq <= this.lastSeq) continue;
+          if (event.seq !== this.lastSeq + 1) break; // never from a sound server; the stream fills it
+          this.lastSeq = event.seq;
+          batch.push(event);
+        }
+        if (batch.length) this.handlers.events(batch);
+        if (!page.more || batch.length === 0) return;
+      }
+    } catch {
+      // The stream reads from `lastSeq` and says what went wrong, if anything still does.
+    } finally {
+      if (this.abort === abort) this.abort = undefined;
+    }
+  }
+
   private async run(): Promise<void> {
+    this.handlers.state?.("connecting");
+    await this.loadHistory();
     let first = true;
     while (!this.stopped) {
       this.handlers.state?.(first ? "connecting" : "reconnecting");

@@ -6,7 +6,8 @@
  */
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { Api } from "./api.js";
+import { Api, ApiError, UNREACHABLE } from "./api.js";
+import { setTabTitle } from "./attention.js";
 import "./styles.css";
 import { SessionList } from "./views/session-list.js";
 import { SessionView } from "./views/session-view.js";
@@ -19,18 +20,42 @@ function route(): { session?: string } {
 function App() {
   // undefined: not known yet (the cookie, if any, is checked first).
   const [signedIn, setSignedIn] = useState<boolean | undefined>(undefined);
+  // Why the user is asked to sign in again, when they had been signed in.
+  const [signedOutWhy, setSignedOutWhy] = useState<string | undefined>();
   const [where, setWhere] = useState(route());
   useEffect(() => {
     const onHash = () => setWhere(route());
     window.addEventListener("hashchange", onHash);
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
-  const api = useMemo(() => new Api(() => setSignedIn(false)), []);
+  const api = useMemo(
+    () =>
+      new Api(() => {
+        setSignedIn((was) => {
+          if (was)
+            setSignedOutWhy(
+              "The server no longer accepts this sign-in (it may have restarted with a new token). Sign in again: what you were typing is kept.",
+            );
+          return false;
+        });
+      }),
+    [],
+  );
   useEffect(() => {
     api.signedIn().then(setSignedIn, () => setSignedIn(false));
   }, [api]);
   if (signedIn === undefined) return null;
-  if (!signedIn) return <SignIn api={api} onSignedIn={() => setSignedIn(true)} />;
+  if (!signedIn)
+    return (
+      <SignIn
+        api={api}
+        notice={signedOutWhy}
+        onSignedIn={() => {
+          setSignedOutWhy(undefined);
+          setSignedIn(true);
+        }}
+      />
+    );
   return where.session ? (
     <SessionView api={api} id={where.session} key={where.session} />
   ) : (
@@ -38,46 +63,86 @@ function App() {
   );
 }
 
-function SignIn({ api, onSignedIn }: { api: Api; onSignedIn(): void }) {
+/** The sign-in failure in words a person can act on. */
+function signInError(failure: unknown): string {
+  if (failure instanceof ApiError) {
+    if (failure.code === UNREACHABLE) return "The server could not be reached. Is `bdsh serve` running?";
+    if (failure.status === 429) return "Too many attempts: wait a minute, then try again.";
+    return `The server refused the sign-in: ${failure.message}`;
+  }
+  return failure instanceof Error ? failure.message : String(failure);
+}
+
+function SignIn({ api, notice, onSignedIn }: { api: Api; notice?: string | undefined; onSignedIn(): void }) {
   const [value, setValue] = useState("");
   const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  useEffect(() => setTabTitle(0, "sign in"), []);
   return (
-    <form
-      class="signin"
-      data-testid="sign-in"
-      onSubmit={(e) => {
-        e.preventDefault();
-        const token = value.trim();
-        if (!token) return;
-        api.signIn(token).then(
-          (ok) => {
-            setValue("");
-            if (ok) onSignedIn();
-            else setError("That is not the server's token.");
-          },
-          (failure: unknown) => setError(failure instanceof Error ? failure.message : String(failure)),
-        );
-      }}
-    >
-      <h1>better-dsh</h1>
-      <p>
-        Enter the server's token (<code>BDSH_SERVER_TOKEN</code>, or the one <code>bdsh serve</code> printed).
-        It is sent once; the browser keeps only a session cookie that scripts cannot read.
-      </p>
-      {error ? (
-        <p class="notice error" role="alert">
-          {error}
+    <main class="signin-page">
+      <form
+        class="signin"
+        data-testid="sign-in"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const token = value.trim();
+          if (!token) {
+            setError("Enter the token first.");
+            return;
+          }
+          setBusy(true);
+          api.signIn(token).then(
+            (ok) => {
+              setBusy(false);
+              if (ok) {
+                setValue("");
+                onSignedIn();
+              } else
+                setError(
+                  "That is not the server's token. Check BDSH_SERVER_TOKEN, or the token `bdsh serve` printed when it started.",
+                );
+            },
+            (failure: unknown) => {
+              setBusy(false);
+              setError(signInError(failure));
+            },
+          );
+        }}
+      >
+        <h1>better-dsh</h1>
+        {notice ? (
+          <p class="notice" role="status" data-testid="signed-out">
+            {notice}
+          </p>
+        ) : null}
+        <p>
+          Enter the server's token (<code>BDSH_SERVER_TOKEN</code>, or the one <code>bdsh serve</code>{" "}
+          printed). It is sent once; the browser keeps only a session cookie that scripts cannot read.
         </p>
-      ) : null}
-      <input
-        name="token"
-        type="password"
-        autocomplete="off"
-        value={value}
-        onInput={(e) => setValue((e.target as HTMLInputElement).value)}
-      />
-      <button type="submit">Sign in</button>
-    </form>
+        <label for="token">Server token</label>
+        <input
+          id="token"
+          name="token"
+          type="password"
+          autocomplete="off"
+          value={value}
+          aria-invalid={error ? "true" : undefined}
+          aria-describedby={error ? "token-error" : undefined}
+          onInput={(e) => {
+            setValue((e.target as HTMLInputElement).value);
+            setError("");
+          }}
+        />
+        {error ? (
+          <p class="notice error" role="alert" id="token-error" data-testid="sign-in-error">
+            {error}
+          </p>
+        ) : null}
+        <button type="submit" disabled={busy}>
+          {busy ? "Signing in…" : "Sign in"}
+        </button>
+      </form>
+    </main>
   );
 }
 

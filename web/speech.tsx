@@ -7,6 +7,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { apiUrl } from "./api.js";
+import { Icon } from "./icons.js";
 
 type Format = { encoding: string; sample_rate: number; channels: number };
 
@@ -60,7 +61,8 @@ export function Speaker({ sessionId }: { sessionId: string }) {
   }, [on, sessionId]);
   return (
     <button type="button" data-testid="speak" data-state={state} aria-pressed={on} onClick={() => setOn(!on)}>
-      {on ? `🔊 ${state}` : "🔈 Speak"}
+      <Icon name={on ? "speaker" : "speakerOff"} />
+      {on ? state : "Speak"}
     </button>
   );
 }

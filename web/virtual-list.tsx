@@ -29,7 +29,8 @@ const AT_BOTTOM_PX = 48;
 export function VirtualList<T>(props: VirtualListProps<T>) {
   const { items, keyOf, estimate = 72, overscan = 800 } = props;
   const scroller = useRef<HTMLDivElement>(null);
-  const heights = useRef(new Map<string | number, number>());
+  // Keyed by the row's key as text (the DOM's `data-key`), so a measured height is found again.
+  const heights = useRef(new Map<string, number>());
   const following = useRef(true);
   const [viewport, setViewport] = useState({ top: 0, height: 800 });
   const [measured, setMeasured] = useState(0);
@@ -39,7 +40,7 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   const offsets = useMemo(() => {
     const out = new Float64Array(items.length + 1);
     for (let i = 0; i < items.length; i++)
-      out[i + 1] = out[i]! + (heights.current.get(keyOf(items[i]!)) ?? estimate);
+      out[i + 1] = out[i]! + (heights.current.get(String(keyOf(items[i]!))) ?? estimate);
     return out;
   }, [items.length, props.version, measured, estimate]);
 
@@ -68,10 +69,9 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
       const index = Number(child.dataset.index);
       if (key === undefined) continue;
       const height = child.offsetHeight;
-      const mapKey = /^\d+$/.test(key) ? Number(key) : key;
-      const before = heights.current.get(mapKey) ?? estimate;
+      const before = heights.current.get(key) ?? estimate;
       if (Math.abs(before - height) > 0.5) {
-        heights.current.set(mapKey, height);
+        heights.current.set(key, height);
         changed = true;
         if (!following.current && (offsets[index] ?? 0) < el.scrollTop) shift += height - before;
       }

@@ -54,6 +54,7 @@ import {
 } from "./dashboard-session.js";
 import { registerEventStream } from "./event-stream.js";
 import { registerFileRoutes } from "./file-routes.js";
+import { registerHistoryRoutes } from "./history-routes.js";
 import { registerInteractionRoutes } from "./interaction-routes.js";
 import { httpInteractionsPlugin } from "./interactions.js";
 import { lostJobsPlugin } from "./lost-jobs.js";
@@ -304,6 +305,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     price,
   });
   registerSignInRoutes(routes, { sessions, tokenMatches, cookiePath: `${app.prefix.replace(/\/+$/, "")}/` });
+  registerHistoryRoutes(routes, { store });
   registerEventStream(routes, {
     store,
     runner,

@@ -36,6 +36,24 @@ export const Session = Type.Object({
   workspace: Type.Union([Type.String(), Type.Null()]),
   /** The server driving it now, if any (a live lease); idle sessions have none. */
   drivenBy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  /**
+   * What it is doing for a person (./session-activity.ts; on the list and the detail): `waiting` on an
+   * approval or a question, `running`, or idle after a last turn that ended well (`idle`), in an error
+   * (`errored`) or cancelled (`aborted`).
+   */
+  state: Type.Optional(
+    Type.Union([
+      Type.Literal("running"),
+      Type.Literal("waiting"),
+      Type.Literal("idle"),
+      Type.Literal("errored"),
+      Type.Literal("aborted"),
+    ]),
+  ),
+  /** With `waiting`: what it waits for. */
+  waitingFor: Type.Optional(Type.Array(Type.Union([Type.Literal("approval"), Type.Literal("question")]))),
+  /** How its last finished turn ended (`turn/end` reason), `null` when none was found. */
+  lastTurn: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 export type SessionView = Static<typeof Session>;
 
@@ -75,13 +93,49 @@ export const CreateSessionBody = Type.Object(
 
 export const ListSessionsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+  /** The next page of the by-activity order: the `nextCursor` of the page before. */
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400 })),
+  /** Only sessions whose id or title contains this text (ASCII letters without case). */
+  query: Type.Optional(Type.String({ maxLength: 200 })),
+  /** Pages by creation instead (newest id first): the sessions created before this id. */
   before: Type.Optional(Id),
   archived: Type.Optional(Type.Boolean()),
   /** Only sessions that run in exactly this directory. */
   workspace: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
 });
 
-export const SessionList = Type.Object({ sessions: Type.Array(Session) });
+export const SessionList = Type.Object({
+  sessions: Type.Array(Session),
+  /** More sessions follow in the by-activity order: pass this as `cursor` for them. */
+  nextCursor: Type.Optional(Type.String()),
+});
+
+export const RenameBody = Type.Object(
+  { title: Type.Union([Type.String({ minLength: 1, maxLength: 500 }), Type.Null()]) },
+  { additionalProperties: false },
+);
+
+/** `GET /v1/sessions/:id/messages`: messages queued and not yet taken by the model. */
+export const PendingMessages = Type.Object({
+  pending: Type.Array(
+    Type.Object({ id: Type.String(), mode: MessageMode, text: Type.String(), createdAt: Type.String() }),
+  ),
+});
+
+export const HistoryQuery = Type.Object({
+  /** Events with a seq above this one (default 0). */
+  after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 5_000 })),
+});
+
+/** A page of the stored log, each event as the stream's `data:` (gzip when the client accepts it). */
+export const HistoryPage = Type.Object({
+  events: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+  /** The session's last seq when the page was read. */
+  lastSeq: Type.Integer(),
+  /** More events follow this page: ask again with `after` = the last seq in it. */
+  more: Type.Boolean(),
+});
 
 export const ArchiveBody = Type.Object(
   { archived: Type.Optional(Type.Boolean({ default: true })) },

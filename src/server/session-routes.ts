@@ -8,12 +8,13 @@
  *   pending inbox is discarded (L7 clears it) and an inert cancel marker row is queued, which the driving
  *   server's runner turns into `agent.cancel()`.
  */
+import { createHash } from "node:crypto";
 import type { Static } from "typebox";
 import { forkSession } from "../loop/fork.js";
 import { startSession } from "../loop/new-session.js";
 import { costOf, type Price } from "../model/pricing.js";
 import { sessionUsage } from "../presets/session-usage.js";
-import { type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
+import { type ActivityCursor, type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
 import { contextFromHeaders, traced } from "../telemetry/trace-carrier.js";
 import { ApiError, notFound } from "./api-error.js";
 import type { RouteTable } from "./openapi.js";
@@ -25,6 +26,8 @@ import {
   errorResponses,
   ListSessionsQuery,
   MessageBody,
+  PendingMessages,
+  RenameBody,
   Session,
   SessionDetail,
   SessionId,
@@ -32,6 +35,7 @@ import {
   type SessionUsageView,
   type SessionView,
 } from "./schemas.js";
+import { sessionActivity } from "./session-activity.js";
 import type { SessionRunner } from "./session-runner.js";
 
 export type SessionRoutesContext = {
@@ -108,19 +112,82 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
     "GET",
     "/v1/sessions",
     {
-      summary: "List sessions, newest first",
+      summary:
+        "List sessions, most recently active first (paged with cursor; with before: newest first), with their state",
       querystring: ListSessionsQuery,
       response: { 200: SessionList, ...errorResponses },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query as Static<typeof ListSessionsQuery>;
+      const limit = query.limit ?? 50;
+      if (query.before && query.cursor)
+        throw new ApiError(400, "BAD_REQUEST", "before pages by creation, cursor by activity: not both");
+      const byActivity = !query.before;
+      // One more row than asked tells whether a next page exists.
       const rows = await store.listSessions({
-        limit: query.limit ?? 50,
+        limit: byActivity ? limit + 1 : limit,
         includeArchived: query.archived ?? false,
-        ...(query.before ? { before: query.before } : {}),
+        ...(byActivity ? { order: "activity" as const } : { before: query.before }),
+        ...(query.cursor ? { after: decodeCursor(query.cursor) } : {}),
+        ...(query.query ? { query: query.query } : {}),
         ...(query.workspace ? { workspace: query.workspace } : {}),
       });
-      return { sessions: rows.map((row) => viewOf(row)) };
+      const page = rows.slice(0, limit);
+      const sessions = await Promise.all(
+        page.map(async (row) => ({ ...viewOf(row), ...(await sessionActivity(store, row)) })),
+      );
+      const last = page.at(-1);
+      const body: Static<typeof SessionList> =
+        byActivity && rows.length > limit && last
+          ? { sessions, nextCursor: encodeCursor({ updatedAt: last.updatedAt, id: last.id }) }
+          : { sessions };
+      // A list polled every few seconds: an unchanged page is a 304 with no body.
+      const etag = `"${createHash("sha256").update(JSON.stringify(body)).digest("base64url").slice(0, 27)}"`;
+      void reply.header("etag", etag).header("cache-control", "no-cache");
+      if (ifNoneMatch(request.headers["if-none-match"], etag)) return reply.code(304).send();
+      return body;
+    },
+  );
+
+  routes.add(
+    "PATCH",
+    "/v1/sessions/:id",
+    {
+      summary: "Rename a session (title null: no title)",
+      params: SessionId,
+      body: RenameBody,
+      response: { 200: Session, ...errorResponses },
+    },
+    async (request) => {
+      const { id } = request.params as Static<typeof SessionId>;
+      const body = request.body as Static<typeof RenameBody>;
+      await requireSession(store, id);
+      return viewOf(await store.updateSession(id, { title: body.title?.trim() || null }));
+    },
+  );
+
+  routes.add(
+    "GET",
+    "/v1/sessions/:id/messages",
+    {
+      summary: "Messages queued for the session (follow-ups and steers) that the model has not taken yet",
+      params: SessionId,
+      response: { 200: PendingMessages, ...errorResponses },
+    },
+    async (request) => {
+      const { id } = request.params as Static<typeof SessionId>;
+      await requireSession(store, id);
+      const pending = (await store.pendingInbox(id)).filter(
+        (item) => item.mode === "followup" || item.mode === "steer",
+      );
+      return {
+        pending: pending.map((item) => ({
+          id: item.id,
+          mode: item.mode as "followup" | "steer",
+          text: item.text,
+          createdAt: item.createdAt,
+        })),
+      };
     },
   );
 
@@ -136,7 +203,11 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
       const { id } = request.params as Static<typeof SessionId>;
       const row = await requireSession(store, id);
       const lease = await store.getLease(sessionLeaseName(id));
-      return { ...viewOf(row, lease?.owner ?? null), usage: await usageView(store, id, context.price) };
+      return {
+        ...viewOf(row, lease?.owner ?? null),
+        ...(await sessionActivity(store, row)),
+        usage: await usageView(store, id, context.price),
+      };
     },
   );
 
@@ -233,4 +304,32 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
       return { outcome: "remote" as const, discarded };
     },
   );
+}
+
+/** A listing cursor as the API hands it out: opaque to clients (base64url of the place in the order). */
+function encodeCursor(cursor: ActivityCursor): string {
+  return Buffer.from(JSON.stringify([cursor.updatedAt, cursor.id])).toString("base64url");
+}
+
+function decodeCursor(text: string): ActivityCursor {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+  } catch {
+    value = undefined;
+  }
+  if (
+    Array.isArray(value) &&
+    value.length === 2 &&
+    typeof value[0] === "string" &&
+    !Number.isNaN(Date.parse(value[0])) &&
+    typeof value[1] === "string"
+  )
+    return { updatedAt: value[0], id: value[1] };
+  throw new ApiError(400, "BAD_REQUEST", "cursor is not one this server handed out");
+}
+
+function ifNoneMatch(header: string | string[] | undefined, etag: string): boolean {
+  const value = Array.isArray(header) ? header.join(",") : header;
+  return value?.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*") ?? false;
 }

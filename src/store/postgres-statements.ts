@@ -139,7 +139,18 @@ export const SQL = {
     SELECT ${SESSION_COLUMNS} FROM sessions
     WHERE ($1::text IS NULL OR id < $1) AND ($2::boolean OR NOT archived) AND ($3::text IS NULL OR parent_id = $3)
       AND ($5::text IS NULL OR metadata::json ->> 'workspace' = $5)
+      AND ($6::text IS NULL OR strpos(lower(id), $6) > 0 OR strpos(lower(coalesce(title, '')), $6) > 0)
     ORDER BY id DESC LIMIT $4`,
+  // The same filters, most recently active first. Times compare at millisecond precision, the precision
+  // the cursor carries (an ISO string): a microsecond left out would repeat or skip a row at a page edge.
+  listByActivity: `
+    SELECT ${SESSION_COLUMNS} FROM sessions
+    WHERE ($1::boolean OR NOT archived) AND ($2::text IS NULL OR parent_id = $2)
+      AND ($4::text IS NULL OR metadata::json ->> 'workspace' = $4)
+      AND ($5::text IS NULL OR strpos(lower(id), $5) > 0 OR strpos(lower(coalesce(title, '')), $5) > 0)
+      AND ($6::timestamptz IS NULL OR date_trunc('milliseconds', updated_at) < $6::timestamptz
+        OR (date_trunc('milliseconds', updated_at) = $6::timestamptz AND id COLLATE "C" < $7::text))
+    ORDER BY date_trunc('milliseconds', updated_at) DESC, id COLLATE "C" DESC LIMIT $3`,
   // Issue 15: a prefix is an id range (session-ids.ts); one more row than is named tells "and more".
   sessionIdsInRange: "SELECT id FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id LIMIT $3",
   latestSession: `

@@ -45,6 +45,7 @@ import {
   encodeEvents,
   type InboxRecord,
   type InboxRowValues,
+  listingFilters,
   newId,
   newInboxValues,
   newSessionValues,
@@ -189,14 +190,30 @@ export class PostgresStore implements Store {
   }
 
   async listSessions(options: ListSessionsOptions = {}): Promise<SessionRow[]> {
-    checkLimit(options.limit);
-    const { rows } = await this.pool.query<SessionRecord>(SQL.listSessions, [
-      options.before ?? null,
-      options.includeArchived ?? false,
-      options.parentId ?? null,
-      options.limit ?? DEFAULT_LIST_LIMIT,
-      options.workspace ?? null,
-    ]);
+    const { query, after } = listingFilters(options);
+    const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+    const all = options.includeArchived ?? false;
+    const parent = options.parentId ?? null;
+    const workspace = options.workspace ?? null;
+    const { rows } =
+      options.order === "activity"
+        ? await this.pool.query<SessionRecord>(SQL.listByActivity, [
+            all,
+            parent,
+            limit,
+            workspace,
+            query,
+            after?.updatedAt ?? null,
+            after?.id ?? null,
+          ])
+        : await this.pool.query<SessionRecord>(SQL.listSessions, [
+            options.before ?? null,
+            all,
+            parent,
+            limit,
+            workspace,
+            query,
+          ]);
     return rows.map(toSession);
   }
 

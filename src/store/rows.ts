@@ -21,9 +21,11 @@ import type {
   UserSource,
 } from "../log/events.js";
 import {
+  type ActivityCursor,
   type BlobRef,
   type CreateSessionInput,
   type InboxItem,
+  type ListSessionsOptions,
   type NewInboxItem,
   type SessionRow,
   StoreError,
@@ -64,6 +66,29 @@ export function checkLimit(limit: number | undefined): void {
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
     throw new InvalidInputError(`limit must be a non-negative integer, got ${limit}`);
   }
+}
+
+/**
+ * The listing options both stores check alike: the limit, the text filter (lowercased here, so each store
+ * compares with its own `lower`; `null` when there is none), and a by-activity cursor that must name a
+ * real instant and cannot be mixed with the by-id `before`.
+ */
+export function listingFilters(options: ListSessionsOptions): {
+  query: string | null;
+  after: ActivityCursor | undefined;
+} {
+  checkLimit(options.limit);
+  const { after } = options;
+  if (after !== undefined) {
+    if (options.order !== "activity")
+      throw new InvalidInputError("a listing cursor (after) goes with order: activity");
+    if (Number.isNaN(Date.parse(after.updatedAt)) || typeof after.id !== "string")
+      throw new InvalidInputError(`not a listing cursor: ${JSON.stringify(after)}`);
+  }
+  if (options.order === "activity" && options.before !== undefined)
+    throw new InvalidInputError("before pages the by-id order; the by-activity order pages with after");
+  const query = options.query?.trim().toLowerCase();
+  return { query: query ? query : null, after };
 }
 
 /** A new event as it goes into a row: everything decided except the seq. */

@@ -20,7 +20,15 @@ export const SQLITE_SQL = {
        WHERE (@before IS NULL OR id < @before) AND (@all = 1 OR archived = 0)
          AND (@parent IS NULL OR parent_id = @parent)
          AND (@workspace IS NULL OR json_extract(metadata, '$.workspace') = @workspace)
+         AND (@query IS NULL OR instr(lower(id), @query) > 0 OR instr(lower(coalesce(title, '')), @query) > 0)
        ORDER BY id DESC LIMIT @limit`,
+  // The same filters, most recently active first; the page after (@afterAt, @afterId) in that order.
+  listByActivity: `SELECT ${SESSION_COLUMNS} FROM sessions
+       WHERE (@all = 1 OR archived = 0) AND (@parent IS NULL OR parent_id = @parent)
+         AND (@workspace IS NULL OR json_extract(metadata, '$.workspace') = @workspace)
+         AND (@query IS NULL OR instr(lower(id), @query) > 0 OR instr(lower(coalesce(title, '')), @query) > 0)
+         AND (@afterAt IS NULL OR updated_at < @afterAt OR (updated_at = @afterAt AND id < @afterId))
+       ORDER BY updated_at DESC, id DESC LIMIT @limit`,
   // A parent's children through the (parent_id, id) index: the general statement's `@parent IS NULL OR …`
   // cannot use it, so a childless session scanned every session (S1: each agent open and wait asks).
   listChildren: `SELECT ${SESSION_COLUMNS} FROM sessions

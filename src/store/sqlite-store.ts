@@ -40,6 +40,7 @@ import {
   type InboxRecord,
   type InboxRowValues,
   isoNow,
+  listingFilters,
   newId,
   newInboxValues,
   newSessionValues,
@@ -184,15 +185,26 @@ export class SqliteStore implements Store {
   }
 
   async listSessions(options: ListSessionsOptions = {}): Promise<SessionRow[]> {
-    checkLimit(options.limit);
-    const statement = options.parentId === undefined ? this.s.listSessions : this.s.listChildren;
-    const rows = statement.all({
-      before: options.before ?? null,
+    const { query, after } = listingFilters(options);
+    const common = {
       all: options.includeArchived ? 1 : 0,
       parent: options.parentId ?? null,
       workspace: options.workspace ?? null,
       limit: options.limit ?? DEFAULT_LIST_LIMIT,
-    }) as SessionRecord[];
+    };
+    if (options.order === "activity") {
+      const rows = this.s.listByActivity.all({
+        ...common,
+        query,
+        afterAt: after?.updatedAt ?? null,
+        afterId: after?.id ?? null,
+      }) as SessionRecord[];
+      return rows.map(toSession);
+    }
+    // The children's statement has no text filter: a query goes through the general one.
+    const statement =
+      options.parentId === undefined || query !== null ? this.s.listSessions : this.s.listChildren;
+    const rows = statement.all({ ...common, before: options.before ?? null, query }) as SessionRecord[];
     return rows.map(toSession);
   }
 

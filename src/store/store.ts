@@ -73,7 +73,19 @@ export type ListSessionsOptions = {
   parentId?: string;
   /** Only sessions whose `metadata.workspace` is exactly this directory (issue 15: a workspace's sessions). */
   workspace?: string;
+  /** Only sessions whose id or title contains this text (ASCII letters compared without case). */
+  query?: string;
+  /**
+   * `created` (default): newest id first, paged with `before`. `activity`: the most recently updated first
+   * (then the larger id), paged with `after`.
+   */
+  order?: "created" | "activity";
+  /** With `order: "activity"`: the sessions after this one in that order (the previous page's last row). */
+  after?: ActivityCursor;
 };
+
+/** A place in the by-activity order: a session's `updatedAt` (millisecond ISO-8601) and id. */
+export type ActivityCursor = { updatedAt: string; id: string };
 
 export type LatestSessionOptions = {
   /** The directory in the session's `metadata.workspace`. */

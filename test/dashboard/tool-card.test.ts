@@ -145,7 +145,17 @@ describe("issue 32: the dashboard's tool card from details", () => {
         },
       ),
     );
-    expect(await card.locator("ul.todos li").allTextContents()).toEqual(["☑ plan", "☐ build"]);
+    // Each item's mark is an SVG icon named for screen readers (its <title> is part of the text).
+    expect(await card.locator("ul.todos li").allTextContents()).toEqual(["done plan", "to do build"]);
+    expect(
+      await card
+        .locator("ul.todos li svg[role=img]")
+        .evaluateAll((svgs) =>
+          svgs.map((s) =>
+            (s as unknown as { getAttribute(n: string): string | null }).getAttribute("aria-label"),
+          ),
+        ),
+    ).toEqual(["done", "to do"]);
   });
 
   it("read: the file's line count, and a duration of a second or more", async () => {

@@ -174,9 +174,12 @@ describe("M19 idle watchdog and cancellation", () => {
   });
 
   it("a pause shorter than the idle timeout is fine: there is no total deadline", async () => {
-    const fake = await fakeWith([{ text: "a b c d e", chunkSize: 2, frameDelayMs: 60 }]);
-    const reply = await collectReply(adapterFor(fake, "deepseek", { idleTimeoutMs: 200 }).stream(ask));
-    expect(reply.blocks).toEqual([{ type: "text", text: "a b c d e" }]);
+    // M19: 20 frames 60 ms apart outlast the 1 s timeout in total, while each pause stays far under it (a
+    // 200 ms timeout was crossed by a single pause on a loaded machine).
+    const text = "a b c d e f g h i j";
+    const fake = await fakeWith([{ text, chunkSize: 1, frameDelayMs: 60 }]);
+    const reply = await collectReply(adapterFor(fake, "deepseek", { idleTimeoutMs: 1_000 }).stream(ask));
+    expect(reply.blocks).toEqual([{ type: "text", text }]);
   });
 
   it("the caller's abort is ABORTED, not TIMEOUT", async () => {

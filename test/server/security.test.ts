@@ -382,17 +382,19 @@ describe.each(["sqlite", "postgres"] as const)("the HTTP API's boundary on %s (i
       const templates = routes.filter((r) => r.url.includes(":id") && r.method !== "HEAD");
       expect(templates.length).toBeGreaterThanOrEqual(9);
       const bodyOf = (method: string, url: string) =>
-        method !== "POST"
-          ? undefined
-          : url.endsWith("/messages")
-            ? { text: "hi" }
-            : url.endsWith("/approvals")
-              ? { approvalId: "a", decision: "deny" }
-              : url.endsWith("/goal")
-                ? { action: "clear" }
-                : url.endsWith("/archive")
-                  ? {}
-                  : undefined;
+        method === "PATCH"
+          ? { title: "renamed" }
+          : method !== "POST"
+            ? undefined
+            : url.endsWith("/messages")
+              ? { text: "hi" }
+              : url.endsWith("/approvals")
+                ? { approvalId: "a", decision: "deny" }
+                : url.endsWith("/goal")
+                  ? { action: "clear" }
+                  : url.endsWith("/archive")
+                    ? {}
+                    : undefined;
       for (const route of templates) {
         for (const bad of [
           "a%00b",
@@ -663,7 +665,7 @@ describe.each(["sqlite", "postgres"] as const)("the HTTP API's boundary on %s (i
         expectError(text, code);
       }
       const allow = await send(server.url, { method: "DELETE", path: `/v1/sessions/${id}`, headers: bare });
-      expect(allow.headers.allow).toBe("GET, HEAD");
+      expect(String(allow.headers.allow).split(", ").sort()).toEqual(["GET", "HEAD", "PATCH"]);
       expect(await store.pendingInbox(id)).toEqual([]);
     });
   });

@@ -1,6 +1,7 @@
 /**
  * One conversation item as the dashboard draws it (issue 21 item 2). Everything shown is model or user
- * output: it is rendered as text nodes only (Preact escapes it), never as HTML.
+ * output: it is rendered as text nodes and elements made from Markdown tokens (../markdown.tsx), never
+ * as HTML.
  */
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
@@ -19,6 +20,8 @@ import {
 } from "../../src/transcript/labels.js";
 import type { Decision } from "../api.js";
 import type { Item, ToolState } from "../conversation.js";
+import { Icon } from "../icons.js";
+import { Markdown } from "../markdown.js";
 import { FilesCard } from "./files-card.js";
 
 export type ItemActions = {
@@ -27,7 +30,25 @@ export type ItemActions = {
   decide(approvalId: string, decision: Decision): void;
   answer(questionId: string, answers: string[]): void;
   open(sessionId: string): void;
+  /** Puts a message's text on the clipboard. */
+  copy?(text: string): void;
 };
+
+function CopyButton({ text, actions }: { text: string; actions: ItemActions }) {
+  if (!actions.copy || !text) return null;
+  return (
+    <button
+      type="button"
+      class="icon-button copy"
+      data-testid="copy-message"
+      aria-label="Copy message"
+      title="Copy message"
+      onClick={() => actions.copy?.(text)}
+    >
+      <Icon name="copy" />
+    </button>
+  );
+}
 
 export function ItemView({ item, actions }: { item: Item; actions: ItemActions }) {
   const common = { "data-testid": "event", "data-seq": item.seq, "data-kind": item.kind };
@@ -35,7 +56,9 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
     case "user":
       return (
         <div {...common} class="msg user">
-          <div class="who">you</div>
+          <div class="who">
+            you <CopyButton text={item.text} actions={actions} />
+          </div>
           <Text text={item.text} />
         </div>
       );
@@ -63,7 +86,9 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
     case "assistant":
       return (
         <div {...common} class="msg assistant">
-          <div class="who">{item.model || "assistant"}</div>
+          <div class="who">
+            {item.model || "assistant"} <CopyButton text={item.text} actions={actions} />
+          </div>
           <Text text={item.text} />
           {item.interrupted ? <div class="tag warn">interrupted</div> : null}
         </div>
@@ -93,13 +118,14 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
               {a.answer}
             </div>
           ) : (
-            <div class="buttons">
+            <fieldset class="buttons">
+              <legend class="sr-only">Allow {a.tool}?</legend>
               {(["allow-once", "allow-session", "deny"] as const).map((d) => (
                 <button key={d} type="button" data-decision={d} onClick={() => actions.decide(a.id, d)}>
                   {d === "allow-once" ? "Allow once" : d === "allow-session" ? "Allow for session" : "Deny"}
                 </button>
               ))}
-            </div>
+            </fieldset>
           )}
         </div>
       );
@@ -235,7 +261,13 @@ function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, un
   return (
     <div {...common} class={`card tool ${state}`} data-tool={tool.name} data-state={state}>
       <div class="card-head">
-        <span class="mark">{state === "ok" ? "✓" : state === "failed" ? "✗" : "•"}</span> {head}
+        <span class="mark">
+          <Icon
+            name={state === "ok" ? "check" : state === "failed" ? "cross" : "dot"}
+            label={state === "ok" ? "done" : state === "failed" ? "failed" : state}
+          />
+        </span>{" "}
+        {head}
         {exit !== undefined && exit !== 0 ? <span class="tag error">exit {exit}</span> : null}
         {change ? (
           <span class="muted">
@@ -270,7 +302,13 @@ function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, un
               key={i}
               class={t.status === "completed" ? "done" : t.status === "in_progress" ? "doing" : "pending"}
             >
-              {t.status === "completed" ? "☑" : t.status === "in_progress" ? "◐" : "☐"} {t.content}
+              <Icon
+                name={t.status === "completed" ? "check" : t.status === "in_progress" ? "half" : "box"}
+                label={
+                  t.status === "completed" ? "done" : t.status === "in_progress" ? "in progress" : "to do"
+                }
+              />{" "}
+              {t.content}
             </li>
           ))}
         </ul>
@@ -308,6 +346,29 @@ function Output({ text }: { text: string }) {
   );
 }
 
+/** One question as T18 records it: its text, the options offered, and whether free text is allowed. */
+type Asked = { question: string; options: string[]; header?: string };
+
+function askedOf(entry: unknown): Asked {
+  if (typeof entry === "string") return { question: entry, options: [] };
+  const e = (entry ?? {}) as { question?: unknown; options?: unknown; header?: unknown };
+  const options = Array.isArray(e.options)
+    ? e.options.map((o) =>
+        typeof o === "string" ? o : String((o as { label?: unknown })?.label ?? JSON.stringify(o)),
+      )
+    : [];
+  return {
+    question: typeof e.question === "string" ? e.question : JSON.stringify(entry),
+    options,
+    ...(typeof e.header === "string" ? { header: e.header } : {}),
+  };
+}
+
+/**
+ * T18's questions: each one's options as buttons (the one picked is the answer), and a text field for an
+ * answer in the person's own words (T18 always takes free text, also beside options). Several questions
+ * are answered together, one answer each.
+ */
 function QuestionCard({
   item,
   actions,
@@ -318,49 +379,84 @@ function QuestionCard({
   common: Record<string, unknown>;
 }) {
   const q = item.question;
-  const [text, setText] = useState("");
-  const prompts = q.questions.map((entry) =>
-    typeof entry === "string"
-      ? entry
-      : String((entry as { question?: unknown }).question ?? JSON.stringify(entry)),
-  );
+  const asked = q.questions.map(askedOf);
+  const [picked, setPicked] = useState<string[]>(() => asked.map(() => ""));
+  const set = (i: number, value: string) => setPicked(picked.map((p, j) => (j === i ? value : p)));
+  const submit = (answers: string[]) => {
+    if (answers.every((a) => a.trim()))
+      actions.answer(
+        q.id,
+        answers.map((a) => a.trim()),
+      );
+  };
   return (
     <div {...common} class={`card question ${q.answers ? "done" : "open"}`} data-question-id={q.id}>
-      <div class="card-head">question</div>
-      {prompts.map((p, i) => (
-        <div key={i}>{p}</div>
-      ))}
+      <div class="card-head">
+        <Icon name="hand" /> question
+      </div>
       {q.answers ? (
-        <div class="tag">{q.answers.map(String).join("; ")}</div>
+        <>
+          {asked.map((a, i) => (
+            <div key={i}>{a.question}</div>
+          ))}
+          <div class="tag" data-testid="question-answer">
+            {q.answers.map(String).join("; ")}
+          </div>
+        </>
       ) : (
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            if (text.trim()) actions.answer(q.id, [text.trim()]);
+            submit(picked);
           }}
         >
-          <input name="answer" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
-          <button type="submit">Answer</button>
+          {asked.map((a, i) => {
+            const fieldId = `q-${q.id}-${i}`;
+            return (
+              <fieldset key={i} class="question-part">
+                <legend>{a.header ? `${a.header}: ${a.question}` : a.question}</legend>
+                {a.options.length ? (
+                  <div class="options" data-testid="question-options">
+                    {a.options.map((option) => (
+                      <button
+                        key={option}
+                        type="button"
+                        data-testid="question-option"
+                        aria-pressed={picked[i] === option}
+                        class={picked[i] === option ? "picked" : undefined}
+                        onClick={() => {
+                          // One question: the button is the answer. Several: it picks this one's.
+                          if (asked.length === 1) submit([option]);
+                          else set(i, option);
+                        }}
+                      >
+                        {option}
+                      </button>
+                    ))}
+                  </div>
+                ) : null}
+                <label for={fieldId} class="small">
+                  {a.options.length ? "Or answer in your own words" : "Your answer"}
+                </label>
+                <input
+                  id={fieldId}
+                  name="answer"
+                  value={a.options.includes(picked[i] ?? "") ? "" : (picked[i] ?? "")}
+                  onInput={(e) => set(i, (e.target as HTMLInputElement).value)}
+                />
+              </fieldset>
+            );
+          })}
+          <button type="submit" data-testid="question-submit">
+            Answer
+          </button>
         </form>
       )}
     </div>
   );
 }
 
-/** Plain text with fenced code blocks set apart; no HTML is ever interpreted. */
+/** Model or user text, as Markdown drawn without HTML (../markdown.tsx). */
 export function Text({ text }: { text: string }) {
-  const parts = text.split(/```[^\n]*\n?/);
-  return (
-    <div class="text">
-      {parts.map((part, i) =>
-        i % 2 === 1 ? (
-          <pre key={i} class="code">
-            {part.replace(/\n$/, "")}
-          </pre>
-        ) : (
-          <p key={i}>{part}</p>
-        ),
-      )}
-    </div>
-  );
+  return <Markdown text={text} />;
 }

@@ -1,49 +1,104 @@
 /**
- * The session list (issue 21 item 2): newest first, searched by title or id, filtered by status and
- * workspace, refreshed every few seconds so statuses stay live; a form starts a new session.
+ * The session list: most recently active first, searched by the server over every session (title or id),
+ * paged ("Show more"), filtered by state and workspace. Kept fresh by asking again every few seconds with
+ * the page's ETag, which costs a 304 while nothing changed. Sessions that wait on a person are marked
+ * ("needs you"), counted in the tab title, and announced by a browser notification once the user allows it.
  */
-import { useEffect, useState } from "preact/hooks";
-import type { Api } from "../api.js";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { type Api, ApiError } from "../api.js";
+import {
+  announceWaiting,
+  askForNotifications,
+  canAskForNotifications,
+  notificationsAllowed,
+  setTabTitle,
+} from "../attention.js";
+import { draftOf, keepDraft } from "../drafts.js";
+import { Icon } from "../icons.js";
 import type { SessionView } from "../types.js";
+import { StateBadge } from "./state-badge.js";
 
 const REFRESH_MS = 3_000;
+const PAGE = 50;
+const STATES = ["waiting", "running", "idle", "errored", "aborted"] as const;
 
 export function SessionList({ api }: { api: Api }) {
   const [sessions, setSessions] = useState<SessionView[] | undefined>();
+  const [nextCursor, setNextCursor] = useState<string | undefined>();
+  const [pages, setPages] = useState(1);
   const [search, setSearch] = useState("");
-  const [status, setStatus] = useState("all");
+  const [query, setQuery] = useState("");
+  const [state, setState] = useState("all");
   const [workspace, setWorkspace] = useState("");
   const [archived, setArchived] = useState(false);
   const [error, setError] = useState<string | undefined>();
-  const [prompt, setPrompt] = useState("");
+  const [prompt, setPrompt] = useState(draftOf("new"));
+  const [notify, setNotify] = useState(notificationsAllowed());
+  const workspaces = useRef(new Set<string>());
+
+  // The search box asks the server once typing pauses.
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      setQuery(search.trim());
+      setPages(1);
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [search]);
 
   useEffect(() => {
     let stop = false;
-    const load = () =>
-      api.listSessions({ limit: 500, archived, ...(workspace ? { workspace } : {}) }).then(
-        (r) => {
-          if (!stop) {
-            setSessions(r.sessions);
-            setError(undefined);
-          }
-        },
-        (e: unknown) => !stop && setError(String(e)),
-      );
+    // A 304 means "as this URL last answered", not "as shown": the first load of new filters always draws.
+    let drawn = false;
+    const filter = { archived, ...(workspace ? { workspace } : {}), ...(query ? { query } : {}) };
+    const load = async () => {
+      try {
+        // The first `pages` pages, each asked with its ETag: unchanged pages cost a 304.
+        const rows: SessionView[] = [];
+        let cursor: string | undefined;
+        let changed = false;
+        for (let page = 0; page < pages; page++) {
+          const result = await api.listSessions({
+            ...filter,
+            limit: PAGE,
+            ...(cursor ? { cursor } : {}),
+          });
+          changed ||= result.changed;
+          rows.push(...result.sessions);
+          cursor = result.nextCursor;
+          if (!cursor) break;
+        }
+        if (stop) return;
+        if (changed || !drawn) {
+          drawn = true;
+          setSessions(rows);
+          setNextCursor(cursor);
+        }
+        setError(undefined);
+      } catch (e) {
+        if (!stop) setError(e instanceof ApiError ? e.message : String(e));
+      }
+    };
     void load();
-    const timer = setInterval(load, REFRESH_MS);
+    const timer = setInterval(() => void load(), REFRESH_MS);
     return () => {
       stop = true;
       clearInterval(timer);
     };
-  }, [api, workspace, archived]);
+  }, [api, workspace, archived, query, pages]);
 
-  const workspaces = [...new Set((sessions ?? []).map((s) => s.workspace).filter((w): w is string => !!w))];
-  const needle = search.trim().toLowerCase();
-  const shown = (sessions ?? []).filter(
-    (s) =>
-      (status === "all" || s.status === status) &&
-      (!needle || s.id.toLowerCase().includes(needle) || (s.title ?? "").toLowerCase().includes(needle)),
-  );
+  const all = sessions ?? [];
+  for (const s of all) if (s.workspace) workspaces.current.add(s.workspace);
+  const waiting = all.filter((s) => s.state === "waiting");
+  const waitingRef = useRef(waiting);
+  waitingRef.current = waiting;
+  const waitingKey = waiting.map((s) => s.id).join(",");
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the set of waiting sessions changes
+  useEffect(() => {
+    setTabTitle(waitingRef.current.length, "sessions");
+    announceWaiting(waitingRef.current);
+  }, [waitingKey]);
+
+  const shown = all.filter((s) => state === "all" || (s.state ?? s.status) === state);
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -51,9 +106,10 @@ export function SessionList({ api }: { api: Api }) {
     try {
       const session = await api.createSession(text ? { text } : {});
       setPrompt("");
+      keepDraft("new", "");
       location.hash = `#/sessions/${encodeURIComponent(session.id)}`;
     } catch (error) {
-      setError(String(error));
+      setError(error instanceof ApiError ? error.message : String(error));
     }
   };
 
@@ -61,72 +117,153 @@ export function SessionList({ api }: { api: Api }) {
     <div class="list" data-testid="session-list">
       <header class="bar">
         <h1>Sessions</h1>
+        {waiting.length ? (
+          <button
+            type="button"
+            class="needs-you-count"
+            data-testid="waiting-count"
+            onClick={() => setState("waiting")}
+          >
+            <Icon name="hand" /> {waiting.length} {waiting.length === 1 ? "needs" : "need"} you
+          </button>
+        ) : null}
+        {notify ? (
+          <span class="muted small" data-testid="notifications-on">
+            <Icon name="bell" /> notifications on
+          </span>
+        ) : canAskForNotifications() ? (
+          <button
+            type="button"
+            data-testid="allow-notifications"
+            onClick={() => void askForNotifications().then(setNotify)}
+          >
+            <Icon name="bell" /> Notify me
+          </button>
+        ) : null}
+      </header>
+      <div class="filters">
         <input
           name="search"
           type="search"
+          aria-label="Search sessions by title or id"
           placeholder="Search title or id"
           value={search}
           onInput={(e) => setSearch((e.target as HTMLInputElement).value)}
         />
         <select
           name="status"
-          value={status}
-          onChange={(e) => setStatus((e.target as HTMLSelectElement).value)}
+          aria-label="Filter by state"
+          value={state}
+          onChange={(e) => setState((e.target as HTMLSelectElement).value)}
         >
-          <option value="all">any status</option>
-          <option value="running">running</option>
-          <option value="idle">idle</option>
+          <option value="all">any state</option>
+          {STATES.map((s) => (
+            <option key={s} value={s}>
+              {s === "waiting" ? "needs you" : s}
+            </option>
+          ))}
         </select>
         <select
           name="workspace"
+          aria-label="Filter by workspace"
           value={workspace}
-          onChange={(e) => setWorkspace((e.target as HTMLSelectElement).value)}
+          onChange={(e) => {
+            setWorkspace((e.target as HTMLSelectElement).value);
+            setPages(1);
+          }}
         >
           <option value="">every workspace</option>
-          {workspaces.map((w) => (
+          {[...workspaces.current].map((w) => (
             <option key={w} value={w}>
               {w}
             </option>
           ))}
         </select>
-        <label>
-          <input type="checkbox" checked={archived} onChange={() => setArchived(!archived)} /> archived
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={archived}
+            onChange={() => {
+              setArchived(!archived);
+              setPages(1);
+            }}
+          />{" "}
+          archived
         </label>
-      </header>
+      </div>
       <form class="composer new" onSubmit={create}>
         <textarea
           name="prompt"
+          aria-label="First message of a new session"
           placeholder="Start a new session: what should the agent do?"
           value={prompt}
-          onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)}
+          onInput={(e) => {
+            const text = (e.target as HTMLTextAreaElement).value;
+            setPrompt(text);
+            keepDraft("new", text);
+          }}
         />
         <button type="submit" data-testid="create-session">
           Start
         </button>
       </form>
-      {error ? <div class="notice error">{error}</div> : null}
-      {sessions === undefined ? <div class="muted">loading…</div> : null}
+      {error ? (
+        <div class="notice error" role="alert" data-testid="error">
+          {error}
+        </div>
+      ) : null}
+      {sessions === undefined ? <div class="muted pad">loading…</div> : null}
+      {sessions !== undefined && shown.length === 0 ? (
+        <div class="muted pad" data-testid="no-sessions">
+          {query ? `No session matches “${query}”.` : "No sessions here yet."}
+        </div>
+      ) : null}
       <table class="sessions">
+        <caption class="sr-only">Sessions, most recently active first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Session</th>
+            <th scope="col">State</th>
+            <th scope="col" class="wide-only">
+              Workspace
+            </th>
+            <th scope="col">Last activity</th>
+          </tr>
+        </thead>
         <tbody>
           {shown.map((s) => (
-            <tr key={s.id} data-testid="session-row" data-session-id={s.id} data-status={s.status}>
-              <td>
+            <tr
+              key={s.id}
+              data-testid="session-row"
+              data-session-id={s.id}
+              data-status={s.status}
+              data-state={s.state ?? s.status}
+              class={s.state === "waiting" ? "needs-you" : undefined}
+            >
+              <td class="title-cell">
                 <a href={`#/sessions/${encodeURIComponent(s.id)}`}>{s.title ?? "(untitled)"}</a>
-                <div class="muted mono">{s.id}</div>
+                <div class="muted mono id">{s.id}</div>
               </td>
               <td>
-                <span class={`status ${s.status}`} data-testid="session-status">
-                  {s.status}
-                </span>
+                <StateBadge state={s.state ?? s.status} waitingFor={s.waitingFor} />
                 {s.kind !== "main" ? <span class="tag">{s.kind}</span> : null}
                 {s.archived ? <span class="tag">archived</span> : null}
               </td>
-              <td class="muted mono">{s.workspace ?? ""}</td>
-              <td class="muted">{new Date(s.updatedAt).toLocaleString()}</td>
+              <td class="muted mono wide-only">{s.workspace ?? ""}</td>
+              <td class="muted">
+                <time dateTime={s.updatedAt}>{new Date(s.updatedAt).toLocaleString()}</time>
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
+      {nextCursor ? (
+        <div class="pad">
+          <button type="button" data-testid="more-sessions" onClick={() => setPages(pages + 1)}>
+            Show more
+          </button>
+        </div>
+      ) : null}
     </div>
   );
 }
