@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { Redactor } from "../log/redact.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import { registerSpeech } from "../tts/cli-speech.js";
+import { registerApprovals } from "./commands/approvals.js";
 import { registerChat } from "./commands/chat.js";
 import { registerCompact } from "./commands/compact.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -45,6 +46,7 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
   registerTrust(program, output, setExitCode); // issue 14
   registerSpeech(program, output, setExitCode); // issue 20: `speak`, `run --speak`, `chat --voice`
   registerMcp(program, output, setExitCode); // issue 18
+  registerApprovals(program, output, setExitCode);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

@@ -89,7 +89,13 @@ export type GoalSnapshot = {
   blockedReason?: string;
 };
 
-export type ApprovalDecision = "allow-once" | "allow-session" | "allow-always" | "deny" | "cancel";
+export type ApprovalDecision =
+  | "allow-once"
+  | "allow-session"
+  | "allow-command"
+  | "allow-always"
+  | "deny"
+  | "cancel";
 
 export interface EventDataMap {
   // --- session lifecycle ---

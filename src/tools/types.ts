@@ -149,8 +149,17 @@ export type ToolCallRequest = {
   args: Readonly<Record<string, unknown>> | undefined;
 };
 
-/** T16: what an approval answerer can say. */
-export type ApprovalAnswer = "allow-once" | "allow-session" | "allow-always" | "deny" | "cancel";
+/**
+ * T16: what an approval answerer can say. `allow-command`: this exact command in this project from now on
+ * (the dangerous-command guard's narrow "always"); `allow-always`: Hermes's "allow permanently" (seed 000).
+ */
+export type ApprovalAnswer =
+  | "allow-once"
+  | "allow-session"
+  | "allow-command"
+  | "allow-always"
+  | "deny"
+  | "cancel";
 
 /** T2 step 2: `tools/pre-execute` decides allow, deny, ask or cancel; arguments cannot be rewritten. */
 export type PreExecuteDecision =

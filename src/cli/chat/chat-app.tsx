@@ -20,6 +20,7 @@
  */
 import { Box, Text, useStdout } from "ink";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
+import { approvalChoices } from "../approval-choices.js";
 import { statusLine } from "../render/status.js";
 import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
 import { commandRows, hasControls } from "../render/terminal-text.js";
@@ -236,10 +237,11 @@ function ModalView({ modal, width }: { modal: Modal; width: number }) {
         <Text dimColor wrap="wrap">
           {truncate(sanitize(modal.reason), inner * 3)}
         </Text>
-        <Text>
-          <Text bold>[y]</Text> allow once <Text bold>[s]</Text> this session <Text bold>[a]</Text> always{" "}
-          <Text bold>[n]</Text> deny (Esc)
-        </Text>
+        {approvalChoices(modal.reason).map((choice) => (
+          <Text key={choice.key} wrap="wrap">
+            <Text bold>[{choice.key}]</Text> {choice.answer === "deny" ? "deny (Esc)" : choice.label}
+          </Text>
+        ))}
       </Box>
     );
   }

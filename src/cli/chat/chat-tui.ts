@@ -26,6 +26,7 @@ import type { Store } from "../../store/store.js";
 import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../../tools/types.js";
+import { approvalChoices } from "../approval-choices.js";
 import { colorEnabled, palette } from "../render/style.js";
 import { ChatApp, MODAL_COMMAND_ROWS } from "./chat-app.js";
 import { ChatScreen } from "./chat-screen.js";
@@ -235,10 +236,8 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       // Keys answer the prompt and go nowhere else.
       if (key.kind === "text") {
         const c = key.text.trim().toLowerCase()[0];
-        if (c === "y") modal.answer("allow-once");
-        else if (c === "s") modal.answer("allow-session");
-        else if (c === "a") modal.answer("allow-always");
-        else if (c === "n") modal.answer("deny");
+        const choice = approvalChoices(modal.reason).find((option) => option.key === c);
+        if (choice) modal.answer(choice.answer);
       } else if (key.kind === "escape") modal.answer("deny");
       else if (key.kind === "ctrl" && key.key === "c") {
         modal.answer("deny");

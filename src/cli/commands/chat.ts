@@ -9,6 +9,7 @@
  */
 import type { Command } from "commander";
 import { addToCommandAllowlist } from "../../config/allowlist.js";
+import { CommandApprovals } from "../../config/command-approvals.js";
 import { projectInstructionFiles } from "../../config/instruction-files.js";
 import { pendingInstructions } from "../../config/instruction-review.js";
 import { acceptInstructions, projectFiles, trustDirectory } from "../../config/trust.js";
@@ -57,6 +58,7 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
           home: environment.home,
           env: environment.env,
           persistAllowlist: (key: string) => addToCommandAllowlist(environment.home, key),
+          exactCommands: new CommandApprovals(environment.home),
           onPluginFailure: (failure: { name: string; path: string; error: string }) =>
             output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
         };
