@@ -157,6 +157,7 @@ export class RunView implements View {
     }
     if (this.answerOnly && this.candidate !== "") {
       this.options.stdout.write(this.candidate.endsWith("\n") ? this.candidate : `${this.candidate}\n`);
+      this.candidate = ""; // plain chat finishes each turn: a reply is printed once
     }
     if (this.options.quiet && this.lastAnswer !== "") {
       // Piped, the answer goes out as written; on a terminal, through the sanitiser like every reply.

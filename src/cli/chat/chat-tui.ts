@@ -50,6 +50,8 @@ export type ChatTuiOptions = {
   config: Config;
   workspace: string;
   sessionId?: string;
+  /** Sent as the first message once the session is open (`bdsh chat "task"`). */
+  firstMessage?: string;
   historyFile?: string;
   env: NodeJS.ProcessEnv;
   open: OpenChatAgent;
@@ -383,6 +385,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
   try {
     try {
       await attach(options.sessionId);
+      if (options.firstMessage) void submit(options.firstMessage);
     } catch (error) {
       showError(error);
       screen.note("The session could not be opened; /new tries again, /exit leaves.");

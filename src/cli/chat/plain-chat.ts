@@ -23,6 +23,8 @@ export type PlainChatOptions = {
   config: Config;
   workspace: string;
   sessionId?: string;
+  /** Sent as the first message, before any line of standard input. */
+  firstMessage?: string;
   env: NodeJS.ProcessEnv;
   output: Output;
   open: (options: { sessionId?: string; config: Config }) => Promise<Agent>;
@@ -106,30 +108,34 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
     },
   };
 
-  try {
-    await attach(options.sessionId);
-  } catch (error) {
-    report(error);
-  }
-  const rl = createInterface({ input: process.stdin, terminal: false });
-  for await (const raw of rl) {
-    const line = raw.trim();
-    if (!line) continue;
+  // A session that cannot be opened (no key, unknown provider) ends chat with its one error and exit code:
+  // with nobody at a terminal, reading on would only say "no session" for every line and exit 0.
+  await attach(options.sessionId);
+  /** One message or slash command; true when it asked to leave. */
+  const handle = async (line: string): Promise<boolean> => {
     try {
       const reply = await runSlashCommand(line, control);
       if (reply !== undefined) {
         if (reply) output.err(reply);
-        if (leaving) break;
-        continue;
+        return leaving;
       }
       if (!agent) {
         output.err("No session is open; /new opens one.");
-        continue;
+        return false;
       }
       if (agent.status === "running") await agent.steer(line);
       else await agent.followup(line);
     } catch (error) {
       report(error);
+    }
+    return false;
+  };
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  const leftAtOnce = options.firstMessage ? await handle(options.firstMessage) : false;
+  if (!leftAtOnce) {
+    for await (const raw of rl) {
+      const line = raw.trim();
+      if (line && (await handle(line))) break;
     }
   }
   rl.close();

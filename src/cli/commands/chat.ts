@@ -1,5 +1,6 @@
 /**
- * `bdsh chat` (INTERFACE.md, issue 15): an interactive session in the terminal.
+ * `bdsh chat [PROMPT…]` (INTERFACE.md, issue 15): an interactive session in the terminal; PROMPT, when
+ * given, is sent as the first message (`bdsh "task"` on a terminal is `bdsh chat "task"`, default-command.ts).
  *
  * - On a terminal (stdin and stdout both TTYs): the Ink UI (src/cli/chat/chat-tui.ts) — a transcript with
  *   markdown and tool cards, a status line, a multi-line editor with bracketed paste and per-project
@@ -34,8 +35,10 @@ import { addSharedOptions } from "../shared-options.js";
 
 export function registerChat(program: Command, output: Output, setExitCode: (code: number) => void): void {
   addSharedOptions(program.command("chat").description("interactive session in the terminal"))
-    .option("--session <id>", "continue an existing session (a unique id prefix is enough)")
-    .action(async (options: { session?: string }, command: Command) => {
+    .option("--session <id>", "continue an existing session (its short id or a unique prefix is enough)")
+    .argument("[prompt...]", "a first message to send as chat opens")
+    .action(async (words: string[], options: { session?: string }, command: Command) => {
+      const firstMessage = words.join(" ").trim();
       const globals = command.optsWithGlobals<GlobalOptions>();
       let environment = cliEnvironment(globals);
       if (await askToTrust(environment, output)) environment = cliEnvironment(globals);
@@ -88,6 +91,7 @@ export function registerChat(program: Command, output: Output, setExitCode: (cod
           workspace: chosen.workspace,
           env: environment.env,
           ...(chosen.row ? { sessionId: chosen.row.id } : {}),
+          ...(firstMessage ? { firstMessage } : {}),
         };
         if (interactive) {
           // Ink and React load only for the terminal UI, not with every command.
