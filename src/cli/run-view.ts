@@ -31,6 +31,7 @@ import { itemLines } from "./render/item-lines.js";
 import { MarkdownStream } from "./render/markdown.js";
 import { activityAfter, formatElapsed, statusLine } from "./render/status.js";
 import { colorEnabled, type Palette, palette, sanitize, wrapText } from "./render/style.js";
+import { shortId } from "./short-id.js";
 
 /** What the view writes to: process.stdout / process.stderr, or a fake terminal in tests and bench/ui. */
 export type TermStream = { write(text: string): unknown; isTTY?: boolean; columns?: number };
@@ -199,6 +200,7 @@ export class RunView implements View {
   summary(s: { sessionId: string; cost?: number | undefined; usage?: UsageTotals }): void {
     if (this.options.quiet) return;
     const p = this.err;
+    const id = shortId(s.sessionId);
     // The run's own usage (M20), written as every view writes it; no price, no cost at all (never $0).
     const parts = [
       formatElapsed(this.now() - this.startedAt),
@@ -207,7 +209,7 @@ export class RunView implements View {
     this.write("err", `${p.dim(parts.join(" · "))}\n`);
     this.write(
       "err",
-      `${p.dim("session")} ${s.sessionId}${p.dim(` · continue: bdsh run --session ${s.sessionId} "…" or bdsh chat --session ${s.sessionId}`)}\n`,
+      `${p.dim("session")} ${id}${p.dim(` · continue: bdsh run --session ${id} "…" or bdsh chat --session ${id}`)}\n`,
     );
   }
 

@@ -28,6 +28,7 @@ import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js"
 import type { ApprovalAnswer } from "../../tools/types.js";
 import { approvalChoices } from "../approval-choices.js";
 import { colorEnabled, palette } from "../render/style.js";
+import { shortId } from "../short-id.js";
 import { ChatApp, MODAL_COMMAND_ROWS } from "./chat-app.js";
 import { ChatScreen } from "./chat-screen.js";
 import * as ed from "./editor.js";
@@ -143,7 +144,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     if (!same) screen.switchSession();
     shownSession = next.sessionId;
     screen.note(
-      `session ${next.sessionId} · model ${config.model.provider}/${config.model.id} · /help for commands`,
+      `session ${shortId(next.sessionId)} · model ${config.model.provider}/${config.model.id} · /help for commands`,
     );
     const offDurable = next.log.onDurable((events) => screen.events(events));
     const offDelta = next.onDelta((delta) => screen.delta(delta.type, delta.delta));

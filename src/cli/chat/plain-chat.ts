@@ -15,6 +15,7 @@ import type { Store } from "../../store/store.js";
 import type { Output } from "../output.js";
 import { sanitize } from "../render/terminal-text.js";
 import { RunView } from "../run-view.js";
+import { shortId } from "../short-id.js";
 import { errorHint } from "./chat-screen.js";
 import { type ChatControl, runSlashCommand, sessionSwitching } from "./slash-commands.js";
 
@@ -72,7 +73,7 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
     };
     agent = next;
     view = v;
-    output.err(`session ${next.sessionId} — /help for commands`);
+    output.err(`session ${shortId(next.sessionId)} — /help for commands`);
     await next.open().catch(report);
   }
 
