@@ -2,6 +2,9 @@
  * `bdsh` without a command: chat on a terminal, `run` when piped or with a run-only option, and a typo of
  * a command named as such instead of being sent to a model.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { editDistance, nearestCommand, type Routing, routeArgv } from "../../src/cli/default-command.js";
 import { runCli } from "../support/run-cli.js";
@@ -58,6 +61,15 @@ describe("bdsh as a program", () => {
     const typo = await runCli(["sesions"], { BDSH_HOME: "/nonexistent-bdsh-home" });
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('bdsh: USAGE: unknown command "sesions"; did you mean `bdsh sessions`?');
+    // Piped chat whose session cannot open (no key) ends with that one error, exit 2 — not 0.
+    const chat = await runCli(
+      ["chat"],
+      { BDSH_HOME: mkdtempSync(join(tmpdir(), "bdsh-nokey-")) },
+      undefined,
+      "hi\n",
+    );
+    expect(chat.code).toBe(2);
+    expect(chat.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^bdsh: AUTH: no API key/)]);
     const help = await runCli(["--help"], { BDSH_HOME: "/nonexistent-bdsh-home" });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Usage: bdsh");

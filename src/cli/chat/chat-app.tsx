@@ -20,7 +20,7 @@
  */
 import { Box, Text, useStdout } from "ink";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
-import { approvalChoices } from "../approval-choices.js";
+import { approvalChoices, WAITING_FOR_YOU } from "../approval-choices.js";
 import { statusLine } from "../render/status.js";
 import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
 import { commandRows, hasControls } from "../render/terminal-text.js";
@@ -128,7 +128,8 @@ export function ChatApp({ screen, p, hint }: { screen: ChatScreen; p: Palette; h
             {
               frame,
               elapsedMs: Date.now() - screen.status.startedAt,
-              activity: screen.status.activity || "working",
+              // A prompt waits for the person: the status says so, not the tool it holds up.
+              activity: screen.modal ? WAITING_FOR_YOU : screen.status.activity || "working",
               tokens: screen.usage.input + screen.usage.cachedInput + screen.usage.output,
               ...(screen.cost !== undefined ? { cost: screen.cost } : {}),
               hint: "Esc to interrupt",
