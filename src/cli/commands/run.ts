@@ -26,7 +26,7 @@ import { speakAgentReplies } from "../../tts/cli-speech.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
 import { warnWithheld } from "../instruction-review.js";
-import type { Output } from "../output.js";
+import { type Output, onBrokenPipe } from "../output.js";
 import { sanitize } from "../render/terminal-text.js";
 import { jsonView, RunView, type View } from "../run-view.js";
 import { chooseSession, showConversationTail } from "../session-select.js";
@@ -228,6 +228,10 @@ async function runWithStore(
       void agent.cancel();
     };
     process.on("SIGINT", onSignal);
+    const offBrokenPipe = onBrokenPipe(async () => {
+      await agent.cancel();
+      await agent.close();
+    });
     try {
       if (options.goal && prompt) await armGoal(agent, prompt);
       const result = await runHeadless(agent, prompt);
@@ -254,6 +258,7 @@ async function runWithStore(
       return result.exitCode;
     } finally {
       process.off("SIGINT", onSignal);
+      offBrokenPipe();
       await agent.close();
     }
   });
