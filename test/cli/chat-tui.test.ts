@@ -133,7 +133,10 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     expect(screen).not.toContain("unknown command");
     expect(userTexts(provider.requests)).toEqual(["fix the bug"]);
     tui.keys("C-d");
-    await tui.waitForText("[exited 0]");
+    // Leaving: no empty editor left on screen, and how to come back.
+    const left = await tui.waitForText("[exited 0]");
+    expect(left).toMatch(/to continue this session: bdsh resume [0-9a-f]{8}/);
+    expect(left).not.toContain("│ ›");
   });
 
   it("--continue, /model and /resume show the live conversation, assistant text included, with the totals of sessions show", async () => {

@@ -105,7 +105,18 @@ function useTranscript(screen: ChatScreen): void {
   });
 }
 
-export function ChatApp({ screen, p, hint }: { screen: ChatScreen; p: Palette; hint: string }) {
+export function ChatApp({
+  screen,
+  p,
+  hint,
+  closing,
+}: {
+  screen: ChatScreen;
+  p: Palette;
+  hint: string;
+  /** Chat is closing: its last frame shows this line (how to continue) instead of the editor. */
+  closing?: string;
+}) {
   useScreen(screen);
   useTranscript(screen);
   const { stdout } = useStdout();
@@ -139,13 +150,17 @@ export function ChatApp({ screen, p, hint }: { screen: ChatScreen; p: Palette; h
           )}
         </Text>
       ) : null}
-      {screen.modal ? (
+      {closing !== undefined ? (
+        closing === "" ? null : (
+          <Text dimColor>{closing}</Text>
+        )
+      ) : screen.modal ? (
         <ModalView modal={screen.modal} width={width} />
       ) : (
         <EditorView screen={screen} width={width} />
       )}
       {/* While a turn runs the status line carries the hint; a message (Ctrl-C again to leave) still shows. */}
-      {screen.footer || !running ? (
+      {closing === undefined && (screen.footer || !running) ? (
         <Text dimColor wrap="truncate-end">
           {screen.footer || hint}
         </Text>

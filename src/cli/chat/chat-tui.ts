@@ -403,7 +403,9 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     stdout.write(PASTE_OFF);
     stdin.setRawMode?.(false);
     stdin.pause();
-    ink.rerender(createElement(ChatApp, { screen, p, hint: "" }));
+    // The last frame: no empty editor left on screen, and how to come back to this session.
+    const closing = shownSession ? `to continue this session: bdsh resume ${shortId(shownSession)}` : "";
+    ink.rerender(createElement(ChatApp, { screen, p, hint: "", closing }));
     ink.unmount();
     await ink.waitUntilExit().catch(() => undefined);
   }
