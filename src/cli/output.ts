@@ -22,10 +22,26 @@ export const processOutput: Output = {
  * (exit 0 for stdout, as `yes | head` does; the session's log is durable either way).
  */
 export function endQuietlyOnBrokenPipe(): void {
+  let ending = false;
   for (const stream of [process.stdout, process.stderr]) {
     stream.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "EPIPE") process.exit(0);
-      throw error;
+      if (error.code !== "EPIPE") throw error;
+      if (ending) return;
+      ending = true;
+      // A running agent is cancelled and closed first, so its session is not left `running` (`run --json
+      // | head`); bounded, so a stuck close never keeps the process alive.
+      const cleanups = [...brokenPipeCleanups].map((cleanup) => cleanup().catch(() => undefined));
+      const bound = new Promise((resolve) => setTimeout(resolve, BROKEN_PIPE_CLEANUP_MS).unref());
+      void Promise.race([Promise.all(cleanups), bound]).then(() => process.exit(0));
     });
   }
+}
+
+const BROKEN_PIPE_CLEANUP_MS = 5_000;
+const brokenPipeCleanups = new Set<() => Promise<unknown>>();
+
+/** Runs `cleanup` before the process ends on a broken pipe; returns how to take it back. */
+export function onBrokenPipe(cleanup: () => Promise<unknown>): () => void {
+  brokenPipeCleanups.add(cleanup);
+  return () => brokenPipeCleanups.delete(cleanup);
 }

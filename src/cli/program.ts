@@ -3,10 +3,11 @@
  * one `bdsh: CODE: message` line and an exit code from INTERFACE.md.
  */
 import { readFileSync } from "node:fs";
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, type Option } from "commander";
 import { Redactor } from "../log/redact.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import { registerSpeech } from "../tts/cli-speech.js";
+import { registerApprovals } from "./commands/approvals.js";
 import { registerChat } from "./commands/chat.js";
 import { registerCompact } from "./commands/compact.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -16,8 +17,10 @@ import { registerSchedules } from "./commands/schedules.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerTrust } from "./commands/trust.js";
+import { type Routing, routeArgv } from "./default-command.js";
 import { describeFailure, EXIT_OK, EXIT_USAGE } from "./errors.js";
 import { type Output, processOutput } from "./output.js";
+import { sanitize } from "./render/terminal-text.js";
 import { addSharedOptions } from "./shared-options.js";
 
 const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -45,11 +48,27 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
   registerTrust(program, output, setExitCode); // issue 14
   registerSpeech(program, output, setExitCode); // issue 20: `speak`, `run --speak`, `chat --voice`
   registerMcp(program, output, setExitCode); // issue 18
+  registerApprovals(program, output, setExitCode);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();
   }
   return program;
+}
+
+/** What default-command.ts needs to know of the program: its commands, and which options take values. */
+function routingOf(program: Command): Routing {
+  const flags = (options: readonly Option[]) =>
+    options.flatMap((o) => [o.long, o.short].filter((f): f is string => f !== undefined));
+  const find = (name: string) => program.commands.find((c) => c.name() === name);
+  const runOptions = find("run")?.options ?? [];
+  const chatFlags = new Set(flags(find("chat")?.options ?? []));
+  return {
+    commands: [...program.commands.flatMap((c) => [c.name(), ...c.aliases()]), "help"],
+    valueOptions: flags([...program.options, ...runOptions].filter((o) => o.required || o.optional)),
+    runOnlyOptions: flags(runOptions).filter((flag) => !chatFlags.has(flag)),
+    terminal: process.stdin.isTTY === true && process.stdout.isTTY === true,
+  };
 }
 
 export async function main(argv: string[], output: Output = processOutput): Promise<number> {
@@ -58,7 +77,14 @@ export async function main(argv: string[], output: Output = processOutput): Prom
     exitCode = code;
   });
   try {
-    await program.parseAsync(argv, { from: "user" });
+    const routed = routeArgv(argv, routingOf(program));
+    if ("typo" in routed) {
+      output.err(
+        `bdsh: USAGE: unknown command "${sanitize(routed.typo)}"; did you mean \`bdsh ${routed.command}\`? (to send it as a task: bdsh chat "${sanitize(routed.typo)}" or bdsh run "${sanitize(routed.typo)}")`,
+      );
+      return EXIT_USAGE;
+    }
+    await program.parseAsync(routed.argv, { from: "user" });
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -2,13 +2,20 @@
  * The human view of `bdsh run` (issue 15): the reply on stdout, everything about the work on stderr.
  *
  * - stdout on a terminal: the reply rendered as markdown, line by line as it streams (MarkdownStream).
- *   stdout piped: the reply exactly as the model wrote it, delta by delta.
+ * - stdout not a terminal (`codex exec`, `claude -p`): stdout carries the final answer only, exactly as the
+ *   model wrote it, at the end (a newline added when it has none). Every other assistant text (narration
+ *   before tool calls, a reply a nudge or a goal round followed) goes to stderr once its message is known
+ *   not to be the last. No status line then: stdout and stderr may share one terminal (`| cat`), and a
+ *   line redraw on stderr would erase half-written stdout lines.
  * - While the status line runs, reply text is held and written with the next frame (at most
  *   MAX_REPAINTS_PER_SECOND frames a second, each at most three writes: clear, text, status), so a fast
  *   stream does not repaint the terminal per line (bench/ui). Anything on stderr flushes it first.
- * - stderr on a terminal: a status line (spinner, elapsed, activity, tokens) repainted at most
+ * - stderr and stdout on a terminal: a status line (spinner, elapsed, activity, tokens) repainted at most
  *   MAX_REPAINTS_PER_SECOND times and cleared before anything else is printed, so it never mixes into
- *   other lines; reasoning dimmed. stderr piped: no status line and no reasoning.
+ *   other lines; reasoning dimmed. Otherwise no status line and no reasoning.
+ * - While a prompt owns the terminal (`holdStatus(true)`, terminal-approvals.ts) nothing is painted or
+ *   printed: output that arrives meanwhile (a parallel call's card, a child's line) waits and is printed,
+ *   in order, when the prompt closes. Holds nest.
  * - Tool results as cards (render/tool-card.ts) on stderr, on a terminal or not; colours only when the
  *   stream's own `colorEnabled` says so (NO_COLOR, FORCE_COLOR).
  * - `quiet`: nothing while it runs; `finish` prints the final answer to stdout and nothing else.
@@ -24,6 +31,7 @@ import { itemLines } from "./render/item-lines.js";
 import { MarkdownStream } from "./render/markdown.js";
 import { activityAfter, formatElapsed, statusLine } from "./render/status.js";
 import { colorEnabled, type Palette, palette, sanitize, wrapText } from "./render/style.js";
+import { shortId } from "./short-id.js";
 
 /** What the view writes to: process.stdout / process.stderr, or a fake terminal in tests and bench/ui. */
 export type TermStream = { write(text: string): unknown; isTTY?: boolean; columns?: number };
@@ -59,7 +67,14 @@ export class RunView implements View {
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private statusShown = false;
-  private held = false;
+  private holds = 0;
+  /** Output that arrived while a prompt held the terminal, in order. */
+  private deferred: { stream: "out" | "err"; text: string }[] = [];
+  /** stdout is not a terminal: it gets the final answer only (see the header). */
+  private readonly answerOnly: boolean;
+  /** answerOnly: the text of the message being streamed, and the latest candidate final answer. */
+  private streamed = "";
+  private candidate = "";
   private frame = 0;
   private activity = "thinking";
   private reasoning = "";
@@ -81,7 +96,12 @@ export class RunView implements View {
     this.err = palette(colorEnabled(options.stderr, options.env));
     this.markdown =
       options.stdout.isTTY && !options.quiet ? new MarkdownStream(this.out, this.width("out")) : undefined;
-    this.live = options.stderr.isTTY === true && !options.quiet && options.statusLine !== false;
+    this.answerOnly = options.stdout.isTTY !== true && !options.quiet;
+    this.live =
+      options.stderr.isTTY === true &&
+      options.stdout.isTTY === true &&
+      !options.quiet &&
+      options.statusLine !== false;
     if (this.live) {
       this.timer = setInterval(() => this.paint(), 1000 / MAX_REPAINTS_PER_SECOND);
       this.timer.unref();
@@ -113,6 +133,10 @@ export class RunView implements View {
     if (kind !== "text") return;
     this.activity = "writing";
     this.endReasoning();
+    if (this.answerOnly) {
+      this.streamed += text; // printed when its message is stored (see event)
+      return;
+    }
     if (this.markdown) {
       const rendered = this.markdown.push(text);
       if (rendered) this.write("out", rendered);
@@ -128,6 +152,14 @@ export class RunView implements View {
     this.flushOut();
     this.endReply();
     this.clearStatus();
+    if (this.holds > 0) {
+      this.holds = 0;
+      this.releaseDeferred();
+    }
+    if (this.answerOnly && this.candidate !== "") {
+      this.options.stdout.write(this.candidate.endsWith("\n") ? this.candidate : `${this.candidate}\n`);
+      this.candidate = ""; // plain chat finishes each turn: a reply is printed once
+    }
     if (this.options.quiet && this.lastAnswer !== "") {
       // Piped, the answer goes out as written; on a terminal, through the sanitiser like every reply.
       const answer = this.options.stdout.isTTY ? sanitize(this.lastAnswer) : this.lastAnswer;
@@ -135,13 +167,24 @@ export class RunView implements View {
     }
   }
 
-  /** A prompt owns the terminal while `open`: the status line is cleared and not painted until it closes. */
+  /**
+   * A prompt owns the terminal while `open`: the status line is cleared and not painted, and output waits,
+   * until it closes.
+   */
   holdStatus(open: boolean): void {
-    this.held = open;
     if (open) {
+      if (this.holds++ > 0) return;
       this.flushOut();
       this.clearStatus();
+      return;
     }
+    if (this.holds === 0) return;
+    if (--this.holds === 0) this.releaseDeferred();
+  }
+
+  private releaseDeferred(): void {
+    const deferred = this.deferred.splice(0);
+    for (const { stream, text } of deferred) this.write(stream, text);
   }
 
   /** A line on stderr that is not part of the work (a cancel notice), printed without breaking the status. */
@@ -157,6 +200,7 @@ export class RunView implements View {
   summary(s: { sessionId: string; cost?: number | undefined; usage?: UsageTotals }): void {
     if (this.options.quiet) return;
     const p = this.err;
+    const id = shortId(s.sessionId);
     // The run's own usage (M20), written as every view writes it; no price, no cost at all (never $0).
     const parts = [
       formatElapsed(this.now() - this.startedAt),
@@ -165,7 +209,7 @@ export class RunView implements View {
     this.write("err", `${p.dim(parts.join(" · "))}\n`);
     this.write(
       "err",
-      `${p.dim("session")} ${s.sessionId}${p.dim(` · continue: bdsh run --session ${s.sessionId} "…" or bdsh chat --session ${s.sessionId}`)}\n`,
+      `${p.dim("session")} ${id}${p.dim(` · continue: bdsh run --session ${id} "…" or bdsh chat --session ${id}`)}\n`,
     );
   }
 
@@ -178,6 +222,7 @@ export class RunView implements View {
     this.activity = activityAfter(event) ?? this.activity;
     if (event.type === "assistant/message") {
       this.noteMessage(event.data.blocks);
+      if (this.answerOnly) this.sortAnswer(event.data.blocks);
       this.endReply();
     }
     // Everything about the work, as `bdsh chat` shows it (render/item-lines.ts), on stderr.
@@ -185,6 +230,21 @@ export class RunView implements View {
       const lines = itemLines(change, this.err, this.width("err"));
       if (lines.length > 0) this.write("err", `${lines.join("\n")}\n`);
     }
+  }
+
+  /**
+   * answerOnly: a message with tool calls is narration (stderr now); one without is the final answer unless
+   * another message with text follows, which sends it to stderr then.
+   */
+  private sortAnswer(blocks: readonly AssistantBlock[]): void {
+    const text = textOf(blocks);
+    this.streamed = "";
+    if (text.trim() === "") return;
+    const narration = (line: string) => this.write("err", `${sanitize(line).replace(/\n$/, "")}\n`);
+    if (this.candidate !== "") narration(this.candidate);
+    this.candidate = "";
+    if (blocks.some((b) => b.type === "tool-call")) narration(text);
+    else this.candidate = text;
   }
 
   private noteMessage(blocks: readonly AssistantBlock[]): void {
@@ -225,6 +285,10 @@ export class RunView implements View {
   }
 
   private write(stream: "out" | "err", text: string): void {
+    if (this.holds > 0) {
+      this.deferred.push({ stream, text });
+      return;
+    }
     if (stream === "out" && this.timer) {
       this.pendingOut += text;
       return;
@@ -248,7 +312,7 @@ export class RunView implements View {
   }
 
   private paint(): void {
-    if (this.held) return;
+    if (this.holds > 0) return;
     this.flushOut();
     const tokens = this.totals.input + this.totals.cachedInput + this.totals.output;
     const line = statusLine(
@@ -266,6 +330,13 @@ export class RunView implements View {
     this.statusShown = true;
     this.repaints++;
   }
+}
+
+function textOf(blocks: readonly AssistantBlock[]): string {
+  return blocks
+    .filter((b) => b.type === "text")
+    .map((b) => b.text)
+    .join("");
 }
 
 /** `--json`: every durable event as one JSON line, from the session's first event. */

@@ -19,28 +19,54 @@ import { CliError, EXIT_FAILED, EXIT_USAGE, usageError } from "./errors.js";
 import type { Output } from "./output.js";
 import { sanitize } from "./render/terminal-text.js";
 import type { SessionFlags } from "./shared-options.js";
+import { idsForTypedRef, isShortId } from "./short-id.js";
 
-/** The session `ref` (an id or a unique prefix of one) names; a `CliError` otherwise. */
+/** The session `ref` (an id, a unique prefix of one, or a short id) names; a `CliError` otherwise. */
 export async function findSession(store: Store, ref: string, exitCode = EXIT_FAILED): Promise<SessionRow> {
   let id: string;
   try {
-    id = await store.resolveSessionId(ref);
+    // A short id is looked for among every id's end and start alike: it never silently means another
+    // session whose id merely starts with the same digits.
+    id = isShortId(ref) ? await typedId(store, ref, exitCode) : await store.resolveSessionId(ref);
   } catch (error) {
-    if (error instanceof SessionNotFoundError)
-      throw new CliError("NOT_FOUND", `no session ${ref} in ${store.location}`, exitCode);
-    if (error instanceof AmbiguousSessionIdError)
-      throw new CliError(
-        "AMBIGUOUS",
-        `${error.message}; give more of the id (\`bdsh sessions list --all\` shows them)`,
-        exitCode,
-      );
-    if (error instanceof Error && "code" in error && error.code === "INVALID_INPUT")
-      throw usageError("a session id cannot be empty");
-    throw error;
+    if (error instanceof CliError) throw error;
+    if (error instanceof SessionNotFoundError) id = await typedId(store, ref, exitCode);
+    else throw explained(error, exitCode);
   }
   const row = await store.getSession(id);
   if (!row) throw new CliError("NOT_FOUND", `no session ${ref} in ${store.location}`, exitCode);
   return row;
+}
+
+/** The one id a short id or an undashed prefix names (short-id.ts); NOT_FOUND or AMBIGUOUS otherwise. */
+async function typedId(store: Store, ref: string, exitCode: number): Promise<string> {
+  const ids = await idsForTypedRef(store, ref);
+  if (ids.length === 1) return ids[0]!;
+  if (ids.length === 0) throw new CliError("NOT_FOUND", `no session ${ref} in ${store.location}`, exitCode);
+  throw new CliError(
+    "AMBIGUOUS",
+    `session id ${ref} is ambiguous: ${ids.slice(0, 5).join(", ")}${ids.length > 5 ? ", …" : ""}; give more of the id`,
+    exitCode,
+  );
+}
+
+function explained(error: unknown, exitCode: number): unknown {
+  if (error instanceof AmbiguousSessionIdError)
+    return new CliError(
+      "AMBIGUOUS",
+      `${error.message}; give more of the id (\`bdsh sessions list --all\` shows them)`,
+      exitCode,
+    );
+  if (error instanceof Error && "code" in error && error.code === "INVALID_INPUT")
+    return usageError("a session id cannot be empty");
+  return error;
+}
+
+/** Sessions by last activity, newest first (`updatedAt`, then id: the order `--continue` uses). */
+export function byLastActivity(rows: readonly SessionRow[]): SessionRow[] {
+  return [...rows].sort((a, b) =>
+    a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1,
+  );
 }
 
 /** L18: an archived session is refused with the way back, instead of a turn that ends blocked. */

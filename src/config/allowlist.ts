@@ -16,10 +16,36 @@ export function addToCommandAllowlist(home: string, key: string): void {
   }
   const current = document.get("command_allowlist");
   if (isSeq(current)) {
-    if (current.items.some((item) => String((item as { value?: unknown }).value ?? item) === key)) return;
+    if (current.items.some((item) => itemText(item) === key)) return;
     current.add(key);
   } else {
     document.set("command_allowlist", document.createNode([key]));
   }
   writeFileSync(path, document.toString(), { mode: 0o600 });
+}
+
+/** The pattern keys in `$BDSH_HOME/config.yaml`'s `command_allowlist` (every project, permanently). */
+export function readCommandAllowlist(home: string): string[] {
+  const path = join(home, "config.yaml");
+  if (!existsSync(path)) return [];
+  const current = parseDocument(readFileSync(path, "utf8")).get("command_allowlist");
+  return isSeq(current) ? current.items.map(itemText) : [];
+}
+
+/** Removes `key` from `command_allowlist`, keeping the rest of the file; false when it was not there. */
+export function removeFromCommandAllowlist(home: string, key: string): boolean {
+  const path = join(home, "config.yaml");
+  if (!existsSync(path)) return false;
+  const document = parseDocument(readFileSync(path, "utf8"));
+  const current = document.get("command_allowlist");
+  if (!isSeq(current)) return false;
+  const index = current.items.findIndex((item) => itemText(item) === key);
+  if (index < 0) return false;
+  current.items.splice(index, 1);
+  writeFileSync(path, document.toString(), { mode: 0o600 });
+  return true;
+}
+
+function itemText(item: unknown): string {
+  return String((item as { value?: unknown }).value ?? item);
 }

@@ -92,7 +92,13 @@ export type GoalSnapshot = {
   blockedReason?: string;
 };
 
-export type ApprovalDecision = "allow-once" | "allow-session" | "allow-always" | "deny" | "cancel";
+export type ApprovalDecision =
+  | "allow-once"
+  | "allow-session"
+  | "allow-command"
+  | "allow-always"
+  | "deny"
+  | "cancel";
 
 export interface CoreEventDataMap {
   // --- session lifecycle ---

@@ -25,6 +25,7 @@ import type { Approvals } from "../tools/approvals.js";
 import { FileObservations } from "../tools/files/file-observations.js";
 import type {} from "../tools/files/masked-paths.js";
 import { readImageTool } from "../tools/files/read-image.js";
+import type { ExactCommandApprovals } from "../tools/guards/command-guard.js";
 import type { QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
 import { ToolPipeline } from "../tools/pipeline.js";
 import { loadPlugins, type PluginReport } from "../tools/plugins.js";
@@ -59,6 +60,8 @@ export type ToolsPluginOptions = {
   questionAnswerer?: QuestionAnswerer;
   /** "Allow permanently": writes a pattern key to `command_allowlist`. */
   persistAllowlist?: (key: string) => void | Promise<void>;
+  /** "Allow this exact command in this project from now on" (the CLI's `$BDSH_HOME/approvals.json`). */
+  exactCommands?: ExactCommandApprovals;
   /** Report plugin tools that failed to load (stderr in the CLI). */
   onPluginFailure?: (failure: PluginReport["failed"][number]) => void;
   /** Issue 14 finding 4: redacts spilled blobs (openAgent builds it). */
@@ -119,6 +122,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
           allowlist: config.command_allowlist,
           maxCommandBytes: config.tools.bash.max_command_bytes,
           ...(options.persistAllowlist ? { persistAllowlist: options.persistAllowlist } : {}),
+          ...(options.exactCommands ? { exactCommands: options.exactCommands } : {}),
         },
         repeat: {
           thresholds: config.repeat_reminder.thresholds,

@@ -28,6 +28,7 @@ import type { Plugin } from "../loop/plugin.js";
 import { retryConfigFrom } from "../model/retry.js";
 import { continuationPlugins } from "../planning/continuation.js";
 import { goalPlugin } from "../planning/goal-plugin.js";
+import { goalStallPlugin } from "../planning/goal-stall.js";
 import { planModePlugin } from "../planning/plan-mode.js";
 import { schedulesPlugin } from "../planning/schedules.js";
 import { llmRetryPlugin } from "../retry/llm-retry.js";
@@ -94,6 +95,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
     }), // SP7, T20: after the tools plugin, whose registry takes the skill tool
     llmRetryPlugin(retryConfigFrom(retry), options.random), // M18, L10
     goalPlugin(options.config.goal), // P3–P5: goal tools and rounds
+    goalStallPlugin(), // P4: rounds without a tool call or goal update block the goal (after goalPlugin)
     planModePlugin(), // P2
     schedulesPlugin({ minEverySeconds: options.config.schedules.min_every_seconds }), // S8
     ...(options.children

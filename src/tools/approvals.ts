@@ -48,7 +48,7 @@ export const reviewerDeniedText = (tool: string, note: string) =>
   `Error: the auto-reviewer refused tool "${tool}" (${note})`;
 
 export type ApprovalOutcome =
-  | { kind: "allowed"; answer: "allow-once" | "allow-session" | "allow-always" }
+  | { kind: "allowed"; answer: "allow-once" | "allow-session" | "allow-command" | "allow-always" }
   | { kind: "refused"; answer: "deny" | "cancel" | "no-channel"; reviewerNote?: string };
 
 export async function requestApproval(
@@ -73,7 +73,12 @@ export async function requestApproval(
   } catch {
     answer = exec.signal.aborted ? "cancel" : "deny";
   }
-  if (answer === "allow-once" || answer === "allow-session" || answer === "allow-always") {
+  if (
+    answer === "allow-once" ||
+    answer === "allow-session" ||
+    answer === "allow-command" ||
+    answer === "allow-always"
+  ) {
     return { kind: "allowed", answer };
   }
   return { kind: "refused", answer: answer === "cancel" ? "cancel" : "deny" };

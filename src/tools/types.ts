@@ -13,6 +13,7 @@
  *   process-wide environment variables (STYLE: Hermes's approval bypasses came from global state).
  */
 import type { HookBus } from "../hooks/hook-bus.js";
+import type { ApprovalDecision } from "../log/events.js";
 import type { ToolDetails } from "../log/tool-details.js";
 import type { SessionRow } from "../store/store.js";
 
@@ -149,8 +150,11 @@ export type ToolCallRequest = {
   args: Readonly<Record<string, unknown>> | undefined;
 };
 
-/** T16: what an approval answerer can say. */
-export type ApprovalAnswer = "allow-once" | "allow-session" | "allow-always" | "deny" | "cancel";
+/**
+ * T16: what an approval answerer can say. `allow-command`: this exact command in this project from now on
+ * (the dangerous-command guard's narrow "always"); `allow-always`: Hermes's "allow permanently" (seed 000).
+ */
+export type ApprovalAnswer = ApprovalDecision; // recorded as given (approval/answered)
 
 /** T2 step 2: `tools/pre-execute` decides allow, deny, ask or cancel; arguments cannot be rewritten. */
 export type PreExecuteDecision =

@@ -95,6 +95,11 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     const prompt = await tui.waitForText("Approval needed: bash");
     expect(prompt).toContain("rm -rf victim");
     expect(prompt).toContain("[n] deny");
+    // The choices say what they approve; the status line says who is awaited, not the tool it holds up.
+    expect(prompt).toContain("[c] allow this exact command in this project from now on");
+    expect(prompt).toContain("[p] allow every `recursive-delete` command in every project, permanently");
+    expect(prompt).toContain("waiting for you");
+    expect(prompt).not.toContain("running bash");
     tui.type("n");
     // The reply, then the turn's end: while a turn runs the empty editor is one line; after it, the framed
     // editor is back, and empty — the answer was not typed into it (a typed "n" would show as "│ › n").
@@ -113,6 +118,25 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     tui.type("thanks");
     tui.keys("Enter");
     await tui.waitForText("Second answer.");
+  });
+
+  it('`bdsh "task"` on a terminal opens chat with the task as its first message; the header shows the short id', async () => {
+    const at = place();
+    const provider = await startWith(() => ({ text: "Here is the fix." }));
+    const tui = TmuxSession.start([...BDSH, "fix the bug"], {
+      cwd: at.workspace,
+      env: { BDSH_HOME: at.home, BDSH_BASE_URL: provider.url, DEEPSEEK_API_KEY: "sk-test-chat-tui" },
+    });
+    sessions.push(tui);
+    const screen = await tui.waitForText("Here is the fix.");
+    expect(screen).toMatch(/session [0-9a-f]{8} · model/);
+    expect(screen).not.toContain("unknown command");
+    expect(userTexts(provider.requests)).toEqual(["fix the bug"]);
+    tui.keys("C-d");
+    // Leaving: no empty editor left on screen, and how to come back.
+    const left = await tui.waitForText("[exited 0]");
+    expect(left).toMatch(/to continue this session: bdsh resume [0-9a-f]{8}/);
+    expect(left).not.toContain("│ ›");
   });
 
   it("--continue, /model and /resume show the live conversation, assistant text included, with the totals of sessions show", async () => {

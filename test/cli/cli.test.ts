@@ -30,11 +30,15 @@ describe.concurrent("bdsh CLI skeleton", () => {
     expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
-  it("an unknown command is a usage error (exit 2)", async () => {
+  it("a word close to a command's name is a usage error (exit 2); other words are a task", async () => {
     const { home } = dirs();
-    const result = await runCli(["frobnicate"], { BDSH_HOME: home });
+    const result = await runCli(["sesions"], { BDSH_HOME: home });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("bdsh: USAGE:");
+    // Piped, `bdsh WORDS` is `bdsh run WORDS`: here it needs a key, and says so (nothing else ran).
+    const task = await runCli(["frobnicate"], { BDSH_HOME: home });
+    expect(task.code).toBe(2);
+    expect(task.stderr).toContain("bdsh: AUTH: no API key");
   });
 
   it("doctor works on an empty home, reports the SQLite store and never prints a secret", async () => {
@@ -119,9 +123,9 @@ describe.concurrent("bdsh CLI skeleton", () => {
     const result = await runCli(["sessions", "events", session.id, "--json"], { BDSH_HOME: home }, work);
     expect(result.code).toBe(0);
     expect(result.stdout.trimEnd().split("\n")).toEqual(stored.map(eventJson));
-    // Issue 15: a session that names no workspace is listed with --all, by a unique prefix of its id.
+    // Issue 15: a session that names no workspace is listed with --all, by its short id.
     const listed = await runCli(["sessions", "list", "--all"], { BDSH_HOME: home }, work);
-    expect(listed.stdout).toContain(session.id.slice(0, 8));
+    expect(listed.stdout).toContain(session.id.slice(-8)); // its short id
     const shown = await runCli(["sessions", "show", session.id], { BDSH_HOME: home }, work);
     expect(shown.stdout).toContain("title:     demo");
   });

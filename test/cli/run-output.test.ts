@@ -113,8 +113,8 @@ for (const [name, storeEnv] of stores) {
       const first = (JSON.parse(json.stdout.split("\n")[0]!) as LogEvent).sessionId;
       const result = await runCli(["run", "--session", first, "again"], env, work);
       expect(result.code).toBe(0);
-      expect(result.stderr).toContain(first);
-      expect(result.stderr).toContain("continue");
+      expect(result.stderr).toContain(`session ${first.slice(-8)}`); // its short id
+      expect(result.stderr).toContain(`continue: bdsh run --session ${first.slice(-8)}`);
     });
 
     it("`sessions events ID | head -1` ends without an EPIPE stack trace", async () => {

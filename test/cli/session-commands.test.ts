@@ -96,14 +96,14 @@ for (const [name, storeEnv] of stores) {
       const b = await newSession(env, workB, "in B"); // newer, but another workspace
       const cont = await runCli(["run", "--continue", "more A"], env, workA);
       expect(cont.code).toBe(0);
-      expect(cont.stderr).toContain(a);
+      expect(cont.stderr).toContain(a.slice(-8)); // the summary names its short id
       expect(userTexts(fake.requests[2]!)).toEqual(["in A", "more A"]);
       const last = await runCli(["run", "--last", "still A"], env, workA);
       expect(last.code).toBe(0);
       expect(userTexts(fake.requests[3]!)).toEqual(["in A", "more A", "still A"]);
       const inB = await runCli(["run", "--continue", "more B"], env, workB);
       expect(inB.code).toBe(0);
-      expect(inB.stderr).toContain(b);
+      expect(inB.stderr).toContain(b.slice(-8));
       expect(userTexts(fake.requests[4]!)).toEqual(["in B", "more B"]);
     });
 
@@ -171,8 +171,8 @@ for (const [name, storeEnv] of stores) {
 
       const table = await runCli(["sessions", "list"], env, workA);
       expect(table.code).toBe(0);
-      expect(table.stdout).toContain(a.slice(0, 8));
-      expect(table.stdout).not.toContain(b.slice(0, 13));
+      expect(table.stdout).toContain(a.slice(-8)); // short ids: the random part's last 8 digits
+      expect(table.stdout).not.toContain(b.slice(-8));
     });
 
     it("archive refuses a run saying it is archived; archive --undo restores it and it continues", async () => {

@@ -182,7 +182,7 @@ describe.skipIf(!tmuxAvailable())("bdsh run's prompts in a real terminal (tmux)"
     });
     const session = runInTerminal();
     sessions.push(session);
-    const screen = await session.waitForText("allow? [y]es once");
+    const screen = await session.waitForText("your choice (y/c/s/p/N)");
     expect(screen).toContain("│ rm -rf victim␍␛[2Kls -la victim");
     expect(screen).toContain("reason: read-only listing␛[8m");
     expect(screen).toMatch(/\n {2}reason: .*recursive/); // the real reason, not hidden

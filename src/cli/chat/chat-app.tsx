@@ -20,6 +20,7 @@
  */
 import { Box, Text, useStdout } from "ink";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
+import { approvalChoices, WAITING_FOR_YOU } from "../approval-choices.js";
 import { statusLine } from "../render/status.js";
 import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
 import { commandRows, hasControls } from "../render/terminal-text.js";
@@ -104,7 +105,18 @@ function useTranscript(screen: ChatScreen): void {
   });
 }
 
-export function ChatApp({ screen, p, hint }: { screen: ChatScreen; p: Palette; hint: string }) {
+export function ChatApp({
+  screen,
+  p,
+  hint,
+  closing,
+}: {
+  screen: ChatScreen;
+  p: Palette;
+  hint: string;
+  /** Chat is closing: its last frame shows this line (how to continue) instead of the editor. */
+  closing?: string;
+}) {
   useScreen(screen);
   useTranscript(screen);
   const { stdout } = useStdout();
@@ -127,7 +139,8 @@ export function ChatApp({ screen, p, hint }: { screen: ChatScreen; p: Palette; h
             {
               frame,
               elapsedMs: Date.now() - screen.status.startedAt,
-              activity: screen.status.activity || "working",
+              // A prompt waits for the person: the status says so, not the tool it holds up.
+              activity: screen.modal ? WAITING_FOR_YOU : screen.status.activity || "working",
               tokens: screen.usage.input + screen.usage.cachedInput + screen.usage.output,
               ...(screen.cost !== undefined ? { cost: screen.cost } : {}),
               hint: "Esc to interrupt",
@@ -137,13 +150,17 @@ export function ChatApp({ screen, p, hint }: { screen: ChatScreen; p: Palette; h
           )}
         </Text>
       ) : null}
-      {screen.modal ? (
+      {closing !== undefined ? (
+        closing === "" ? null : (
+          <Text dimColor>{closing}</Text>
+        )
+      ) : screen.modal ? (
         <ModalView modal={screen.modal} width={width} />
       ) : (
         <EditorView screen={screen} width={width} />
       )}
       {/* While a turn runs the status line carries the hint; a message (Ctrl-C again to leave) still shows. */}
-      {screen.footer || !running ? (
+      {closing === undefined && (screen.footer || !running) ? (
         <Text dimColor wrap="truncate-end">
           {screen.footer || hint}
         </Text>
@@ -236,10 +253,11 @@ function ModalView({ modal, width }: { modal: Modal; width: number }) {
         <Text dimColor wrap="wrap">
           {truncate(sanitize(modal.reason), inner * 3)}
         </Text>
-        <Text>
-          <Text bold>[y]</Text> allow once <Text bold>[s]</Text> this session <Text bold>[a]</Text> always{" "}
-          <Text bold>[n]</Text> deny (Esc)
-        </Text>
+        {approvalChoices(modal.reason).map((choice) => (
+          <Text key={choice.key} wrap="wrap">
+            <Text bold>[{choice.key}]</Text> {choice.answer === "deny" ? "deny (Esc)" : choice.label}
+          </Text>
+        ))}
       </Box>
     );
   }

@@ -26,7 +26,9 @@ import type { Store } from "../../store/store.js";
 import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../../tools/types.js";
+import { approvalChoices } from "../approval-choices.js";
 import { colorEnabled, palette } from "../render/style.js";
+import { shortId } from "../short-id.js";
 import { ChatApp, MODAL_COMMAND_ROWS } from "./chat-app.js";
 import { ChatScreen } from "./chat-screen.js";
 import * as ed from "./editor.js";
@@ -49,6 +51,8 @@ export type ChatTuiOptions = {
   config: Config;
   workspace: string;
   sessionId?: string;
+  /** Sent as the first message once the session is open (`bdsh chat "task"`). */
+  firstMessage?: string;
   historyFile?: string;
   env: NodeJS.ProcessEnv;
   open: OpenChatAgent;
@@ -140,7 +144,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     if (!same) screen.switchSession();
     shownSession = next.sessionId;
     screen.note(
-      `session ${next.sessionId} · model ${config.model.provider}/${config.model.id} · /help for commands`,
+      `session ${shortId(next.sessionId)} · model ${config.model.provider}/${config.model.id} · /help for commands`,
     );
     const offDurable = next.log.onDurable((events) => screen.events(events));
     const offDelta = next.onDelta((delta) => screen.delta(delta.type, delta.delta));
@@ -235,10 +239,8 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       // Keys answer the prompt and go nowhere else.
       if (key.kind === "text") {
         const c = key.text.trim().toLowerCase()[0];
-        if (c === "y") modal.answer("allow-once");
-        else if (c === "s") modal.answer("allow-session");
-        else if (c === "a") modal.answer("allow-always");
-        else if (c === "n") modal.answer("deny");
+        const choice = approvalChoices(modal.reason).find((option) => option.key === c);
+        if (choice) modal.answer(choice.answer);
       } else if (key.kind === "escape") modal.answer("deny");
       else if (key.kind === "ctrl" && key.key === "c") {
         modal.answer("deny");
@@ -384,6 +386,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
   try {
     try {
       await attach(options.sessionId);
+      if (options.firstMessage) void submit(options.firstMessage);
     } catch (error) {
       showError(error);
       screen.note("The session could not be opened; /new tries again, /exit leaves.");
@@ -400,7 +403,9 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     stdout.write(PASTE_OFF);
     stdin.setRawMode?.(false);
     stdin.pause();
-    ink.rerender(createElement(ChatApp, { screen, p, hint: "" }));
+    // The last frame: no empty editor left on screen, and how to come back to this session.
+    const closing = shownSession ? `to continue this session: bdsh resume ${shortId(shownSession)}` : "";
+    ink.rerender(createElement(ChatApp, { screen, p, hint: "", closing }));
     ink.unmount();
     await ink.waitUntilExit().catch(() => undefined);
   }

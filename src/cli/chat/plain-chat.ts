@@ -15,6 +15,7 @@ import type { Store } from "../../store/store.js";
 import type { Output } from "../output.js";
 import { sanitize } from "../render/terminal-text.js";
 import { RunView } from "../run-view.js";
+import { shortId } from "../short-id.js";
 import { errorHint } from "./chat-screen.js";
 import { type ChatControl, runSlashCommand, sessionSwitching } from "./slash-commands.js";
 
@@ -23,6 +24,8 @@ export type PlainChatOptions = {
   config: Config;
   workspace: string;
   sessionId?: string;
+  /** Sent as the first message, before any line of standard input. */
+  firstMessage?: string;
   env: NodeJS.ProcessEnv;
   output: Output;
   open: (options: { sessionId?: string; config: Config }) => Promise<Agent>;
@@ -70,7 +73,7 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
     };
     agent = next;
     view = v;
-    output.err(`session ${next.sessionId} — /help for commands`);
+    output.err(`session ${shortId(next.sessionId)} — /help for commands`);
     await next.open().catch(report);
   }
 
@@ -106,30 +109,34 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
     },
   };
 
-  try {
-    await attach(options.sessionId);
-  } catch (error) {
-    report(error);
-  }
-  const rl = createInterface({ input: process.stdin, terminal: false });
-  for await (const raw of rl) {
-    const line = raw.trim();
-    if (!line) continue;
+  // A session that cannot be opened (no key, unknown provider) ends chat with its one error and exit code:
+  // with nobody at a terminal, reading on would only say "no session" for every line and exit 0.
+  await attach(options.sessionId);
+  /** One message or slash command; true when it asked to leave. */
+  const handle = async (line: string): Promise<boolean> => {
     try {
       const reply = await runSlashCommand(line, control);
       if (reply !== undefined) {
         if (reply) output.err(reply);
-        if (leaving) break;
-        continue;
+        return leaving;
       }
       if (!agent) {
         output.err("No session is open; /new opens one.");
-        continue;
+        return false;
       }
       if (agent.status === "running") await agent.steer(line);
       else await agent.followup(line);
     } catch (error) {
       report(error);
+    }
+    return false;
+  };
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  const leftAtOnce = options.firstMessage ? await handle(options.firstMessage) : false;
+  if (!leftAtOnce) {
+    for await (const raw of rl) {
+      const line = raw.trim();
+      if (line && (await handle(line))) break;
     }
   }
   rl.close();

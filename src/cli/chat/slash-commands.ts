@@ -6,16 +6,17 @@
  * answered with the list, so a typo cannot become a message.
  */
 import type { Agent } from "../../loop/agent.js";
-import { GOAL_USAGE, parseGoalCommand, runGoalCommand } from "../../planning/goal-command.js";
+import { parseGoalCommand, runGoalCommand } from "../../planning/goal-command.js";
 import type { Store } from "../../store/store.js";
-import { findSession, refuseArchived } from "../session-select.js";
+import { byLastActivity, findSession, refuseArchived } from "../session-select.js";
+import { shortId } from "../short-id.js";
 
 export const SLASH_HELP = [
   "Enter sends; Alt+Enter, Shift+Enter or Ctrl-J adds a line; ↑/↓ recall earlier messages.",
   "While the agent works, a message steers the running turn (its next step). Esc or Ctrl-C interrupts.",
   "/model [<id>]                                   show the model, or use another one from the next turn",
   "/new                                            start a new session in this workspace",
-  "/resume [<id>]                                  continue another session (a unique id prefix is enough)",
+  "/resume [<id>]                                  continue another session (its short id is enough)",
   "/sessions                                       this workspace's sessions",
   "/cost                                           tokens and cost of this session",
   "/compact                                        condense the history now",
@@ -61,7 +62,7 @@ export function sessionSwitching(o: {
       }
       await o.detach();
       await o.attach(id);
-      return id ? `continuing session ${id}` : "new session";
+      return id ? `continuing session ${shortId(id)}` : "new session";
     },
     async switchModel(id) {
       const sessionId = o.sessionId();
@@ -138,18 +139,21 @@ export async function runSlashCommand(line: string, chat: ChatControl): Promise<
       idle: agent.status === "idle",
     });
   }
-  return `Unknown command ${name}; /help lists the commands. (${GOAL_USAGE})`;
+  return `Unknown command ${name}; /help lists the commands.`;
 }
 
 async function sessionList(chat: ChatControl): Promise<string> {
-  const rows = await chat.store.listSessions({ workspace: chat.workspace, limit: 20 });
+  const rows = byLastActivity(await chat.store.listSessions({ workspace: chat.workspace, limit: 200 })).slice(
+    0,
+    20,
+  );
   if (rows.length === 0) return `No sessions in ${chat.workspace} yet.`;
   const current = chat.agent()?.sessionId;
   return rows
     .map((row) => {
       const mark = row.id === current ? "*" : " ";
       const when = row.updatedAt.replace("T", " ").slice(0, 16);
-      return `${mark} ${row.id}  ${when}  ${row.status.padEnd(9)} ${(row.title ?? "(untitled)").slice(0, 60)}`;
+      return `${mark} ${shortId(row.id)}  ${when}  ${row.status.padEnd(9)} ${(row.title ?? "(untitled)").slice(0, 60)}`;
     })
     .join("\n");
 }

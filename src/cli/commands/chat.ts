@@ -1,5 +1,6 @@
 /**
- * `bdsh chat` (INTERFACE.md, issue 15): an interactive session in the terminal.
+ * `bdsh chat [PROMPT…]` (INTERFACE.md, issue 15): an interactive session in the terminal; PROMPT, when
+ * given, is sent as the first message (`bdsh "task"` on a terminal is `bdsh chat "task"`, default-command.ts).
  *
  * - On a terminal (stdin and stdout both TTYs): the Ink UI (src/cli/chat/chat-tui.ts) — a transcript with
  *   markdown and tool cards, a status line, a multi-line editor with bracketed paste and per-project
@@ -9,6 +10,7 @@
  */
 import type { Command } from "commander";
 import { addToCommandAllowlist } from "../../config/allowlist.js";
+import { CommandApprovals } from "../../config/command-approvals.js";
 import { projectInstructionFiles } from "../../config/instruction-files.js";
 import { pendingInstructions } from "../../config/instruction-review.js";
 import { acceptInstructions, projectFiles, trustDirectory } from "../../config/trust.js";
@@ -25,76 +27,107 @@ import {
   printStartupWarnings,
   withStore,
 } from "../environment.js";
-import { EXIT_OK } from "../errors.js";
+import { EXIT_OK, usageError } from "../errors.js";
 import { confirm, pendingWarnings, showPending } from "../instruction-review.js";
 import type { Output } from "../output.js";
+import { pickSession } from "../session-picker.js";
 import { chooseSession } from "../session-select.js";
-import { addSharedOptions } from "../shared-options.js";
+import { addSharedOptions, type SessionFlags } from "../shared-options.js";
 
 export function registerChat(program: Command, output: Output, setExitCode: (code: number) => void): void {
   addSharedOptions(program.command("chat").description("interactive session in the terminal"))
-    .option("--session <id>", "continue an existing session (a unique id prefix is enough)")
-    .action(async (options: { session?: string }, command: Command) => {
-      const globals = command.optsWithGlobals<GlobalOptions>();
-      let environment = cliEnvironment(globals);
-      if (await askToTrust(environment, output)) environment = cliEnvironment(globals);
-      await reviewInstructions(environment, output);
-      printStartupWarnings(environment, output);
-      await withStore(environment, async (store) => {
-        const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
-        const config = environment.loaded.config;
-        const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
-        const base = {
-          store,
-          home: environment.home,
-          env: environment.env,
-          workspace: chosen.workspace,
-          leaseWaitMs: 30_000,
-          // Without a terminal nobody can be asked (INTERFACE: behaves as never); `auto` still reviews (S7).
-          ...(interactive || config.approval === "auto" ? {} : { approval: "never" as const }),
-        };
-        const toolOptions = {
-          home: environment.home,
-          env: environment.env,
-          persistAllowlist: (key: string) => addToCommandAllowlist(environment.home, key),
-          onPluginFailure: (failure: { name: string; path: string; error: string }) =>
-            output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
-        };
-        const open = async (o: {
-          sessionId?: string;
-          config: typeof config;
-          approvals?: Approvals;
-          questions?: QuestionAnswerer;
-        }) => {
-          // A SetupError (no key, unknown provider) exits 2 (cli/errors.ts).
-          const { agent } = await openAgent({
-            ...base,
-            config: o.config,
-            ...(o.sessionId ? { sessionId: o.sessionId } : {}),
-            toolOptions: {
-              ...toolOptions,
-              ...(o.approvals ? { approvals: o.approvals } : {}),
-              ...(o.questions ? { questionAnswerer: o.questions } : {}),
-            },
-          });
-          speakAgentReplies(agent, options, { config: o.config, env: environment.env, output }); // issue 20: --voice
-          return agent;
-        };
-        const common = {
-          store,
-          config,
-          workspace: chosen.workspace,
-          env: environment.env,
-          ...(chosen.row ? { sessionId: chosen.row.id } : {}),
-        };
-        if (interactive) {
-          // Ink and React load only for the terminal UI, not with every command.
-          const { runChatTui } = await (await import("../chat/load-tui.js")).loadChatTui();
-          await runChatTui({ ...common, open, historyFile: historyFile(environment.home, chosen.workspace) });
-        } else await runPlainChat({ ...common, open, output });
-        setExitCode(EXIT_OK);
-      });
+    .option("--session <id>", "continue an existing session (its short id or a unique prefix is enough)")
+    .argument("[prompt...]", "a first message to send as chat opens")
+    .action(async (words: string[], options: { session?: string }, command: Command) => {
+      await openChat(command.optsWithGlobals<GlobalOptions>(), options, words.join(" ").trim(), output);
+      setExitCode(EXIT_OK);
     });
+  // `bdsh resume [ID]`: chat in that session; without an id, a picker of this workspace's sessions.
+  addSharedOptions(
+    program
+      .command("resume")
+      .description("continue a session in chat; without an id, pick one of this workspace's"),
+  )
+    .argument("[id]", "the session (its short id or a unique prefix)")
+    .action(async (id: string | undefined, _options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions & SessionFlags>();
+      if (globals.continue || globals.last) throw usageError("resume takes the session as its ID argument");
+      let session = id;
+      if (session === undefined) {
+        if (!process.stdin.isTTY) throw usageError("give the session's id (`bdsh sessions list` shows them)");
+        const environment = cliEnvironment(globals);
+        session = (await withStore(environment, (store) => pickSession(store, environment.cwd, output))).id;
+      }
+      await openChat(globals, { session }, "", output);
+      setExitCode(EXIT_OK);
+    });
+}
+
+async function openChat(
+  globals: GlobalOptions,
+  options: { session?: string },
+  firstMessage: string,
+  output: Output,
+): Promise<void> {
+  let environment = cliEnvironment(globals);
+  if (await askToTrust(environment, output)) environment = cliEnvironment(globals);
+  await reviewInstructions(environment, output);
+  printStartupWarnings(environment, output);
+  await withStore(environment, async (store) => {
+    const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
+    const config = environment.loaded.config;
+    const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
+    const base = {
+      store,
+      home: environment.home,
+      env: environment.env,
+      workspace: chosen.workspace,
+      leaseWaitMs: 30_000,
+      // Without a terminal nobody can be asked (INTERFACE: behaves as never); `auto` still reviews (S7).
+      ...(interactive || config.approval === "auto" ? {} : { approval: "never" as const }),
+    };
+    const toolOptions = {
+      home: environment.home,
+      env: environment.env,
+      persistAllowlist: (key: string) => addToCommandAllowlist(environment.home, key),
+      exactCommands: new CommandApprovals(environment.home),
+      onPluginFailure: (failure: { name: string; path: string; error: string }) =>
+        output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
+    };
+    const open = async (o: {
+      sessionId?: string;
+      config: typeof config;
+      approvals?: Approvals;
+      questions?: QuestionAnswerer;
+    }) => {
+      // A SetupError (no key, unknown provider) exits 2 (cli/errors.ts).
+      const { agent } = await openAgent({
+        ...base,
+        config: o.config,
+        ...(o.sessionId ? { sessionId: o.sessionId } : {}),
+        toolOptions: {
+          ...toolOptions,
+          ...(o.approvals ? { approvals: o.approvals } : {}),
+          ...(o.questions ? { questionAnswerer: o.questions } : {}),
+        },
+      });
+      speakAgentReplies(agent, options, { config: o.config, env: environment.env, output }); // issue 20: --voice
+      return agent;
+    };
+    const common = {
+      store,
+      config,
+      workspace: chosen.workspace,
+      env: environment.env,
+      ...(chosen.row ? { sessionId: chosen.row.id } : {}),
+      ...(firstMessage ? { firstMessage } : {}),
+    };
+    if (interactive) {
+      // Ink and React load only for the terminal UI, not with every command.
+      const { runChatTui } = await (await import("../chat/load-tui.js")).loadChatTui();
+      await runChatTui({ ...common, open, historyFile: historyFile(environment.home, chosen.workspace) });
+    } else await runPlainChat({ ...common, open, output });
+  });
 }
 
 /**

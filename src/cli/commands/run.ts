@@ -11,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, extname, resolve } from "node:path";
 import type { Command } from "commander";
 import { addToCommandAllowlist } from "../../config/allowlist.js";
+import { CommandApprovals } from "../../config/command-approvals.js";
 import { saveAttachment, withAttachments } from "../../context/attachments.js";
 import type { LogEvent } from "../../log/events.js";
 import { eventJson } from "../../log/serialize.js";
@@ -25,12 +26,12 @@ import { speakAgentReplies } from "../../tts/cli-speech.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
 import { warnWithheld } from "../instruction-review.js";
-import type { Output } from "../output.js";
+import { type Output, onBrokenPipe } from "../output.js";
 import { sanitize } from "../render/terminal-text.js";
 import { jsonView, RunView, type View } from "../run-view.js";
 import { chooseSession, showConversationTail } from "../session-select.js";
 import { addSharedOptions } from "../shared-options.js";
-import { type PromptHold, terminalApprovals, terminalQuestions } from "../terminal-approvals.js";
+import { type PromptHold, terminalPrompts } from "../terminal-approvals.js";
 import { runRalphCommand } from "./ralph-run.js";
 
 function collect(value: string, previous: string[]): string[] {
@@ -163,6 +164,7 @@ async function runWithStore(
     const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
     // The status line stops painting while a prompt waits for an answer (set once the view exists).
     const prompts: PromptHold = { hold: () => undefined };
+    const terminal = terminalPrompts(prompts);
     const base = {
       workspace: chosen.workspace,
       env: environment.env,
@@ -178,9 +180,10 @@ async function runWithStore(
         home: environment.home,
         env: environment.env,
         ...(process.stdin.isTTY
-          ? { approvals: terminalApprovals(prompts), questionAnswerer: terminalQuestions(prompts) }
+          ? { approvals: terminal.approvals, questionAnswerer: terminal.questions }
           : {}),
         persistAllowlist: (key: string) => addToCommandAllowlist(environment.home, key),
+        exactCommands: new CommandApprovals(environment.home),
         onPluginFailure: (failure: { name: string; path: string; error: string }) =>
           output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
       },
@@ -203,7 +206,7 @@ async function runWithStore(
           env: environment.env,
           quiet: !!options.quiet,
         });
-    if (human) prompts.hold = (open) => human.holdStatus(open);
+    if (human) prompts.hold = (open: boolean) => human.holdStatus(open);
     const view: View = human ?? jsonView(output.out, eventJson);
     // M20: the events of this run that record a request's usage, for the end summary's tokens and cost.
     const usageEvents: LogEvent[] = [];
@@ -225,6 +228,10 @@ async function runWithStore(
       void agent.cancel();
     };
     process.on("SIGINT", onSignal);
+    const offBrokenPipe = onBrokenPipe(async () => {
+      await agent.cancel();
+      await agent.close();
+    });
     try {
       if (options.goal && prompt) await armGoal(agent, prompt);
       const result = await runHeadless(agent, prompt);
@@ -251,6 +258,7 @@ async function runWithStore(
       return result.exitCode;
     } finally {
       process.off("SIGINT", onSignal);
+      offBrokenPipe();
       await agent.close();
     }
   });

@@ -18,6 +18,7 @@ import { usageError } from "../errors.js";
 import type { Output } from "../output.js";
 import { sanitize } from "../render/terminal-text.js";
 import {
+  byLastActivity,
   clipLines,
   findSession,
   lastAssistantText,
@@ -26,6 +27,7 @@ import {
   workspaceOf,
 } from "../session-select.js";
 import type { SessionFlags } from "../shared-options.js";
+import { shortId } from "../short-id.js";
 import { addRunOptions, type RunOptions, runCommand } from "./run.js";
 
 export function registerSessions(
@@ -37,7 +39,7 @@ export function registerSessions(
 
   sessions
     .command("list")
-    .description("this workspace's sessions, newest first")
+    .description("this workspace's sessions, last active first (the one --continue picks on top)")
     .option("--limit <n>", "how many", "50")
     .option("--all", "every workspace's sessions, with a WORKSPACE column")
     .option("--archived", "include archived sessions")
@@ -49,11 +51,15 @@ export function registerSessions(
       ) => {
         const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
         await withStore(environment, async (store) => {
-          const rows = await store.listSessions({
-            limit: Number(options.limit),
-            includeArchived: !!options.archived,
-            ...(options.all ? {} : { workspace: environment.cwd }),
-          });
+          const limit = Number(options.limit);
+          // Last activity first, as `--continue` picks (the store lists by creation): a wider page, sorted.
+          const rows = byLastActivity(
+            await store.listSessions({
+              limit: Math.max(limit, 200),
+              includeArchived: !!options.archived,
+              ...(options.all ? {} : { workspace: environment.cwd }),
+            }),
+          ).slice(0, limit);
           if (options.json) {
             for (const row of rows) output.out(JSON.stringify(row));
             return;
@@ -65,8 +71,7 @@ export function registerSessions(
             output.out("No sessions yet.");
             return;
           }
-          const prefixes = await store.uniqueIdPrefixes(rows.map((row) => row.id));
-          output.out(formatTable(rows, prefixes, !!options.all));
+          output.out(formatTable(rows, !!options.all));
         });
       },
     );
@@ -165,11 +170,11 @@ export function registerSessions(
     });
 }
 
-function formatTable(rows: SessionRow[], prefixes: Map<string, string>, withWorkspace: boolean): string {
+function formatTable(rows: SessionRow[], withWorkspace: boolean): string {
   const lines = [["ID", "UPDATED", "STATUS", "TITLE", ...(withWorkspace ? ["WORKSPACE"] : [])]];
   for (const row of rows) {
     lines.push([
-      prefixes.get(row.id) ?? row.id,
+      shortId(row.id),
       localTime(row.updatedAt),
       row.archived ? `${row.status} (archived)` : row.status,
       clip(sanitize(row.title ?? "").replace(/\n/g, " "), 50),
@@ -203,7 +208,7 @@ function describeSession(row: SessionRow, events: LogEvent[], usage: string[]): 
       : "(no reply yet)";
   const reply = lastAssistantText(events);
   return [
-    `id:        ${row.id}`,
+    `id:        ${row.id} (short: ${shortId(row.id)})`,
     `title:     ${row.title ?? "(none)"}`,
     `kind:      ${row.kind}${row.parentId ? ` (parent ${row.parentId})` : ""}`,
     `model:     ${model}`,

@@ -13,7 +13,6 @@
 import {
   childStateLabel,
   gitRepairLines,
-  goalRoundLabel,
   NOTICE_SOURCES,
   nudgeLabel,
   sourceLabel,
@@ -41,9 +40,13 @@ export function itemLines(change: TranscriptChange, p: Palette, width: number): 
     case "nudge":
       return [p.dim(`↻ ${nudgeLabel(item.about)}`)];
     case "goal-round":
-      return added ? [p.cyan(`◎ ${goalRoundLabel(item.round, item.maxRounds)}`)] : [];
-    case "goal":
-      return [p.cyan(`◎ goal ${item.action}: ${firstLine(item.goal.objective)} (${item.goal.phase})`)];
+      // P4: one short line a round (the round's own text is the model's, not the person's).
+      return added ? [p.cyan(`◎ goal round ${item.round}/${item.maxRounds}`)] : [];
+    case "goal": {
+      const { goal } = item;
+      const why = goal.phase === "blocked" && goal.blockedReason ? `: ${firstLine(goal.blockedReason)}` : "";
+      return [p.cyan(`◎ goal ${sanitize(item.action)}: ${firstLine(goal.objective)} (${goal.phase}${why})`)];
+    }
     case "context":
       return added && NOTICE_SOURCES.has(item.source)
         ? [p.dim(`[${sourceLabel(item.source)}] ${firstLine(item.text)}`)]

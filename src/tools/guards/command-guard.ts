@@ -7,9 +7,12 @@
  *   analysis, in O(1) for any longer input, with a model-visible text naming the limit and the key
  *   (issue 14 finding 6: a 140 KB command froze the server). No approval or allowlist lifts it.
  * - A command matching dangerous-pattern keys (dangerous-commands.ts) asks the user unless every key it
- *   matches was approved for this session or is in `command_allowlist`. "allow-session" remembers the
- *   keys for this guard (one per agent session); "allow-always" also calls `persistAllowlist(key)` for
- *   each so the caller writes them to config.
+ *   matches was approved for this session or is in `command_allowlist`, or this exact command was approved
+ *   for this project (`exactCommands`). The answers, narrowest first: "allow-once" approves this call;
+ *   "allow-command" stores this exact command for this project (`exactCommands.add`), nothing broader;
+ *   "allow-session" remembers the keys for this guard (one per agent session); "allow-always" (seed 000,
+ *   "allow permanently", every project) also calls `persistAllowlist(key)` for each so the caller writes
+ *   them to config.
  * - The shell parser loads once per process; `install` starts loading it, and a call waits for it. A
  *   parser that cannot load makes every command dangerous (`analysis-failed`): fail closed.
  * - The guard only ever tightens a decision: a call another listener denied or cancelled stays so.
@@ -25,7 +28,15 @@ import { loadShellParser } from "./shell-parse.js";
 /** Default of `tools.bash.max_command_bytes` (bench/RESULTS.md, "Dangerous-command detector"). */
 export const DEFAULT_MAX_COMMAND_BYTES = 65_536;
 
+/** Exact commands approved per project (config/command-approvals.ts in the CLI). */
+export interface ExactCommandApprovals {
+  allows(workspace: string, command: string): boolean;
+  add(workspace: string, command: string, keys: readonly string[]): unknown;
+}
+
 export type CommandGuardOptions = {
+  /** "Allow this exact command in this project from now on"; without it that answer approves once. */
+  exactCommands?: ExactCommandApprovals;
   /** Config `command_allowlist`: pattern keys approved permanently. */
   allowlist: readonly string[];
   /** Writes a key to `command_allowlist` (the "allow permanently" answer). */
@@ -53,6 +64,17 @@ export function tooLongText(command: string, max: number): string {
     `Error: command refused: it is ${size} long, over the ${max}-byte limit (config tools.bash.max_command_bytes). ` +
     "Put long content in a file with the write tool, then run a short command that uses it."
   );
+}
+
+/** The reason the guard gives for asking: the matches described, then each pattern key in brackets. */
+export function askReason(pending: readonly { key: string; description: string }[]): string {
+  return `dangerous command (${pending.map((m) => m.description).join("; ")}) ${pending.map((m) => `[${m.key}]`).join(" ")}`;
+}
+
+/** The pattern keys `askReason` named at the end of `reason` (a prompt offers them by name); [] if none. */
+export function patternKeysOf(reason: string): string[] {
+  const tail = /^dangerous command \(.*\)((?: \[[a-z0-9-]+\])+)$/s.exec(reason)?.[1] ?? "";
+  return [...tail.matchAll(/\[([a-z0-9-]+)\]/g)].map((m) => m[1]!);
 }
 
 export class CommandGuard {
@@ -86,13 +108,23 @@ export class CommandGuard {
     const matches = await detectDangerousCommands(command, this.options.analysis);
     const pending = matches.filter((m) => !this.sessionAllowed.has(m.key) && !this.allowlist.has(m.key));
     if (pending.length === 0) return state;
+    const workspace = state.exec.workspace;
+    if (this.options.exactCommands?.allows(workspace, command)) return state;
     return {
       ...state,
       decision: {
         kind: "ask",
         summary: command,
-        reason: `dangerous command (${pending.map((m) => m.description).join("; ")}) ${pending.map((m) => `[${m.key}]`).join(" ")}`,
+        reason: askReason(pending),
         onAnswer: async (answer) => {
+          if (answer === "allow-command") {
+            this.options.exactCommands?.add(
+              workspace,
+              command,
+              matches.map((m) => m.key),
+            );
+            return;
+          }
           if (answer !== "allow-session" && answer !== "allow-always") return;
           for (const { key } of pending) {
             this.sessionAllowed.add(key);

@@ -148,12 +148,13 @@ describe("chat: a reopened session looks as it did live", () => {
     const events = fixture();
     const chat = new ChatScreen(PLAIN, 80, () => undefined);
     chat.events(events);
-    const sink = () => {
-      const out = { text: "", write: (t: string) => (out.text += t), isTTY: false, columns: 80 };
+    const sink = (isTTY: boolean) => {
+      const out = { text: "", write: (t: string) => (out.text += t), isTTY, columns: 80 };
       return out;
     };
-    const stdout = sink();
-    const stderr = sink();
+    // stdout a terminal: the replies stay there (piped, narration would join the work on stderr).
+    const stdout = sink(true);
+    const stderr = sink(false);
     const run = new RunView({ stdout, stderr, env: { NO_COLOR: "1" } });
     run.events(events);
     run.finish();
