@@ -84,10 +84,12 @@ describe("T7 bash result format", () => {
 
 describe("T8 timeout moves the command to a background job", () => {
   it("reports the job and keeps it running", async () => {
-    const { output, ctx } = run({ command: "echo started; sleep 30", timeout_ms: 200 });
+    // 2 s, not less: `echo started` inside the sandbox must have printed before the timeout, and a loaded CI
+    // machine once took longer than 200 ms to start it.
+    const { output, ctx } = run({ command: "echo started; sleep 30", timeout_ms: 2_000 });
     const text = (await output()).text;
     expect(text).toMatch(
-      /^started\n\[still running after 200ms; moved to background job (job_[0-9a-f]+)\]\nThe command keeps running in the background\. You will be notified when it finishes; read newer output with job_output, stop it with job_kill\.$/,
+      /^started\n\[still running after 2000ms; moved to background job (job_[0-9a-f]+)\]\nThe command keeps running in the background\. You will be notified when it finishes; read newer output with job_output, stop it with job_kill\.$/,
     );
     const id = /background job (job_[0-9a-f]+)/.exec(text)?.[1] ?? "";
     expect(ctx.jobs.get(id)?.state).toBe("running");
