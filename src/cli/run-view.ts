@@ -30,7 +30,7 @@ import { Transcript } from "../transcript/projection.js";
 import { itemLines } from "./render/item-lines.js";
 import { MarkdownStream } from "./render/markdown.js";
 import { activityAfter, formatElapsed, statusLine } from "./render/status.js";
-import { colorEnabled, type Palette, palette, sanitize, wrapText } from "./render/style.js";
+import { colorEnabled, fitLine, type Palette, palette, sanitize, wrapText } from "./render/style.js";
 import { shortId } from "./short-id.js";
 
 /** What the view writes to: process.stdout / process.stderr, or a fake terminal in tests and bench/ui. */
@@ -206,11 +206,13 @@ export class RunView implements View {
       formatElapsed(this.now() - this.startedAt),
       formatUsage(s.usage ?? this.totals, s.cost ?? null),
     ];
-    this.write("err", `${p.dim(parts.join(" · "))}\n`);
-    this.write(
-      "err",
-      `${p.dim("session")} ${id}${p.dim(` · continue: bdsh run --session ${id} "…" or bdsh chat --session ${id}`)}\n`,
-    );
+    const lines = [
+      parts.join(" · "),
+      `session ${id} · continue: bdsh run --session ${id} "…" or bdsh chat --session ${id}`,
+    ];
+    // Word-wrapped to a terminal: a narrow one never cuts a word or an id in two (a pipe gets whole lines).
+    const width = this.options.stderr.isTTY ? this.width("err") : Number.POSITIVE_INFINITY;
+    for (const line of lines.flatMap((l) => fitLine(l, width))) this.write("err", `${p.dim(line)}\n`);
   }
 
   private event(event: LogEvent): void {

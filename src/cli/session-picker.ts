@@ -8,16 +8,33 @@ import type { SessionRow, Store } from "../store/store.js";
 import { CliError, EXIT_USAGE } from "./errors.js";
 import type { Output } from "./output.js";
 import { sanitize } from "./render/terminal-text.js";
-import { byLastActivity } from "./session-select.js";
 import { shortId } from "./short-id.js";
 
 const SHOWN = 10;
 
-/** One picker line: number, short id, last activity, title. */
-export function pickerLine(index: number, row: SessionRow): string {
+/** One session in a list: short id, last activity, title. */
+export function sessionLine(row: SessionRow): string {
   const when = row.updatedAt.replace("T", " ").slice(0, 16);
   const title = sanitize(row.title ?? "(untitled)").replace(/\n/g, " ");
-  return `  ${String(index + 1).padStart(2)}. ${shortId(row.id)}  ${when}  ${title.slice(0, 60)}`;
+  return `${shortId(row.id)}  ${when}  ${title.slice(0, 60)}`;
+}
+
+/** One picker line: number, then the session's line. */
+export function pickerLine(index: number, row: SessionRow): string {
+  return `  ${String(index + 1).padStart(2)}. ${sessionLine(row)}`;
+}
+
+/**
+ * The sessions a person can resume in `workspace` (main sessions and forks, not subagents), last active
+ * first: the order `--continue` picks by and `sessions list` shows.
+ */
+export async function resumableSessions(
+  store: Store,
+  workspace: string,
+  shown = SHOWN,
+): Promise<SessionRow[]> {
+  const rows = await store.listSessions({ workspace, order: "activity", limit: 200 });
+  return rows.filter((row) => row.kind === "main" || row.kind === "fork").slice(0, shown);
 }
 
 /** The row `typed` picks among `rows`: a number (empty: the first); undefined for anything else. */
@@ -28,9 +45,7 @@ export function pickedRow(typed: string, rows: readonly SessionRow[]): SessionRo
 }
 
 export async function pickSession(store: Store, workspace: string, output: Output): Promise<SessionRow> {
-  const rows = byLastActivity(await store.listSessions({ workspace, limit: 200 }))
-    .filter((row) => row.kind === "main" || row.kind === "fork")
-    .slice(0, SHOWN);
+  const rows = await resumableSessions(store, workspace);
   if (rows.length === 0)
     throw new CliError(
       "NOT_FOUND",

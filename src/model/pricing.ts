@@ -102,6 +102,14 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
   "openai-compatible": [],
 };
 
+/**
+ * The models of a provider preset this table knows (each row's first, current name; legacy aliases left
+ * out): what chat's `/model` picker offers. Empty for resellers and local servers, whose lists vary.
+ */
+export function knownModels(provider: string): string[] {
+  return (TABLE[provider] ?? []).map((row) => row.models[0] as string);
+}
+
 /** A dated snapshot (`-20250929`) or `-latest` names the same row as the bare id. */
 function normalise(modelId: string): string {
   return modelId

@@ -27,6 +27,7 @@ import type {} from "../tools/files/masked-paths.js";
 import { readImageTool } from "../tools/files/read-image.js";
 import type { ExactCommandApprovals } from "../tools/guards/command-guard.js";
 import type { QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
+import { recordedInteractions } from "../tools/interaction/recorded.js";
 import { ToolPipeline } from "../tools/pipeline.js";
 import { loadPlugins, type PluginReport } from "../tools/plugins.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -170,8 +171,13 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       services.set("terminal", terminal.terminal);
       services.set("jobs", terminal.jobs);
       services.set("jobReceipts", terminal.receipts);
-      if (options.approvals) services.set("approvals", options.approvals);
-      if (options.questionAnswerer) services.set("questionAnswerer", options.questionAnswerer);
+      // A person answering at this terminal is recorded as one answering over HTTP is (approval/*, question/*).
+      const recorded = recordedInteractions(ctx.log, {
+        approvals: options.approvals,
+        questions: options.questionAnswerer,
+      });
+      if (recorded.approvals) services.set("approvals", recorded.approvals);
+      if (recorded.questions) services.set("questionAnswerer", recorded.questions);
       // T19: `web_search` is offered only when a provider is configured and its key resolves.
       const search = webSearchSettings(config.web_search, env);
       if (search.available)

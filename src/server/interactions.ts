@@ -17,12 +17,12 @@
  *   reaches the store can write an answer row, but not its proof. A row for the awaited request whose
  *   proof is missing or wrong is discarded, recorded as `answer/rejected`, and the request keeps waiting.
  */
-import { randomUUID } from "node:crypto";
 import type { ApprovalDecision, LogEvent } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import type { InboxItem, Store } from "../store/store.js";
 import type { ApprovalRequest, Approvals } from "../tools/approvals.js";
 import type { Question, QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
+import { recordApproval, recordQuestions } from "../tools/interaction/recorded.js";
 import type { ApprovalAnswer } from "../tools/types.js";
 import type { Answer, AnswerSigner } from "./answer-proof.js";
 
@@ -99,22 +99,11 @@ class StoreApprovals implements Approvals {
   ) {}
 
   async request(request: ApprovalRequest): Promise<ApprovalAnswer> {
-    const { ctx } = this;
-    const id = randomUUID();
-    ctx.log.add({
-      type: "approval/requested",
-      data: {
-        id,
-        callId: request.callId,
-        tool: request.tool,
-        summary: request.summary,
-        reason: request.reason,
-      },
+    const { ctx, signer } = this;
+    const decision = await recordApproval(ctx.log, request, async (id) => {
+      const answer = await awaitAnswer(ctx, signer, id, request.signal);
+      return answer?.kind === "approval" ? answer.decision : "cancel";
     });
-    await ctx.log.flush(); // durable before we wait: any server can list it
-    const answer = await awaitAnswer(ctx, this.signer, id, request.signal);
-    const decision: ApprovalDecision = answer?.kind === "approval" ? answer.decision : "cancel";
-    ctx.log.add({ type: "approval/answered", data: { id, decision } });
     return decision === "allow-always" ? "allow-session" : decision;
   }
 }
@@ -127,17 +116,11 @@ class StoreQuestions implements QuestionAnswerer {
   ) {}
 
   async ask(request: { callId: string; questions: readonly Question[]; signal: AbortSignal }) {
-    const { ctx } = this;
-    const id = randomUUID();
-    ctx.log.add({
-      type: "question/asked",
-      data: { id, callId: request.callId, questions: [...request.questions] },
+    const { ctx, signer, timeoutMs } = this;
+    return recordQuestions(ctx.log, request, async (id) => {
+      const answer = await awaitAnswer(ctx, signer, id, request.signal, timeoutMs);
+      return answer?.kind === "question" ? answer.answers : undefined; // T18 pending; a later answer comes as a user message
     });
-    await ctx.log.flush();
-    const answer = await awaitAnswer(ctx, this.signer, id, request.signal, this.timeoutMs);
-    if (answer?.kind !== "question") return undefined; // T18 pending; a later answer comes as a user message
-    ctx.log.add({ type: "question/answered", data: { id, answers: answer.answers } });
-    return answer.answers;
   }
 }
 

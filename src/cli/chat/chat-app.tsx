@@ -24,7 +24,7 @@ import { approvalChoices, WAITING_FOR_YOU } from "../approval-choices.js";
 import { statusLine } from "../render/status.js";
 import { type Palette, sanitize, truncate, wrapText } from "../render/style.js";
 import { commandRows, hasControls } from "../render/terminal-text.js";
-import type { ChatScreen, Modal } from "./chat-screen.js";
+import type { ChatScreen, CommandMenu, Modal } from "./chat-screen.js";
 import { cursorPosition } from "./editor.js";
 
 export const MAX_REPAINTS_PER_SECOND = 30;
@@ -35,8 +35,10 @@ export const MAX_REPAINTS_PER_SECOND = 30;
 export const STREAMING_REPAINTS_PER_SECOND = 6;
 const SPINNER_INTERVAL_MS = Math.round(1000 / STREAMING_REPAINTS_PER_SECOND);
 const MAX_EDITOR_LINES = 12;
-/** Rows the live region keeps besides the reply's unfinished line (reasoning, status, editor, footer). */
-const LIVE_CHROME_ROWS = 4 + MAX_EDITOR_LINES + 3;
+/** Rows of the slash-command menu shown at once (the rest scroll with the selection). */
+export const MENU_ROWS = 8;
+/** Rows the live region keeps besides the reply's unfinished line (reasoning, status, editor, menu, footer). */
+const LIVE_CHROME_ROWS = 4 + MAX_EDITOR_LINES + 3 + MENU_ROWS;
 
 /**
  * Re-renders on screen changes: at most MAX_REPAINTS_PER_SECOND times a second when idle (typing echoes at
@@ -143,7 +145,7 @@ export function ChatApp({
               activity: screen.modal ? WAITING_FOR_YOU : screen.status.activity || "working",
               tokens: screen.usage.input + screen.usage.cachedInput + screen.usage.output,
               ...(screen.cost !== undefined ? { cost: screen.cost } : {}),
-              hint: "Esc to interrupt",
+              hint: screen.planMode ? `${PLAN_MODE_MARK} · Esc to interrupt` : "Esc to interrupt",
             },
             p,
             width,
@@ -159,10 +161,13 @@ export function ChatApp({
       ) : (
         <EditorView screen={screen} width={width} />
       )}
+      {closing === undefined && !screen.modal && screen.menu ? (
+        <MenuView menu={screen.menu} width={width} />
+      ) : null}
       {/* While a turn runs the status line carries the hint; a message (Ctrl-C again to leave) still shows. */}
       {closing === undefined && (screen.footer || !running) ? (
         <Text dimColor wrap="truncate-end">
-          {screen.footer || hint}
+          {screen.footer || (screen.planMode ? `${PLAN_MODE_MARK} (/default leaves it) · ${hint}` : hint)}
         </Text>
       ) : null}
     </Box>
@@ -227,11 +232,78 @@ function EditorView({ screen, width }: { screen: ChatScreen; width: number }) {
   );
 }
 
+/** The plan-mode indicator, on the footer while idle and on the status line while a turn runs. */
+export const PLAN_MODE_MARK = "⏸ plan mode";
+
+/** The first of `rows` rows to show so that `selected` is among them. */
+function windowStart(selected: number, count: number, rows: number): number {
+  return Math.max(0, Math.min(selected - rows + 1, count - rows));
+}
+
+/** The slash-command menu under the editor: each command with its help, the selected one highlighted. */
+function MenuView({ menu, width }: { menu: CommandMenu; width: number }) {
+  if (menu.commands.length === 0)
+    return (
+      <Text dimColor wrap="truncate-end">
+        {"  no such command; /help lists them"}
+      </Text>
+    );
+  const first = windowStart(menu.selected, menu.commands.length, MENU_ROWS);
+  const nameWidth = Math.max(...menu.commands.map((c) => c.name.length)) + 2;
+  return (
+    <Box flexDirection="column">
+      {menu.commands.slice(first, first + MENU_ROWS).map((command, i) => {
+        const selected = first + i === menu.selected;
+        const line = truncate(
+          `${selected ? "›" : " "} ${command.name.padEnd(nameWidth)}${command.help}`,
+          width - 1,
+        );
+        return (
+          <Text
+            key={command.name}
+            color={selected ? "cyan" : undefined}
+            dimColor={!selected}
+            wrap="truncate-end"
+          >
+            {line}
+          </Text>
+        );
+      })}
+    </Box>
+  );
+}
+
+/** Rows of a picker shown at once (the rest scroll with the selection). */
+const PICKER_ROWS = 10;
+
 /** Rows of a command the approval modal draws; a longer one is printed whole in the transcript first. */
 export const MODAL_COMMAND_ROWS = 8;
 
 function ModalView({ modal, width }: { modal: Modal; width: number }) {
   const inner = Math.max(10, width - 4);
+  if (modal.kind === "picker") {
+    const first = windowStart(modal.selected, modal.items.length, PICKER_ROWS);
+    return (
+      <Box flexDirection="column" borderStyle="round" borderColor="cyan" paddingX={1} width={width}>
+        <Text bold color="cyan" wrap="truncate-end">
+          {sanitize(modal.title)}
+        </Text>
+        {modal.items.slice(first, first + PICKER_ROWS).map((item, i) => {
+          const selected = first + i === modal.selected;
+          const detail = item.detail ? `  (${item.detail})` : "";
+          return (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the rows are positional
+            <Text key={`p${first + i}`} color={selected ? "cyan" : undefined} wrap="truncate-end">
+              {truncate(`${selected ? "›" : " "} ${sanitize(item.label)}${detail}`, inner)}
+            </Text>
+          );
+        })}
+        <Text dimColor wrap="truncate-end">
+          ↑/↓ move · Enter chooses · Esc closes
+        </Text>
+      </Box>
+    );
+  }
   if (modal.kind === "approval") {
     return (
       <Box flexDirection="column" borderStyle="round" borderColor="yellow" paddingX={1} width={width}>

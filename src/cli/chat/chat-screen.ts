@@ -24,9 +24,10 @@ import { Transcript, type TranscriptChange } from "../../transcript/projection.j
 import { itemLines } from "../render/item-lines.js";
 import { MarkdownStream, renderMarkdown } from "../render/markdown.js";
 import { activityAfter, formatElapsed } from "../render/status.js";
-import { type Palette, sanitize, wrapText } from "../render/style.js";
+import { fitLine, type Palette, sanitize, wrapText } from "../render/style.js";
 import { commandRows } from "../render/terminal-text.js";
 import { type EditorState, EMPTY_EDITOR } from "./editor.js";
+import type { PickerItem, SlashCommand } from "./slash-commands.js";
 
 export type TranscriptLine = { id: number; text: string };
 
@@ -47,7 +48,20 @@ export type QuestionModal = {
   answer(answer: string | undefined): void;
 };
 
-export type Modal = ApprovalModal | QuestionModal;
+/** A list to choose from (`/model`, `/resume`): ↑/↓ move, Enter takes, Esc closes. */
+export type PickerModal = {
+  kind: "picker";
+  title: string;
+  items: readonly PickerItem[];
+  selected: number;
+  /** The row taken, or `undefined` when the picker was closed without a choice. */
+  answer(index: number | undefined): void;
+};
+
+export type Modal = ApprovalModal | QuestionModal | PickerModal;
+
+/** The slash-command menu under the editor while a command is typed (its rows, the one Enter takes). */
+export type CommandMenu = { commands: readonly SlashCommand[]; selected: number };
 
 export type ChatStatus = {
   running: boolean;
@@ -85,6 +99,10 @@ export class ChatScreen {
   reasoningTail: string[] = [];
   /** A one-line note under the editor (a hint, "press Ctrl-C again to leave"). */
   footer = "";
+  /** The slash-command menu, open while a command is typed (chat-tui.ts keeps it in step with the editor). */
+  menu: CommandMenu | undefined;
+  /** The session is in plan mode: the footer and the status line say so for as long as it lasts. */
+  planMode = false;
   /** The session's conversation (src/transcript/): what the transcript lines are drawn from. */
   conversation = new Transcript();
   /** The last reasoning block in full (Ctrl-O shows it). */
@@ -137,6 +155,7 @@ export class ChatScreen {
   switchSession(): void {
     this.endReply();
     this.conversation = new Transcript();
+    this.planMode = false;
     this.sent.length = 0;
     this.streamedText = false;
     this.streamedReasoning = false;
@@ -161,13 +180,18 @@ export class ChatScreen {
     );
   }
 
+  /** A dim note, each line word-wrapped to the screen (the terminal never cuts one mid-word). */
   note(text: string): void {
-    this.commit(this.p.dim(sanitize(text)));
+    const lines = sanitize(text)
+      .split("\n")
+      .flatMap((line) => fitLine(line, this.width));
+    this.commit(lines.map((line) => this.p.dim(line)).join("\n"));
   }
 
-  error(code: string, message: string): void {
+  /** An error and what to do; `withHint: false` when the message says it already (a setup error). */
+  error(code: string, message: string, withHint = true): void {
     const lines = [this.p.red(`✗ ${code}: ${sanitize(message)}`)];
-    const hint = errorHint(code);
+    const hint = withHint ? errorHint(code) : undefined;
     if (hint) lines.push(this.p.dim(`  ${hint}`));
     this.commit(wrapAll(lines.join("\n"), this.width));
   }
@@ -233,6 +257,7 @@ export class ChatScreen {
     // finished, exactly as it did while it ran.
     for (const event of events) {
       if (event.seq <= this.conversation.lastSeq) continue; // seen already (a reattach replays the log)
+      if (event.type === "plan/mode") this.planMode = event.data.mode === "plan";
       this.status = this.statusAfter(event);
       for (const change of this.conversation.add([event])) this.show(change);
     }
@@ -252,6 +277,18 @@ export class ChatScreen {
   setEditor(editor: EditorState): void {
     this.editor = editor;
     this.changed(true);
+  }
+
+  setMenu(menu: CommandMenu | undefined): void {
+    if (menu === this.menu) return;
+    this.menu = menu;
+    this.changed(true);
+  }
+
+  setPlanMode(on: boolean): void {
+    if (on === this.planMode) return;
+    this.planMode = on;
+    this.changed();
   }
 
   setFooter(text: string): void {

@@ -22,6 +22,7 @@ import { createElement } from "react";
 import type { Config } from "../../config/schema.js";
 import type { Agent } from "../../loop/agent.js";
 import { priceFromConfig } from "../../model/pricing.js";
+import { SetupError } from "../../presets/setup-error.js";
 import type { Store } from "../../store/store.js";
 import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
@@ -30,11 +31,18 @@ import { approvalChoices } from "../approval-choices.js";
 import { colorEnabled, palette } from "../render/style.js";
 import { shortId } from "../short-id.js";
 import { ChatApp, MODAL_COMMAND_ROWS } from "./chat-app.js";
-import { ChatScreen } from "./chat-screen.js";
+import { ChatScreen, type PickerModal } from "./chat-screen.js";
 import * as ed from "./editor.js";
 import { InputHistory } from "./history.js";
 import { type Key, KeyDecoder, PASTE_OFF, PASTE_ON } from "./keys.js";
-import { type ChatControl, runSlashCommand, sessionSwitching } from "./slash-commands.js";
+import {
+  type ChatControl,
+  commandsMatching,
+  completeCommand,
+  type Picker,
+  runSlashCommand,
+  sessionSwitching,
+} from "./slash-commands.js";
 
 const HINT = "Enter send · Alt+Enter new line · ↑ history · Esc interrupt · /help · Ctrl-D leave";
 const EXIT_CONFIRM_MS = 2000;
@@ -174,31 +182,114 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       error && typeof error === "object" && "code" in error && typeof error.code === "string"
         ? error.code
         : "ERROR";
-    screen.error(code, error instanceof Error ? error.message : String(error));
+    // A setup error (no key, unknown provider) names what to set; the provider's hints would contradict it
+    // ("the provider refused the API key" when none was sent).
+    screen.error(
+      code,
+      error instanceof Error ? error.message : String(error),
+      !(error instanceof SetupError),
+    );
   }
 
   const control: ChatControl = {
     agent: () => agent,
     store: options.store,
     workspace: options.workspace,
-    modelName: () => `${config.model.provider}/${config.model.id}`,
     usageLine: () => screen.usageLine(),
     ...sessionSwitching({
       store: options.store,
       sessionId: () => agent?.sessionId,
       detach: detachAgent,
       attach,
-      setModel: (id) => {
-        config = { ...config, model: { ...config.model, id } };
-        return `${config.model.provider}/${id}`;
+      config: () => config,
+      setConfig: (next) => {
+        config = next;
       },
     }),
+    pick: (picker) => openPicker(picker),
     exit: () => leave(),
   };
+
+  /** A picker as a modal: the row taken runs its choice, whose reply is noted like a command's. */
+  function openPicker(picker: Picker): void {
+    if (picker.items.length === 0) {
+      screen.note(`${picker.title}: nothing to choose from`);
+      return;
+    }
+    const modal: PickerModal = {
+      kind: "picker",
+      title: picker.title,
+      items: picker.items,
+      selected: Math.min(Math.max(0, picker.selected), picker.items.length - 1),
+      answer: (index) => {
+        if (screen.modal === modal) screen.closeModal();
+        if (index === undefined) return;
+        picker
+          .choose(index)
+          .then((reply) => {
+            if (reply) screen.note(reply);
+          })
+          .catch(showError);
+      },
+    };
+    screen.openModal(modal);
+  }
+
+  /** The editor text the person closed the menu on (Esc): it stays closed until the text changes. */
+  let menuClosedFor: string | undefined;
+
+  /** The slash-command menu in step with the editor: open while a command name is typed. */
+  function syncMenu(): void {
+    const { text } = screen.editor;
+    if (text !== menuClosedFor) menuClosedFor = undefined;
+    const commands = menuClosedFor === undefined ? commandsMatching(text) : undefined;
+    if (!commands) {
+      screen.setMenu(undefined);
+      return;
+    }
+    const was = screen.menu;
+    const kept = was ? commands.indexOf(was.commands[was.selected] as (typeof commands)[number]) : -1;
+    screen.setMenu({ commands, selected: Math.max(0, kept) });
+  }
+
+  /** Keys the open menu takes (↑/↓, Tab, Enter, Esc); false for the rest, which edit as usual. */
+  function menuKey(key: Key): boolean {
+    const menu = screen.menu;
+    if (!menu) return false;
+    const chosen = menu.commands[menu.selected];
+    switch (key.kind) {
+      case "up":
+      case "down": {
+        if (menu.commands.length === 0) return false;
+        const step = key.kind === "up" ? -1 : 1;
+        const selected = (menu.selected + step + menu.commands.length) % menu.commands.length;
+        screen.setMenu({ ...menu, selected });
+        return true;
+      }
+      case "tab": {
+        const completed = completeCommand(screen.editor.text) ?? (chosen ? `${chosen.name} ` : undefined);
+        if (completed) screen.setEditor(ed.editorOf(completed));
+        syncMenu();
+        return true;
+      }
+      case "enter":
+        if (!chosen) return false; // nothing matches: sent as typed, and answered "unknown command"
+        screen.setMenu(undefined);
+        void submit(chosen.name);
+        return true;
+      case "escape":
+        menuClosedFor = screen.editor.text;
+        screen.setMenu(undefined);
+        return true;
+      default:
+        return false;
+    }
+  }
 
   async function submit(text: string): Promise<void> {
     history.add(text);
     screen.setEditor(ed.EMPTY_EDITOR);
+    syncMenu();
     const trimmed = text.trim();
     if (trimmed === "") return;
     if (trimmed.startsWith("/")) {
@@ -206,6 +297,8 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       try {
         const reply = await runSlashCommand(trimmed, control);
         if (reply) screen.note(reply);
+        const plan = agent?.services.get("planMode");
+        if (plan) screen.setPlanMode(plan.mode === "plan"); // `/plan` and `/default` take effect at once
       } catch (error) {
         showError(error);
       }
@@ -248,6 +341,17 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       }
       return;
     }
+    if (modal?.kind === "picker") {
+      if (key.kind === "up" || key.kind === "down") {
+        const step = key.kind === "up" ? -1 : 1;
+        modal.selected = (modal.selected + step + modal.items.length) % modal.items.length;
+        screen.changed(true);
+      } else if (key.kind === "enter" || key.kind === "tab") modal.answer(modal.selected);
+      else if (key.kind === "escape" || (key.kind === "ctrl" && key.key === "c")) modal.answer(undefined);
+      else if (key.kind === "text" && /^[1-9]$/.test(key.text) && Number(key.text) <= modal.items.length)
+        modal.answer(Number(key.text) - 1);
+      return;
+    }
     if (modal?.kind === "question") {
       if (key.kind === "text" || key.kind === "paste")
         modal.typed = ed.cleanInput(modal.typed + key.text).replace(/\n/g, " ");
@@ -274,8 +378,12 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
   function editorKey(key: Key): void {
     if (!(key.kind === "ctrl" && key.key === "c")) exitAskedAt = 0;
     if (screen.footer && key.kind !== "ctrl") screen.setFooter("");
+    if (menuKey(key)) return;
     const next = editedBy(key, screen.editor);
     if (next) screen.setEditor(next);
+    // Typing opens the menu; a message recalled from history (↑/↓) does not, so ↑ goes on recalling.
+    if (key.kind === "up" || key.kind === "down") screen.setMenu(undefined);
+    else syncMenu();
   }
 
   /** The editor after `key`, or `undefined` when the key acted on something else. */
@@ -318,8 +426,10 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       case "escape":
         interrupt();
         return undefined;
-      case "tab":
-        return undefined;
+      case "tab": {
+        const completed = completeCommand(state.text);
+        return completed === undefined ? undefined : ed.editorOf(completed);
+      }
       case "ctrl":
         return ctrlKey(key.key, state);
     }
@@ -389,7 +499,11 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       if (options.firstMessage) void submit(options.firstMessage);
     } catch (error) {
       showError(error);
-      screen.note("The session could not be opened; /new tries again, /exit leaves.");
+      screen.note(
+        error instanceof SetupError
+          ? "Chat cannot start without it: set it, then run bdsh chat again (/exit leaves)."
+          : "The session could not be opened; /new tries again, /exit leaves.",
+      );
     }
     await left;
     if (agent?.status === "running" || screen.status.running) {

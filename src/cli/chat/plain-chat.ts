@@ -89,7 +89,6 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
     agent: () => agent,
     store: options.store,
     workspace: options.workspace,
-    modelName: () => `${config.model.provider}/${config.model.id}`,
     usageLine: () => {
       const usage = usageOf(agent?.log.events ?? []).session;
       return formatUsage(usage, costOf(usage, priceFromConfig(config.model)));
@@ -99,9 +98,9 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
       sessionId: () => agent?.sessionId,
       detach: detachAgent,
       attach,
-      setModel: (id) => {
-        config = { ...config, model: { ...config.model, id } };
-        return `${config.model.provider}/${id}`;
+      config: () => config,
+      setConfig: (next) => {
+        config = next;
       },
     }),
     exit: () => {

@@ -5,54 +5,126 @@
  * switch model, leave). A line that starts with "/" is never sent to the model: an unknown command is
  * answered with the list, so a typo cannot become a message.
  */
+import type { Config } from "../../config/schema.js";
 import type { Agent } from "../../loop/agent.js";
+import { isProviderName, PRESETS } from "../../model/catalog.js";
+import { knownModels } from "../../model/pricing.js";
+import { EFFORTS, type Effort } from "../../model/types.js";
 import { parseGoalCommand, runGoalCommand } from "../../planning/goal-command.js";
-import type { Store } from "../../store/store.js";
-import { byLastActivity, findSession, refuseArchived } from "../session-select.js";
+import type { SessionRow, Store } from "../../store/store.js";
+import { resumableSessions, sessionLine } from "../session-picker.js";
+import { findSession, refuseArchived } from "../session-select.js";
 import { shortId } from "../short-id.js";
+
+/** One slash command: its name, the argument it takes, one line of help. */
+export type SlashCommand = { name: string; args?: string; help: string; aliases?: readonly string[] };
+
+/**
+ * Every slash command, once: the menu that opens on "/", Tab's completion, `/help` and the plain-line
+ * fallback all read this table.
+ */
+export const SLASH_COMMANDS: readonly SlashCommand[] = [
+  {
+    name: "/model",
+    args: "[<id> [<effort>]]",
+    help: "pick a model (and effort), or switch to <id> from the next turn",
+  },
+  {
+    name: "/resume",
+    args: "[<id>]",
+    help: "continue another session of this workspace (pick one, or its short id)",
+  },
+  { name: "/new", help: "start a new session in this workspace" },
+  { name: "/sessions", help: "this workspace's sessions, last active first" },
+  { name: "/cost", help: "tokens and cost of this session" },
+  { name: "/compact", help: "condense the history now" },
+  { name: "/goal", args: "[<objective>|clear|edit <objective>|pause|resume]", help: "goal rounds" },
+  { name: "/plan", help: "plan mode on: the agent plans and does not change files" },
+  { name: "/default", help: "plan mode off" },
+  { name: "/help", help: "the keys and these commands", aliases: ["/?"] },
+  { name: "/exit", help: "leave (Ctrl-D on an empty line too)", aliases: ["/quit"] },
+];
+
+const usageOf = (command: SlashCommand) => (command.args ? `${command.name} ${command.args}` : command.name);
 
 export const SLASH_HELP = [
   "Enter sends; Alt+Enter, Shift+Enter or Ctrl-J adds a line; ↑/↓ recall earlier messages.",
   "While the agent works, a message steers the running turn (its next step). Esc or Ctrl-C interrupts.",
-  "/model [<id>]                                   show the model, or use another one from the next turn",
-  "/new                                            start a new session in this workspace",
-  "/resume [<id>]                                  continue another session (its short id is enough)",
-  "/sessions                                       this workspace's sessions",
-  "/cost                                           tokens and cost of this session",
-  "/compact                                        condense the history now",
-  "/goal [<objective>|clear|edit <objective>|pause|resume]   goal rounds",
-  "/plan, /default                                 plan mode on or off",
-  "/help                                           this list",
-  "/exit                                           leave (Ctrl-D on an empty line too)",
+  "Type / for the commands (↑/↓ move, Enter runs, Tab completes, Esc closes):",
+  ...SLASH_COMMANDS.map((command) => `${usageOf(command).padEnd(48)} ${command.help}`),
 ].join("\n");
+
+/**
+ * The commands the menu offers for the editor's `text`: while it is a "/" and a word (no space, one line),
+ * those whose name starts with it; `undefined` when the text is not a command being typed.
+ */
+export function commandsMatching(text: string): SlashCommand[] | undefined {
+  if (!/^\/\S*$/.test(text)) return undefined;
+  const typed = text.toLowerCase();
+  return SLASH_COMMANDS.filter((command) => command.name.startsWith(typed));
+}
+
+/**
+ * Tab on `text`: the one matching command's name and a space, or the longest prefix several share when it
+ * is longer than what was typed; `undefined` when there is nothing to add.
+ */
+export function completeCommand(text: string): string | undefined {
+  const matches = commandsMatching(text);
+  if (!matches || matches.length === 0) return undefined;
+  if (matches.length === 1) return `${(matches[0] as SlashCommand).name} `;
+  const names = matches.map((command) => command.name);
+  let common = names[0] as string;
+  for (const name of names) while (!name.startsWith(common)) common = common.slice(0, -1);
+  return common.length > text.length ? common : undefined;
+}
+
+/** A choice the terminal UI offers in a list (↑/↓, Enter; Esc closes it). */
+export type PickerItem = { label: string; detail?: string };
+
+export type Picker = {
+  title: string;
+  items: readonly PickerItem[];
+  /** The row selected when it opens (the current model, the current effort). */
+  selected: number;
+  /** The row taken: what to say, as a command's reply would (`undefined`: nothing, e.g. another picker opened). */
+  choose(index: number): Promise<string | undefined>;
+};
+
+/** The model a chat uses: the config's `model` section, as far as `/model` reads and changes it. */
+export type ChatModel = { provider: string; id: string; effort: Effort };
 
 export type ChatControl = {
   /** The open session's agent; `undefined` when none could be opened. */
   agent(): Agent | undefined;
   store: Store;
   workspace: string;
-  /** "provider/model". */
-  modelName(): string;
+  model(): ChatModel;
   /** Tokens and cost of this session, one line. */
   usageLine(): string;
   switchSession(ref: string | undefined): Promise<string>;
-  switchModel(id: string): Promise<string>;
+  switchModel(id: string, effort?: Effort): Promise<string>;
+  /** Opens a picker (the terminal UI); absent in the plain-line fallback, which lists instead. */
+  pick?(picker: Picker): void;
   exit(): void;
 };
 
+const modelName = (model: ChatModel) => `${model.provider}/${model.id}`;
+
 /**
- * `/new`, `/resume ID` and `/model ID` for both chat front ends: detach the agent and attach again, to
- * another session or the same one with another model (from the next turn). `setModel` changes the config
- * the next attach reads and returns the new "provider/model".
+ * `/new`, `/resume ID` and `/model ID [EFFORT]` for both chat front ends: detach the agent and attach again,
+ * to another session or the same one with another model (from the next turn).
  */
 export function sessionSwitching(o: {
   store: Store;
   sessionId(): string | undefined;
   detach(): Promise<void>;
   attach(sessionId: string | undefined): Promise<void>;
-  setModel(id: string): string;
-}): Pick<ChatControl, "switchSession" | "switchModel"> {
+  /** The config the next attach reads, and how to change it. */
+  config(): Config;
+  setConfig(config: Config): void;
+}): Pick<ChatControl, "switchSession" | "switchModel" | "model"> {
   return {
+    model: () => o.config().model,
     async switchSession(ref) {
       let id: string | undefined;
       if (ref !== undefined) {
@@ -64,13 +136,62 @@ export function sessionSwitching(o: {
       await o.attach(id);
       return id ? `continuing session ${shortId(id)}` : "new session";
     },
-    async switchModel(id) {
+    async switchModel(id, effort) {
       const sessionId = o.sessionId();
-      const name = o.setModel(id);
+      const config = o.config();
+      const model = { ...config.model, id, ...(effort ? { effort } : {}) };
+      o.setConfig({ ...config, model });
       await o.detach();
       await o.attach(sessionId);
-      return `model ${name} from the next turn`;
+      return `model ${modelName(model)}${effort ? ` (effort ${effort})` : ""} from the next turn`;
     },
+  };
+}
+
+/** The effort levels `provider` takes (none where its endpoint decides alone). */
+export function effortLevels(provider: string): readonly Effort[] {
+  return isProviderName(provider) && PRESETS[provider].reasoning.kind !== "none" ? EFFORTS : [];
+}
+
+/** `/model` without an id: the provider's models, then (where the provider has them) the effort levels. */
+function modelPicker(chat: ChatControl): Picker {
+  const current = chat.model();
+  const ids = [...new Set([...knownModels(current.provider), current.id])];
+  return {
+    title: `model for ${current.provider} (now ${current.id}, effort ${current.effort})`,
+    items: ids.map((id) => ({ label: id, ...(id === current.id ? { detail: "current" } : {}) })),
+    selected: ids.indexOf(current.id),
+    async choose(index) {
+      const id = ids[index] as string;
+      const levels = effortLevels(current.provider);
+      if (levels.length === 0 || !chat.pick) return chat.switchModel(id);
+      chat.pick({
+        title: `effort for ${id}`,
+        items: levels.map((level) => ({
+          label: level,
+          ...(level === current.effort ? { detail: "current" } : {}),
+        })),
+        selected: Math.max(0, levels.indexOf(current.effort)),
+        choose: (at) => chat.switchModel(id, levels[at]),
+      });
+      return undefined;
+    },
+  };
+}
+
+/** `/resume` without an id: this workspace's sessions, last active first. */
+async function sessionPicker(chat: ChatControl): Promise<Picker | string> {
+  const rows = await resumableSessions(chat.store, chat.workspace);
+  if (rows.length === 0) return `No sessions in ${chat.workspace} yet.`;
+  const current = chat.agent()?.sessionId;
+  return {
+    title: "resume which session? (last active first)",
+    items: rows.map((row) => ({
+      label: sessionLine(row),
+      ...(row.id === current ? { detail: "open now" } : {}),
+    })),
+    selected: 0,
+    choose: (index) => chat.switchSession((rows[index] as SessionRow).id),
   };
 }
 
@@ -79,6 +200,8 @@ export async function runSlashCommand(line: string, chat: ChatControl): Promise<
   if (!line.startsWith("/")) return undefined;
   const [name = "", ...rest] = line.trim().split(/\s+/);
   const arg = rest.join(" ");
+  const known = SLASH_COMMANDS.some((command) => command.name === name || command.aliases?.includes(name));
+  if (!known) return `unknown command ${name} — /help lists the commands`;
   const agent = chat.agent();
   const running = agent?.status === "running";
   switch (name) {
@@ -89,16 +212,38 @@ export async function runSlashCommand(line: string, chat: ChatControl): Promise<
     case "/quit":
       chat.exit();
       return "";
-    case "/model":
-      if (!arg) return `model ${chat.modelName()} (/model <id> switches from the next turn)`;
+    case "/model": {
       if (running) return "The model cannot change while a turn runs; wait or interrupt it.";
-      return chat.switchModel(arg);
+      const model = chat.model();
+      if (!arg) {
+        if (chat.pick) {
+          chat.pick(modelPicker(chat));
+          return "";
+        }
+        const known = knownModels(model.provider);
+        return [
+          `model ${modelName(model)}, effort ${model.effort} (/model <id> [<effort>] switches from the next turn)`,
+          ...(known.length ? [`known models: ${known.join(", ")}`] : []),
+          ...(effortLevels(model.provider).length ? [`effort levels: ${EFFORTS.join(", ")}`] : []),
+        ].join("\n");
+      }
+      const [id = "", effort, ...extra] = arg.split(/\s+/);
+      if (extra.length > 0 || (effort !== undefined && !(EFFORTS as readonly string[]).includes(effort)))
+        return `usage: /model <id> [<effort>]; effort is one of ${EFFORTS.join(", ")}`;
+      return chat.switchModel(id, effort as Effort | undefined);
+    }
     case "/new":
       if (running) return "A turn is running; interrupt it (Esc) before starting a new session.";
       return chat.switchSession(undefined);
     case "/resume":
       if (running) return "A turn is running; interrupt it (Esc) before switching sessions.";
-      if (!arg) return `${await sessionList(chat)}\nUse /resume <id> (a unique prefix is enough).`;
+      if (!arg) {
+        if (!chat.pick) return `${await sessionList(chat)}\nUse /resume <id> (a unique prefix is enough).`;
+        const picker = await sessionPicker(chat);
+        if (typeof picker === "string") return picker;
+        chat.pick(picker);
+        return "";
+      }
       return chat.switchSession(arg);
     case "/sessions":
       return sessionList(chat);
@@ -139,21 +284,12 @@ export async function runSlashCommand(line: string, chat: ChatControl): Promise<
       idle: agent.status === "idle",
     });
   }
-  return `Unknown command ${name}; /help lists the commands.`;
+  return `unknown command ${name} — /help lists the commands`; // not reached: the table lists every name
 }
 
 async function sessionList(chat: ChatControl): Promise<string> {
-  const rows = byLastActivity(await chat.store.listSessions({ workspace: chat.workspace, limit: 200 })).slice(
-    0,
-    20,
-  );
+  const rows = await resumableSessions(chat.store, chat.workspace);
   if (rows.length === 0) return `No sessions in ${chat.workspace} yet.`;
   const current = chat.agent()?.sessionId;
-  return rows
-    .map((row) => {
-      const mark = row.id === current ? "*" : " ";
-      const when = row.updatedAt.replace("T", " ").slice(0, 16);
-      return `${mark} ${shortId(row.id)}  ${when}  ${row.status.padEnd(9)} ${(row.title ?? "(untitled)").slice(0, 60)}`;
-    })
-    .join("\n");
+  return rows.map((row) => `${row.id === current ? "*" : " "} ${sessionLine(row)}`).join("\n");
 }

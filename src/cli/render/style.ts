@@ -139,6 +139,22 @@ export function padEnd(s: string, width: number): string {
 }
 
 /**
+ * One line for a terminal `width` columns wide, never cut mid-word by the terminal: kept whole when it fits,
+ * else word-wrapped with the rows after the first aligned under the text that follows its first gap of two
+ * or more spaces (a table's second column), or indented two.
+ */
+export function fitLine(line: string, width: number): string[] {
+  if (visibleWidth(line) <= width) return [line];
+  const columns = /^(\S.*?\s{2,})(\S.*)$/.exec(line);
+  if (columns && visibleWidth(columns[1] as string) <= width / 2) {
+    const head = columns[1] as string;
+    return wrapText(columns[2] as string, width, head, " ".repeat(visibleWidth(head)));
+  }
+  const lead = /^\s*/.exec(line)?.[0] ?? "";
+  return wrapText(line.slice(lead.length), width, lead, `${lead}  `);
+}
+
+/**
  * Word-wraps `text` so each line, prefix included, fits `width` columns: the first line starts with
  * `first`, the others with `rest`. A word longer than a line is kept whole (a URL or a path stays copyable).
  */
