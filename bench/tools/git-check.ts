@@ -15,7 +15,11 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { repairGitControl, snapshotGitControl } from "../../src/guards/git-repair/git-control-check.js";
 import { protectedPaths } from "../../src/tools/files/protected-paths.js";
-import { bubblewrapArgs, bubblewrapAvailable } from "../../src/tools/terminal/bubblewrap.js";
+import {
+  bubblewrapArgs,
+  bubblewrapAvailable,
+  releaseMountPoints,
+} from "../../src/tools/terminal/bubblewrap.js";
 
 const FILES = 20_000;
 const ROUNDS = 40;
@@ -81,8 +85,9 @@ if (bubblewrapAvailable()) {
   rows.push([
     "a command anyway: bwrap with those binds, running true",
     time(() => {
-      const args = bubblewrapArgs({ mode: "workspace-write", workspace }, workspace);
+      const { args, mountPoints } = bubblewrapArgs({ mode: "workspace-write", workspace }, workspace);
       spawnSync("bwrap", [...args, "--", "true"], { stdio: "ignore" });
+      releaseMountPoints(mountPoints);
     }),
   ]);
 }

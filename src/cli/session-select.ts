@@ -62,13 +62,6 @@ function explained(error: unknown, exitCode: number): unknown {
   return error;
 }
 
-/** Sessions by last activity, newest first (`updatedAt`, then id: the order `--continue` uses). */
-export function byLastActivity(rows: readonly SessionRow[]): SessionRow[] {
-  return [...rows].sort((a, b) =>
-    a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1,
-  );
-}
-
 /** L18: an archived session is refused with the way back, instead of a turn that ends blocked. */
 export function refuseArchived(row: SessionRow): void {
   if (row.archived) throw new CliError("ARCHIVED", archivedSessionMessage(row.id), EXIT_FAILED);

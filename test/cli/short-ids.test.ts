@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { pickedRow } from "../../src/cli/session-picker.js";
-import { byLastActivity, findSession } from "../../src/cli/session-select.js";
+import { findSession } from "../../src/cli/session-select.js";
 import { shortId } from "../../src/cli/short-id.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -23,7 +23,8 @@ afterEach(async () => {
   store = undefined;
 });
 
-async function twoSessions() {
+/** `extra` sessions made after the two: the older one's later activity still puts it first. */
+async function twoSessions(extra = 0) {
   const root = mkdtempSync(join(tmpdir(), "bdsh-short-ids-"));
   const home = join(root, "home");
   const workspace = join(root, "ws");
@@ -32,6 +33,7 @@ async function twoSessions() {
   store = await openStore({ home });
   await store.createSession({ id: OLDER, title: "older", metadata: { workspace } });
   await store.createSession({ id: NEWER, title: "newer", metadata: { workspace } });
+  for (let i = 0; i < extra; i++) await store.createSession({ title: `extra ${i}`, metadata: { workspace } });
   // The older session was active last: the clock moves past the newer one's creation first (timestamps
   // have millisecond resolution; this waits on the clock's value, not for a length of time).
   const created = Date.now();
@@ -60,7 +62,7 @@ describe("short ids", () => {
 
   it("sessions are listed by last activity, the session --continue picks on top", async () => {
     const { store, workspace } = await twoSessions();
-    const listed = byLastActivity(await store.listSessions({ workspace }));
+    const listed = await store.listSessions({ workspace, order: "activity" });
     expect(listed.map((row) => row.id)).toEqual([OLDER, NEWER]);
     expect((await store.latestSession({ workspace }))?.id).toBe(listed[0]!.id);
     expect(pickedRow("", listed)?.id).toBe(OLDER);
@@ -68,7 +70,7 @@ describe("short ids", () => {
     expect(pickedRow("x", listed)).toBeUndefined();
   });
 
-  it("bdsh sessions list shows short ids in that order, and sessions show takes one", async () => {
+  it("bdsh sessions list shows short ids in that order over every session (no page of the newest), and sessions show takes one", async () => {
     const { home, workspace, store: opened } = await twoSessions();
     await opened.close();
     store = undefined;
@@ -76,6 +78,12 @@ describe("short ids", () => {
     expect(listed.code).toBe(0);
     const rows = listed.stdout.trim().split("\n").slice(1);
     expect(rows.map((line) => line.split(/\s+/)[0])).toEqual(["2d5782f4", "aa11bb22"]);
+    // The session active last was created before 201 others: still on top, as --continue would pick it.
+    const many = await twoSessions(201);
+    await many.store.close();
+    store = undefined;
+    const top = await runCli(["sessions", "list", "--limit", "1"], { BDSH_HOME: many.home }, many.workspace);
+    expect(top.stdout.trim().split("\n").slice(1).map((line) => line.split(/\s+/)[0])).toEqual(["2d5782f4"]);
     const shown = await runCli(["sessions", "show", "aa11bb22"], { BDSH_HOME: home }, workspace);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`id:        ${NEWER} (short: aa11bb22)`);

@@ -13,6 +13,7 @@ import { isProtected, protectedPaths } from "../../src/tools/files/protected-pat
 import { ToolPipeline } from "../../src/tools/pipeline.js";
 import { createStandardRegistry } from "../../src/tools/standard.js";
 import { bubblewrapAvailable } from "../../src/tools/terminal/bubblewrap.js";
+import { waitUntil } from "../support/wait.js";
 import { call, makeExec, tempDir } from "./support.js";
 
 const git = (cwd: string, ...args: string[]) =>
@@ -194,6 +195,32 @@ describe("issue 14 finding 1: protected paths", () => {
       expect(existsSync(join(workspace, ".bdsh", "plugins"))).toBe(false);
       expect(existsSync(join(workspace, "g2"))).toBe(false);
       expect(git(workspace, "log", "--oneline").trim().split("\n")).toHaveLength(2);
+      // The read-only mount points made for the commands are gone with them: no empty .bdsh/ or config.worktree.
+      expect(existsSync(join(workspace, ".bdsh"))).toBe(false);
+      expect(existsSync(join(workspace, ".git", "config.worktree"))).toBe(false);
+    });
+
+    it("a .bdsh/ mount point outlives the command that made it while another still runs; a person's .bdsh/ stays", async () => {
+      const workspace = repo();
+      const { tool } = setup(workspace);
+      const waitFor = (name: string) => `touch ${name}-started; while [ ! -e ${name} ]; do sleep 0.02; done`;
+      // The first command makes the mount point; the second binds it too; the first ends before the second writes.
+      const first = tool("bash", { command: `${waitFor("go1")}; echo first` });
+      await waitUntil(() => existsSync(join(workspace, "go1-started")), "the first command to start");
+      const second = tool("bash", { command: `${waitFor("go2")}; mkdir -p .bdsh/plugins && echo written` });
+      await waitUntil(() => existsSync(join(workspace, "go2-started")), "the second command to start");
+      writeFileSync(join(workspace, "go1"), "");
+      expect(await first).toBe("first");
+      expect(existsSync(join(workspace, ".bdsh"))).toBe(true); // still the second command's read-only mount
+      writeFileSync(join(workspace, "go2"), "");
+      const text = await second;
+      expect(text).toContain("[sandbox: file access denied under workspace-write mode]");
+      expect(text).not.toContain("written");
+      expect(existsSync(join(workspace, ".bdsh"))).toBe(false);
+      // A .bdsh/ the person made is theirs: bound read-only, and left in place.
+      mkdirSync(join(workspace, ".bdsh"));
+      expect(await tool("bash", { command: "touch .bdsh/x" })).toContain("[sandbox: file access denied");
+      expect(existsSync(join(workspace, ".bdsh"))).toBe(true);
     });
 
     it("a nested repository's hooks and config and its .git are read-only to commands too", async () => {

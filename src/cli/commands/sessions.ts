@@ -18,7 +18,6 @@ import { usageError } from "../errors.js";
 import type { Output } from "../output.js";
 import { sanitize } from "../render/terminal-text.js";
 import {
-  byLastActivity,
   clipLines,
   findSession,
   lastAssistantText,
@@ -52,14 +51,13 @@ export function registerSessions(
         const environment = cliEnvironment(command.optsWithGlobals<GlobalOptions>());
         await withStore(environment, async (store) => {
           const limit = Number(options.limit);
-          // Last activity first, as `--continue` picks (the store lists by creation): a wider page, sorted.
-          const rows = byLastActivity(
-            await store.listSessions({
-              limit: Math.max(limit, 200),
-              includeArchived: !!options.archived,
-              ...(options.all ? {} : { workspace: environment.cwd }),
-            }),
-          ).slice(0, limit);
+          // Last activity first over every session, as `--continue` picks: the store orders them.
+          const rows = await store.listSessions({
+            order: "activity",
+            limit,
+            includeArchived: !!options.archived,
+            ...(options.all ? {} : { workspace: environment.cwd }),
+          });
           if (options.json) {
             for (const row of rows) output.out(JSON.stringify(row));
             return;

@@ -10,7 +10,12 @@
  *   `info/attributes`, an existing `commondir`, ...). A `.git` that appears during the command is not
  *   bound; the after-command repair (src/guards/git-repair/) handles it. A protected directory or file that does not exist
  *   yet is created empty on the host first (`prepareProtectedPaths`), so it is a read-only mount point and
- *   the model cannot create it; empty `.bdsh/`, `hooks/` or `config` mean the same as missing ones.
+ *   the model cannot create it; empty `.bdsh/`, `hooks/` or `config` mean the same as missing ones. Such a
+ *   mount point lives as long as the sandboxes that use it: when the last one ends it is removed again if
+ *   still empty (`releaseMountPoints`), so running bdsh in a directory leaves no empty `.bdsh/` behind. The
+ *   count is per process: a second bdsh process on the same workspace sees the directory as existing and
+ *   binds it without holding it, and this process may remove it while that sandbox runs; the file tools
+ *   still refuse `.bdsh` at every depth, and nothing is loaded from a `.bdsh` without a person's trust.
  * - `danger-full-access`: `/` read-write, the host `/dev`, and still a fresh `/proc` (finding 4).
  * - Every mode: a new PID namespace, so the fresh `/proc` shows only the command's own processes and never
  *   the harness's `/proc/<pid>/environ`; the hidden paths (`$BDSH_HOME`: database, config, trust list,
@@ -30,7 +35,7 @@
  * - `--die-with-parent --new-session` always.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, rmdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, relative, sep } from "node:path";
 import { type ProtectedPaths, protectedPaths } from "../files/protected-paths.js";
 import type { SandboxSpec } from "./environment.js";
@@ -109,21 +114,73 @@ const realOrSelf = (path: string) => {
 
 const isDirectory = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
 
-/** Create, empty, the protected paths under the workspace that do not exist yet (see the header). */
-export function prepareProtectedPaths(paths: ProtectedPaths): void {
+/**
+ * Mount points this process made for protected paths that did not exist, with how many running sandboxes
+ * hold each: the last one to end removes it, so a directory bdsh ran in is left as it was (no empty
+ * `.bdsh/`), while a sandbox still running keeps its read-only mount.
+ */
+const madeMountPoints = new Map<string, number>();
+
+/**
+ * Create, empty, the protected paths under the workspace that do not exist yet (see the header); returns
+ * the ones this process made (or holds already for another sandbox), to give back with
+ * `releaseMountPoints` once the sandbox has ended.
+ */
+export function prepareProtectedPaths(paths: ProtectedPaths): string[] {
+  const held: string[] = [];
   for (const entry of paths.paths) {
-    if (entry.exists || !under(paths.workspace, entry.path) || !isDirectory(dirname(entry.path))) continue;
+    if (!under(paths.workspace, entry.path)) continue;
+    const holders = madeMountPoints.get(entry.path);
+    if (entry.exists) {
+      // Made by this process for a sandbox still running: held by this one too.
+      if (holders !== undefined) {
+        madeMountPoints.set(entry.path, holders + 1);
+        held.push(entry.path);
+      }
+      continue;
+    }
+    if (!isDirectory(dirname(entry.path))) continue;
     try {
       if (entry.kind === "dir") mkdirSync(entry.path, { mode: 0o755 });
       else writeFileSync(entry.path, "", { flag: "wx", mode: 0o644 });
       entry.exists = true;
+      madeMountPoints.set(entry.path, 1);
+      held.push(entry.path);
     } catch {
       // Created concurrently (EEXIST) or not creatable: `exists` stays false and it is left unbound.
     }
   }
+  return held;
 }
 
-export function bubblewrapArgs(spec: SandboxSpec, cwd: string, extras: BubblewrapExtras = {}): string[] {
+/**
+ * A sandbox that held these mount points has ended: each one no other sandbox of this process holds is
+ * removed if it is still empty (a person may have filled it since; then it stays).
+ */
+export function releaseMountPoints(held: readonly string[]): void {
+  for (const path of held) {
+    const holders = (madeMountPoints.get(path) ?? 1) - 1;
+    if (holders > 0) {
+      madeMountPoints.set(path, holders);
+      continue;
+    }
+    madeMountPoints.delete(path);
+    try {
+      const stat = statSync(path, { throwIfNoEntry: false });
+      if (stat?.isDirectory())
+        rmdirSync(path); // fails, and it stays, unless empty
+      else if (stat?.isFile() && stat.size === 0) unlinkSync(path);
+    } catch {
+      // Not empty, or gone already: left as it is.
+    }
+  }
+}
+
+/** The argument list, and the mount points it holds until the sandbox ends (`releaseMountPoints`). */
+export type SandboxArgs = { args: string[]; mountPoints: string[] };
+
+export function bubblewrapArgs(spec: SandboxSpec, cwd: string, extras: BubblewrapExtras = {}): SandboxArgs {
+  let mountPoints: string[] = [];
   const args =
     spec.mode === "danger-full-access"
       ? ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
@@ -143,7 +200,7 @@ export function bubblewrapArgs(spec: SandboxSpec, cwd: string, extras: Bubblewra
   if (spec.mode === "workspace-write") {
     args.push("--bind", spec.workspace, spec.workspace);
     const paths = protectedPaths(spec.workspace, { projectRoots: extras.projectRoots ?? [] });
-    prepareProtectedPaths(paths);
+    mountPoints = prepareProtectedPaths(paths);
     // Shallowest first, a pinned `.git` before the read-only paths inside it: a mount made below a later
     // mount point would be hidden by it.
     const mounts = [
@@ -169,5 +226,5 @@ export function bubblewrapArgs(spec: SandboxSpec, cwd: string, extras: Bubblewra
     args.push("--unshare-net");
   }
   args.push("--unshare-pid", "--die-with-parent", "--new-session", "--chdir", cwd);
-  return args;
+  return { args, mountPoints };
 }

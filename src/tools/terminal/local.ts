@@ -28,7 +28,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { bubblewrapArgs, bubblewrapAvailable, networkIsolationAvailable } from "./bubblewrap.js";
+import {
+  bubblewrapArgs,
+  bubblewrapAvailable,
+  networkIsolationAvailable,
+  releaseMountPoints,
+} from "./bubblewrap.js";
 import type { EnvironmentPolicy } from "./child-env.js";
 import { EgressProxy } from "./egress-proxy.js";
 import type {
@@ -120,26 +125,25 @@ export class LocalEnvironment implements TerminalEnvironment {
       ...(this.options.projectRoots ? { projectRoots: this.options.projectRoots } : {}),
     };
     const argv = socket ? relayArgv(socket, ["bash", "-c", command]) : ["bash", "-c", command];
-    const child =
-      sandboxed && options.sandbox
-        ? spawn(
-            "bwrap",
-            [...bubblewrapArgs(options.sandbox, options.cwd, extras), "--info-fd", "3", "--", ...argv],
-            {
-              cwd: options.cwd,
-              env,
-              detached: true,
-              // fd 3: bwrap's setup report; bwrap closes it before the command starts, so no command writes it.
-              stdio: ["ignore", "pipe", "pipe", "pipe"],
-            },
-          )
-        : spawn("bash", ["-c", command], {
-            cwd: options.cwd,
-            env,
-            detached: true,
-            stdio: ["ignore", "pipe", "pipe"],
-          });
+    const sandbox =
+      sandboxed && options.sandbox ? bubblewrapArgs(options.sandbox, options.cwd, extras) : undefined;
+    const child = sandbox
+      ? spawn("bwrap", [...sandbox.args, "--info-fd", "3", "--", ...argv], {
+          cwd: options.cwd,
+          env,
+          detached: true,
+          // fd 3: bwrap's setup report; bwrap closes it before the command starts, so no command writes it.
+          stdio: ["ignore", "pipe", "pipe", "pipe"],
+        })
+      : spawn("bash", ["-c", command], {
+          cwd: options.cwd,
+          env,
+          detached: true,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
     const running = new LocalCommand(child, sandboxed, this.options.graceMs ?? KILL_GRACE_MS);
+    // The protected paths' mount points made for this sandbox go once it has ended (bubblewrap.ts).
+    if (sandbox?.mountPoints.length) void running.exited.then(() => releaseMountPoints(sandbox.mountPoints));
     this.running.track(running);
     return running;
   }
