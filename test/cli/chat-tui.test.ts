@@ -14,6 +14,7 @@ import {
 } from "../../testing/fake-provider/index.js";
 import { BDSH, runCli } from "../support/run-cli.js";
 import { TmuxSession, tmuxAvailable } from "../support/tmux.js";
+import { waitUntil } from "../support/wait.js";
 
 const HARNESS_TEXT = /^(Runtime context|Time sampled|<)/;
 
@@ -65,6 +66,12 @@ function toolResultCount(request: FakeRequest): number {
 
 async function ready(session: TmuxSession): Promise<void> {
   await session.waitForText("/help for commands", 30_000);
+}
+
+/** Every word of `line` is whole somewhere on `screen`: the terminal cut none of them in two. */
+function wordsWhole(screen: string, line: string): boolean {
+  const shown = new Set(screen.split(/\s+/));
+  return line.split(/\s+/).every((word) => shown.has(word));
 }
 
 async function startWith(script: FakeScript): Promise<FakeProvider> {
@@ -276,5 +283,128 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     await tui.waitForText("Press Ctrl-C again to leave");
     tui.keys("C-c");
     await tui.waitForText("[exited 0]");
+  });
+  it("issue 33 item 5: / opens a filtered menu of the commands with their help, Tab completes, /model and /resume open pickers, an unknown command says so", async () => {
+    const at = place();
+    const provider = await startWith(() => ({ text: "Hello back." }));
+    const tui = chat(at, provider.url);
+    await ready(tui);
+    tui.type("hello");
+    tui.keys("Enter");
+    const before = await tui.waitForText("Hello back.");
+    const id = /session ([0-9a-f]{8}) · model/.exec(before)?.[1] ?? "";
+    tui.type("/");
+    const menu = await tui.waitForText("/resume");
+    expect(menu).toMatch(/› \/model +pick a model/);
+    expect(menu).toMatch(/\/compact +condense the history now/);
+    expect(menu.indexOf("Hello back.")).toBeLessThan(menu.indexOf("/resume")); // under the input, the transcript kept
+    tui.type("mo");
+    await tui.waitFor(
+      (s) => /\/model +pick a model/.test(s) && !s.includes("/resume"),
+      "the menu filtered to /model",
+    );
+    tui.keys("Tab");
+    await tui.waitFor((s) => s.includes("│ › /model ") && !s.includes("pick a model"), "/model completed");
+    tui.keys("C-u");
+    tui.type("/co");
+    await tui.waitForText("/compact");
+    tui.keys("Escape");
+    await tui.waitFor((s) => s.includes("│ › /co ") && !s.includes("/compact"), "Esc to close the menu");
+    tui.keys("C-u");
+    // /model without an id: the provider's models, then the effort levels; the choice is used from the next turn.
+    tui.type("/mo");
+    tui.keys("Enter");
+    const models = await tui.waitForText("model for deepseek");
+    expect(models).toContain("deepseek-v4-pro");
+    tui.keys("Down");
+    tui.keys("Enter");
+    await tui.waitForText("effort for deepseek-v4-pro");
+    tui.keys("Down");
+    tui.keys("Enter");
+    await tui.waitForText("model deepseek/deepseek-v4-pro (effort max) from the next turn");
+    tui.type("again");
+    tui.keys("Enter");
+    await waitUntil(() => provider.requests.length === 2, "the second request");
+    expect(provider.requests[1]?.body).toMatchObject({ model: "deepseek-v4-pro", reasoning_effort: "max" });
+    // /resume without an id: this workspace's sessions, the open one marked.
+    await tui.waitFor((s) => s.split("Hello back.").length === 3, "the second reply");
+    tui.type("/resume");
+    tui.keys("Enter");
+    const sessionsShown = await tui.waitForText("resume which session?");
+    expect(sessionsShown).toContain(`${id}  `);
+    expect(sessionsShown).toContain("(open now)");
+    tui.keys("Escape");
+    await tui.waitFor((s) => !s.includes("resume which session?"), "the picker to close");
+    tui.type("/frobnicate");
+    await tui.waitForText("no such command");
+    tui.keys("Enter");
+    const unknown = await tui.waitForText("unknown command /frobnicate — /help lists the commands");
+    expect(unknown).not.toContain("usage");
+  });
+
+  it("issue 33 item 8 at 60 columns: the header keeps its words whole, plan mode stays shown after the first message, an approval answered here is an approval/* event", async () => {
+    const at = place();
+    mkdirSync(join(at.workspace, "build"));
+    const provider = await startWith((request) =>
+      toolResultCount(request) === 0 && userTexts([request]).includes("clean")
+        ? {
+            toolCalls: [
+              { id: "rm1", name: "bash", arguments: { command: "rm -rf build", description: "clean" } },
+            ],
+          }
+        : { text: "Planned." },
+    );
+    const env = {
+      BDSH_HOME: at.home,
+      BDSH_BASE_URL: provider.url,
+      DEEPSEEK_API_KEY: "sk-test-chat-tui",
+      BDSH_MODEL: "deepseek-v4-pro",
+    };
+    const tui = TmuxSession.start([...BDSH, "chat"], { cwd: at.workspace, env, columns: 60, rows: 30 });
+    sessions.push(tui);
+    const opened = await tui.waitForText("session ");
+    const id = /session ([0-9a-f]{8})/.exec(opened)?.[1] ?? "";
+    await tui.waitFor(
+      (s) => wordsWhole(s, `session ${id} · model deepseek/deepseek-v4-pro · /help for commands`),
+      "the header's words whole at 60 columns",
+    );
+    tui.type("/plan");
+    tui.keys("Enter");
+    await tui.waitForText("plan mode");
+    tui.type("clean");
+    tui.keys("Enter");
+    await tui.waitForText("Approval needed: bash");
+    tui.type("y");
+    const after = await tui.waitFor(
+      (s) => s.includes("Planned.") && s.includes("│ › "),
+      "the reply after the approval",
+    );
+    expect(after).toContain("⏸ plan mode"); // still shown after the first message
+    tui.keys("C-d");
+    await tui.waitForText("[exited 0]");
+    const events = await runCli(["sessions", "events", id, "--json"], env, at.workspace);
+    const rows = events.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; data: Record<string, unknown> });
+    const asked = rows.find((e) => e.type === "approval/requested");
+    expect(asked?.data).toMatchObject({ callId: "rm1", tool: "bash", summary: "rm -rf build" });
+    expect(rows.find((e) => e.type === "approval/answered")?.data).toEqual({
+      id: asked?.data.id,
+      decision: "allow-once",
+    });
+  });
+
+  it("issue 33 item 8: chat with no API key shows one error naming the variable, not a provider refusal", async () => {
+    const at = place();
+    const tui = TmuxSession.start([...BDSH, "chat"], {
+      cwd: at.workspace,
+      env: { BDSH_HOME: at.home, BDSH_BASE_URL: "http://127.0.0.1:9" },
+    });
+    sessions.push(tui);
+    const shown = await tui.waitForText("/exit leaves");
+    expect(shown).toContain("AUTH: no API key for deepseek: set DEEPSEEK_API_KEY or BDSH_API_KEY");
+    expect(shown).not.toContain("refused");
+    expect(shown.split("AUTH").length - 1).toBe(1);
   });
 });

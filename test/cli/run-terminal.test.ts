@@ -3,12 +3,12 @@
  * choices and the typed key; "allow this exact command in this project" approves nothing else; and
  * `bdsh run … | tee` leaves stdout exactly the final answer.
  */
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeProvider, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
-import { BDSH_MAIN } from "../support/run-cli.js";
+import { BDSH_MAIN, runCli } from "../support/run-cli.js";
 import { TmuxSession, tmuxAvailable } from "../support/tmux.js";
 
 let fake: FakeProvider | undefined;
@@ -130,5 +130,53 @@ describe.skipIf(!tmuxAvailable())("bdsh run in a real terminal (tmux, 100 column
     expect(lines).toContain("Line **two**, and a third word.");
     expect(screen.split("Line one of the answer.").length - 1).toBe(1);
     expect(screen).toMatch(/\$ echo looked/);
+  });
+  it("issue 33 item 8 at 60 columns: the summary keeps its words whole, the approval is an approval/* event, and no empty .bdsh/ is left", async () => {
+    fake = await startFakeProvider({
+      script: (request) =>
+        answered(request)
+          ? { text: "Cleaned." }
+          : {
+              toolCalls: [
+                { id: "c1", name: "bash", arguments: { command: "rm -rf build", description: "clean" } },
+              ],
+            },
+    });
+    const at = place();
+    mkdirSync(join(at.a, "build"));
+    const env = {
+      BDSH_HOME: at.home,
+      BDSH_BASE_URL: fake.url,
+      DEEPSEEK_API_KEY: "sk-test-run-tty",
+      NO_COLOR: "1",
+    };
+    const session = TmuxSession.start(["sh", "-c", bdsh("run", "clean up")], {
+      cwd: at.a,
+      env,
+      columns: 60,
+      rows: 30,
+    });
+    sessions.push(session);
+    await session.waitForText("your choice (y/c/s/p/N):");
+    session.type("y");
+    session.keys("Enter");
+    const screen = await session.waitForText("[exited 0]");
+    const id = /session ([0-9a-f]{8})/.exec(screen)?.[1] ?? "";
+    const shown = new Set(screen.split(/\s+/));
+    const summary = `session ${id} · continue: bdsh run --session ${id} "…" or bdsh chat --session ${id}`;
+    expect(summary.split(/\s+/).filter((word) => !shown.has(word))).toEqual([]);
+    expect(existsSync(join(at.a, "build"))).toBe(false);
+    expect(existsSync(join(at.a, ".bdsh"))).toBe(false);
+    const events = await runCli(["sessions", "events", id, "--json"], env, at.a);
+    const rows = events.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; data: Record<string, unknown> });
+    const asked = rows.find((e) => e.type === "approval/requested");
+    expect(asked?.data).toMatchObject({ callId: "c1", tool: "bash", summary: "rm -rf build" });
+    expect(rows.find((e) => e.type === "approval/answered")?.data).toEqual({
+      id: asked?.data.id,
+      decision: "allow-once",
+    });
   });
 });

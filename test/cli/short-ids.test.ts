@@ -83,7 +83,13 @@ describe("short ids", () => {
     await many.store.close();
     store = undefined;
     const top = await runCli(["sessions", "list", "--limit", "1"], { BDSH_HOME: many.home }, many.workspace);
-    expect(top.stdout.trim().split("\n").slice(1).map((line) => line.split(/\s+/)[0])).toEqual(["2d5782f4"]);
+    expect(
+      top.stdout
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((line) => line.split(/\s+/)[0]),
+    ).toEqual(["2d5782f4"]);
     const shown = await runCli(["sessions", "show", "aa11bb22"], { BDSH_HOME: home }, workspace);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`id:        ${NEWER} (short: aa11bb22)`);

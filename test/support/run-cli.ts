@@ -5,8 +5,12 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-/** The built CLI's entry point. */
-export const BDSH_MAIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+/**
+ * The built CLI's entry point. `BDSH_TEST_MAIN` points the tests at another build (an older commit's
+ * `dist/cli/main.js`), to see which tests failed before a change: test-only, never read by bdsh itself.
+ */
+export const BDSH_MAIN =
+  process.env.BDSH_TEST_MAIN || fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 /** The argv that starts `bdsh` (append its arguments). */
 export const BDSH: readonly string[] = [process.execPath, BDSH_MAIN];
 /**

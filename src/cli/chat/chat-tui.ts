@@ -50,6 +50,8 @@ const EXIT_CONFIRM_MS = 2000;
 export type OpenChatAgent = (options: {
   sessionId?: string;
   config: Config;
+  /** The effort was picked in this chat (`/model ID EFFORT`): it wins over the session's last one. */
+  effortExplicit?: boolean;
   approvals: Approvals;
   questions: QuestionAnswerer;
 }) => Promise<Agent>;
@@ -73,6 +75,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
   const stdout = options.stdout ?? process.stdout;
   const p = palette(colorEnabled(stdout, options.env));
   let config = options.config;
+  let effortChosen = false;
   const screen = new ChatScreen(p, stdout.columns || 80, () => priceFromConfig(config.model));
   const history = new InputHistory(options.historyFile);
   const decoder = new KeyDecoder();
@@ -142,6 +145,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     const next = await options.open({
       ...(sessionId ? { sessionId } : {}),
       config,
+      ...(effortChosen ? { effortExplicit: true } : {}),
       approvals,
       questions,
     });
@@ -202,8 +206,9 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       detach: detachAgent,
       attach,
       config: () => config,
-      setConfig: (next) => {
+      setConfig: (next, chosen) => {
         config = next;
+        effortChosen ||= chosen;
       },
     }),
     pick: (picker) => openPicker(picker),

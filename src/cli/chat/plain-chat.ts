@@ -28,12 +28,13 @@ export type PlainChatOptions = {
   firstMessage?: string;
   env: NodeJS.ProcessEnv;
   output: Output;
-  open: (options: { sessionId?: string; config: Config }) => Promise<Agent>;
+  open: (options: { sessionId?: string; config: Config; effortExplicit?: boolean }) => Promise<Agent>;
 };
 
 export async function runPlainChat(options: PlainChatOptions): Promise<void> {
   const { output } = options;
   let config = options.config;
+  let effortChosen = false;
   let agent: Agent | undefined;
   let view: RunView | undefined;
   let detach: (() => void) | undefined;
@@ -50,7 +51,11 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
   };
 
   async function attach(sessionId: string | undefined): Promise<void> {
-    const next = await options.open({ ...(sessionId ? { sessionId } : {}), config });
+    const next = await options.open({
+      ...(sessionId ? { sessionId } : {}),
+      config,
+      ...(effortChosen ? { effortExplicit: true } : {}),
+    });
     const v = new RunView({
       stdout: process.stdout,
       stderr: process.stderr,
@@ -99,8 +104,9 @@ export async function runPlainChat(options: PlainChatOptions): Promise<void> {
       detach: detachAgent,
       attach,
       config: () => config,
-      setConfig: (next) => {
+      setConfig: (next, chosen) => {
         config = next;
+        effortChosen ||= chosen;
       },
     }),
     exit: () => {

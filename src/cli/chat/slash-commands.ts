@@ -119,9 +119,10 @@ export function sessionSwitching(o: {
   sessionId(): string | undefined;
   detach(): Promise<void>;
   attach(sessionId: string | undefined): Promise<void>;
-  /** The config the next attach reads, and how to change it. */
+  /** The config the next attach reads, and how to change it (`effortChosen`: the person picked the effort,
+   * so it wins over the one the session's log last used, as `--effort` does). */
   config(): Config;
-  setConfig(config: Config): void;
+  setConfig(config: Config, effortChosen: boolean): void;
 }): Pick<ChatControl, "switchSession" | "switchModel" | "model"> {
   return {
     model: () => o.config().model,
@@ -140,7 +141,7 @@ export function sessionSwitching(o: {
       const sessionId = o.sessionId();
       const config = o.config();
       const model = { ...config.model, id, ...(effort ? { effort } : {}) };
-      o.setConfig({ ...config, model });
+      o.setConfig({ ...config, model }, effort !== undefined);
       await o.detach();
       await o.attach(sessionId);
       return `model ${modelName(model)}${effort ? ` (effort ${effort})` : ""} from the next turn`;

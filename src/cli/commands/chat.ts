@@ -94,9 +94,12 @@ async function openChat(
       onPluginFailure: (failure: { name: string; path: string; error: string }) =>
         output.err(`bdsh: PLUGIN: ${failure.name} (${failure.path}): ${failure.error}`),
     };
+    // M5: an effort given for this chat (`--effort`, BDSH_EFFORT, or picked with /model) wins over the session's.
+    const effortGiven = globals.effort !== undefined || !!environment.env.BDSH_EFFORT;
     const open = async (o: {
       sessionId?: string;
       config: typeof config;
+      effortExplicit?: boolean;
       approvals?: Approvals;
       questions?: QuestionAnswerer;
     }) => {
@@ -104,6 +107,7 @@ async function openChat(
       const { agent } = await openAgent({
         ...base,
         config: o.config,
+        effortExplicit: effortGiven || o.effortExplicit === true,
         ...(o.sessionId ? { sessionId: o.sessionId } : {}),
         toolOptions: {
           ...toolOptions,
