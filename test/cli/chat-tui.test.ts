@@ -407,4 +407,38 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     expect(shown).not.toContain("refused");
     expect(shown.split("AUTH").length - 1).toBe(1);
   });
+  it("issue 33 item 4: a goal whose rounds make no progress stops after three, each round one short line", async () => {
+    const at = place();
+    const provider = await startWith(() => ({ text: "Still thinking about it." }));
+    const tui = chat(at, provider.url);
+    await ready(tui);
+    tui.type("/goal make it shine");
+    tui.keys("Enter");
+    const blocked = await tui.waitForText("no progress in 3 rounds");
+    expect(blocked).toContain("goal round 3/256");
+    expect(blocked).not.toContain("goal round 4/256");
+    expect(blocked).not.toContain("<goal_round>");
+    expect(provider.requests).toHaveLength(3);
+  });
+
+  it("issue 33 item 7: `bdsh resume` without an id lists this workspace's sessions by last activity and opens the one picked", async () => {
+    const at = place();
+    const provider = await startWith((request) => ({
+      text: userTexts([request]).includes("second") ? "Second here." : "First here.",
+    }));
+    const env = { BDSH_HOME: at.home, BDSH_BASE_URL: provider.url, DEEPSEEK_API_KEY: "sk-test-chat-tui" };
+    const first = await runCli(["run", "first"], env, at.workspace);
+    await runCli(["run", "second"], env, at.workspace);
+    const firstId = /session ([0-9a-f]{8})/.exec(first.stderr)?.[1] ?? "";
+    // The first session is active again: it is listed first, as --continue would pick it.
+    await runCli(["run", "--session", firstId, "first again"], env, at.workspace);
+    const tui = TmuxSession.start([...BDSH, "resume"], { cwd: at.workspace, env });
+    sessions.push(tui);
+    const listed = await tui.waitForText("resume which?");
+    expect(listed).toMatch(new RegExp(`1\\. ${firstId} `));
+    expect(listed).toMatch(/2\. [0-9a-f]{8} .*second/);
+    tui.keys("Enter");
+    const opened = await tui.waitForText(`session ${firstId} · model`);
+    expect(opened).toContain("First here.");
+  });
 });

@@ -215,7 +215,8 @@ describe.skipIf(!tmuxAvailable())("bdsh run's prompts in a real terminal (tmux)"
     });
     const session = runInTerminal();
     sessions.push(session);
-    const screen = await session.waitForText("Keep the backups?");
+    // The question and its options are separate writes: wait for the last option, then read them all.
+    const screen = await session.waitForText("2. later");
     expect(screen).toContain("Delete the backups?Keep the backups?");
     expect(screen).toContain("1. noYES");
     expect(screen).toContain("2. later");
