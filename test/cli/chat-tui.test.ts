@@ -12,7 +12,7 @@ import {
   type FakeScript,
   startFakeProvider,
 } from "../../testing/fake-provider/index.js";
-import { BDSH, runCli } from "../support/run-cli.js";
+import { answeredApproval, BDSH, runCli } from "../support/run-cli.js";
 import { TmuxSession, tmuxAvailable } from "../support/tmux.js";
 import { waitUntil } from "../support/wait.js";
 
@@ -382,17 +382,9 @@ describe.skipIf(!tmuxAvailable())("bdsh chat in a real terminal (tmux, 120 colum
     expect(after).toContain("⏸ plan mode"); // still shown after the first message
     tui.keys("C-d");
     await tui.waitForText("[exited 0]");
-    const events = await runCli(["sessions", "events", id, "--json"], env, at.workspace);
-    const rows = events.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as { type: string; data: Record<string, unknown> });
-    const asked = rows.find((e) => e.type === "approval/requested");
-    expect(asked?.data).toMatchObject({ callId: "rm1", tool: "bash", summary: "rm -rf build" });
-    expect(rows.find((e) => e.type === "approval/answered")?.data).toEqual({
-      id: asked?.data.id,
-      decision: "allow-once",
-    });
+    const approval = await answeredApproval(id, env, at.workspace);
+    expect(approval.requested).toMatchObject({ callId: "rm1", tool: "bash", summary: "rm -rf build" });
+    expect(approval.decision).toBe("allow-once");
   });
 
   it("issue 33 item 8: chat with no API key shows one error naming the variable, not a provider refusal", async () => {

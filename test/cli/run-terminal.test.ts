@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeProvider, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
-import { BDSH_MAIN, runCli } from "../support/run-cli.js";
+import { answeredApproval, BDSH_MAIN } from "../support/run-cli.js";
 import { TmuxSession, tmuxAvailable } from "../support/tmux.js";
 
 let fake: FakeProvider | undefined;
@@ -167,16 +167,8 @@ describe.skipIf(!tmuxAvailable())("bdsh run in a real terminal (tmux, 100 column
     expect(summary.split(/\s+/).filter((word) => !shown.has(word))).toEqual([]);
     expect(existsSync(join(at.a, "build"))).toBe(false);
     expect(existsSync(join(at.a, ".bdsh"))).toBe(false);
-    const events = await runCli(["sessions", "events", id, "--json"], env, at.a);
-    const rows = events.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as { type: string; data: Record<string, unknown> });
-    const asked = rows.find((e) => e.type === "approval/requested");
-    expect(asked?.data).toMatchObject({ callId: "c1", tool: "bash", summary: "rm -rf build" });
-    expect(rows.find((e) => e.type === "approval/answered")?.data).toEqual({
-      id: asked?.data.id,
-      decision: "allow-once",
-    });
+    const approval = await answeredApproval(id, env, at.a);
+    expect(approval.requested).toMatchObject({ callId: "c1", tool: "bash", summary: "rm -rf build" });
+    expect(approval.decision).toBe("allow-once");
   });
 });

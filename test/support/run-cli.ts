@@ -47,3 +47,22 @@ export function runCli(
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/**
+ * The approval a person answered in session `id`, as `bdsh sessions events --json` shows it: the request's
+ * data and the decision recorded for it (`undefined` when none was).
+ */
+export async function answeredApproval(
+  id: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ requested?: Record<string, unknown>; decision?: unknown }> {
+  const { stdout } = await runCli(["sessions", "events", id, "--json"], env, cwd);
+  const events = stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { type: string; data: Record<string, unknown> });
+  const requested = events.find((e) => e.type === "approval/requested")?.data;
+  const answered = events.find((e) => e.type === "approval/answered" && e.data.id === requested?.id);
+  return { ...(requested ? { requested } : {}), ...(answered ? { decision: answered.data.decision } : {}) };
+}

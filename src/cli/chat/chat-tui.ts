@@ -1,5 +1,7 @@
 /**
  * `bdsh chat` in a terminal (issue 15): the controller between the keyboard, the agent and the screen.
+ * What a key does is decided by chat-input.ts (a reducer over the editor, the menu and the footer, and the
+ * modals' bindings); this module carries out its effects (send, interrupt, leave) and owns the agent.
  *
  * Invariants:
  * - stdin is read in raw mode by one reader (this module) with bracketed paste on; nothing else opens a
@@ -27,25 +29,16 @@ import type { Store } from "../../store/store.js";
 import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../../tools/types.js";
-import { approvalChoices } from "../approval-choices.js";
 import { colorEnabled, palette } from "../render/style.js";
 import { shortId } from "../short-id.js";
 import { ChatApp, MODAL_COMMAND_ROWS } from "./chat-app.js";
+import { EMPTY_INPUT, type InputState, inputReducer, modalAction } from "./chat-input.js";
 import { ChatScreen, type PickerModal } from "./chat-screen.js";
-import * as ed from "./editor.js";
 import { InputHistory } from "./history.js";
 import { type Key, KeyDecoder, PASTE_OFF, PASTE_ON } from "./keys.js";
-import {
-  type ChatControl,
-  commandsMatching,
-  completeCommand,
-  type Picker,
-  runSlashCommand,
-  sessionSwitching,
-} from "./slash-commands.js";
+import { type ChatControl, type Picker, runSlashCommand, sessionSwitching } from "./slash-commands.js";
 
 const HINT = "Enter send · Alt+Enter new line · ↑ history · Esc interrupt · /help · Ctrl-D leave";
-const EXIT_CONFIRM_MS = 2000;
 
 export type OpenChatAgent = (options: {
   sessionId?: string;
@@ -83,7 +76,6 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
   /** The session whose conversation the screen shows. */
   let shownSession: string | undefined;
   let detach: (() => void) | undefined;
-  let exitAskedAt = 0;
   let leave: () => void = () => undefined;
   const left = new Promise<void>((resolve) => {
     leave = resolve;
@@ -240,61 +232,8 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     screen.openModal(modal);
   }
 
-  /** The editor text the person closed the menu on (Esc): it stays closed until the text changes. */
-  let menuClosedFor: string | undefined;
-
-  /** The slash-command menu in step with the editor: open while a command name is typed. */
-  function syncMenu(): void {
-    const { text } = screen.editor;
-    if (text !== menuClosedFor) menuClosedFor = undefined;
-    const commands = menuClosedFor === undefined ? commandsMatching(text) : undefined;
-    if (!commands) {
-      screen.setMenu(undefined);
-      return;
-    }
-    const was = screen.menu;
-    const kept = was ? commands.indexOf(was.commands[was.selected] as (typeof commands)[number]) : -1;
-    screen.setMenu({ commands, selected: Math.max(0, kept) });
-  }
-
-  /** Keys the open menu takes (↑/↓, Tab, Enter, Esc); false for the rest, which edit as usual. */
-  function menuKey(key: Key): boolean {
-    const menu = screen.menu;
-    if (!menu) return false;
-    const chosen = menu.commands[menu.selected];
-    switch (key.kind) {
-      case "up":
-      case "down": {
-        if (menu.commands.length === 0) return false;
-        const step = key.kind === "up" ? -1 : 1;
-        const selected = (menu.selected + step + menu.commands.length) % menu.commands.length;
-        screen.setMenu({ ...menu, selected });
-        return true;
-      }
-      case "tab": {
-        const completed = completeCommand(screen.editor.text) ?? (chosen ? `${chosen.name} ` : undefined);
-        if (completed) screen.setEditor(ed.editorOf(completed));
-        syncMenu();
-        return true;
-      }
-      case "enter":
-        if (!chosen) return false; // nothing matches: sent as typed, and answered "unknown command"
-        screen.setMenu(undefined);
-        void submit(chosen.name);
-        return true;
-      case "escape":
-        menuClosedFor = screen.editor.text;
-        screen.setMenu(undefined);
-        return true;
-      default:
-        return false;
-    }
-  }
-
   async function submit(text: string): Promise<void> {
     history.add(text);
-    screen.setEditor(ed.EMPTY_EDITOR);
-    syncMenu();
     const trimmed = text.trim();
     if (trimmed === "") return;
     if (trimmed.startsWith("/")) {
@@ -331,149 +270,55 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     void agent?.cancel().catch(showError);
   }
 
+  /** The editor, the menu and the footer, as chat-input.ts's reducer keeps them; the screen draws them. */
+  let input: InputState = EMPTY_INPUT;
+
+  function setInput(next: InputState): void {
+    const was = input;
+    input = next;
+    if (next.editor !== was.editor) screen.setEditor(next.editor);
+    if (next.menu !== was.menu) screen.setMenu(next.menu);
+    if (next.footer !== was.footer) screen.setFooter(next.footer);
+  }
+
   function onKey(key: Key): void {
     const modal = screen.modal;
-    if (modal?.kind === "approval") {
+    if (modal) {
       // Keys answer the prompt and go nowhere else.
-      if (key.kind === "text") {
-        const c = key.text.trim().toLowerCase()[0];
-        const choice = approvalChoices(modal.reason).find((option) => option.key === c);
-        if (choice) modal.answer(choice.answer);
-      } else if (key.kind === "escape") modal.answer("deny");
-      else if (key.kind === "ctrl" && key.key === "c") {
-        modal.answer("deny");
-        interrupt();
-      }
-      return;
-    }
-    if (modal?.kind === "picker") {
-      if (key.kind === "up" || key.kind === "down") {
-        const step = key.kind === "up" ? -1 : 1;
-        modal.selected = (modal.selected + step + modal.items.length) % modal.items.length;
+      const action = modalAction(modal, key);
+      if (action.kind === "changed") {
+        Object.assign(modal, action.patch);
         screen.changed(true);
-      } else if (key.kind === "enter" || key.kind === "tab") modal.answer(modal.selected);
-      else if (key.kind === "escape" || (key.kind === "ctrl" && key.key === "c")) modal.answer(undefined);
-      else if (key.kind === "text" && /^[1-9]$/.test(key.text) && Number(key.text) <= modal.items.length)
-        modal.answer(Number(key.text) - 1);
+      } else if (action.kind === "answer") {
+        (modal.answer as (value: unknown) => void)(action.value);
+        if (action.interrupt) interrupt();
+      }
       return;
     }
-    if (modal?.kind === "question") {
-      if (key.kind === "text" || key.kind === "paste")
-        modal.typed = ed.cleanInput(modal.typed + key.text).replace(/\n/g, " ");
-      else if (key.kind === "backspace") modal.typed = [...modal.typed].slice(0, -1).join("");
-      else if (key.kind === "enter") {
-        const typed = modal.typed.trim();
-        const picked = /^\d+$/.test(typed) ? modal.options[Number(typed) - 1] : undefined;
-        modal.answer(picked ?? typed);
-        return;
-      } else if (key.kind === "escape") {
-        modal.answer(undefined);
-        return;
-      } else if (key.kind === "ctrl" && key.key === "c") {
-        modal.answer(undefined);
-        interrupt();
-        return;
-      }
-      screen.changed();
-      return;
-    }
-    editorKey(key);
-  }
-
-  function editorKey(key: Key): void {
-    if (!(key.kind === "ctrl" && key.key === "c")) exitAskedAt = 0;
-    if (screen.footer && key.kind !== "ctrl") screen.setFooter("");
-    if (menuKey(key)) return;
-    const next = editedBy(key, screen.editor);
-    if (next) screen.setEditor(next);
-    // Typing opens the menu; a message recalled from history (↑/↓) does not, so ↑ goes on recalling.
-    if (key.kind === "up" || key.kind === "down") screen.setMenu(undefined);
-    else syncMenu();
-  }
-
-  /** The editor after `key`, or `undefined` when the key acted on something else. */
-  function editedBy(key: Key, state: ed.EditorState): ed.EditorState | undefined {
-    switch (key.kind) {
-      case "text":
-      case "paste":
-        history.reset();
-        return ed.insert(state, key.text);
-      case "newline":
-        return ed.insert(state, "\n");
-      case "enter":
-        if (state.text.endsWith("\\") && state.cursor === state.text.length)
-          return ed.insert(ed.backspace(state), "\n"); // a trailing backslash continues the line
-        void submit(state.text);
-        return undefined;
-      case "backspace":
-        return ed.backspace(state);
-      case "delete":
-        return ed.deleteForward(state);
-      case "left":
-        return ed.moveLeft(state);
-      case "right":
-        return ed.moveRight(state);
-      case "home":
-        return ed.lineStart(state);
-      case "end":
-        return ed.lineEnd(state);
-      case "word-left":
-        return ed.wordLeft(state);
-      case "word-right":
-        return ed.wordRight(state);
-      case "up":
-      case "down": {
-        const moved = ed.moveVertical(state, key.kind === "up" ? -1 : 1);
-        if (moved) return moved;
-        const recalled = key.kind === "up" ? history.previous(state.text) : history.next();
-        return recalled === undefined ? undefined : ed.editorOf(recalled);
-      }
-      case "escape":
-        interrupt();
-        return undefined;
-      case "tab": {
-        const completed = completeCommand(state.text);
-        return completed === undefined ? undefined : ed.editorOf(completed);
-      }
-      case "ctrl":
-        return ctrlKey(key.key, state);
-    }
-  }
-
-  function ctrlKey(k: string, state: ed.EditorState): ed.EditorState | undefined {
-    switch (k) {
-      case "c":
-        if (screen.status.running) interrupt();
-        else if (state.text !== "") {
-          history.reset();
-          return ed.EMPTY_EDITOR;
-        } else if (Date.now() - exitAskedAt < EXIT_CONFIRM_MS) leave();
-        else {
-          exitAskedAt = Date.now();
-          screen.setFooter("Press Ctrl-C again to leave (or Ctrl-D, or /exit).");
-        }
-        return undefined;
-      case "d":
-        if (state.text === "") {
+    const { state, effects } = inputReducer(input, key, {
+      running: screen.status.running,
+      now: Date.now(),
+      recall: (direction, text) => (direction === "up" ? history.previous(text) : history.next()),
+    });
+    setInput(state);
+    for (const effect of effects) {
+      switch (effect.kind) {
+        case "submit":
+          void submit(effect.text);
+          break;
+        case "interrupt":
+          interrupt();
+          break;
+        case "leave":
           leave();
-          return undefined;
-        }
-        return ed.deleteForward(state);
-      case "a":
-        return ed.lineStart(state);
-      case "e":
-        return ed.lineEnd(state);
-      case "u":
-        return ed.deleteToLineStart(state);
-      case "k":
-        return ed.deleteToLineEnd(state);
-      case "w":
-        return ed.deleteWordBack(state);
-      case "o":
-        screen.expandReasoning();
-        return undefined;
-      default:
-        return undefined;
+          break;
+        case "expand-reasoning":
+          screen.expandReasoning();
+          break;
+        case "history-reset":
+          history.reset();
+          break;
+      }
     }
   }
 
