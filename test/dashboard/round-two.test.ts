@@ -405,9 +405,10 @@ describe("the dashboard's session actions and messages (desktop)", () => {
     const page = await context.newPage();
     const asked: string[] = [];
     page.on("request", (r) => asked.push(new URL(r.url()).pathname + new URL(r.url()).search));
-    const encodings: string[] = [];
-    page.on("response", async (r) => {
-      if (r.url().includes("/history")) encodings.push((await r.allHeaders())["content-encoding"] ?? "");
+    // Each history response's encoding, read when the test asks (reading headers is itself asynchronous).
+    const historyHeaders: Promise<Record<string, string>>[] = [];
+    page.on("response", (r) => {
+      if (r.url().includes("/history")) historyHeaders.push(r.allHeaders());
     });
     await page.goto(`/#/sessions/${id}`);
     await page.fill("input[name=token]", TOKEN);
@@ -415,6 +416,7 @@ describe("the dashboard's session actions and messages (desktop)", () => {
     await page.waitForFunction(`(window.bdshDashboard?.seqs().length ?? 0) >= ${last}`);
     expect(asked.some((p) => p.startsWith(`/v1/sessions/${id}/history?after=0`))).toBe(true);
     expect(asked.some((p) => p.startsWith(`/v1/sessions/${id}/events?after=${last}`))).toBe(true);
+    const encodings = (await Promise.all(historyHeaders)).map((h) => h["content-encoding"] ?? "");
     expect(encodings).toContain("gzip");
     expect(await page.evaluate("window.bdshDashboard.seqs()")).toEqual(
       Array.from({ length: last }, (_, i) => i + 1),

@@ -4,7 +4,7 @@
  * the page's ETag, which costs a 304 while nothing changed. Sessions that wait on a person are marked
  * ("needs you"), counted in the tab title, and announced by a browser notification once the user allows it.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { type Api, ApiError } from "../api.js";
 import {
   announceWaiting,
@@ -22,7 +22,8 @@ const REFRESH_MS = 3_000;
 const PAGE = 50;
 const STATES = ["waiting", "running", "idle", "errored", "aborted"] as const;
 
-export function SessionList({ api }: { api: Api }) {
+/** `onDrawn`: called once, when the first rows are on screen. */
+export function SessionList({ api, onDrawn }: { api: Api; onDrawn?: () => void }) {
   const [sessions, setSessions] = useState<SessionView[] | undefined>();
   const [nextCursor, setNextCursor] = useState<string | undefined>();
   const [pages, setPages] = useState(1);
@@ -36,6 +37,8 @@ export function SessionList({ api }: { api: Api }) {
   const [notify, setNotify] = useState(notificationsAllowed());
   const workspaces = useRef(new Set<string>());
 
+  const onDrawnRef = useRef(onDrawn);
+
   // The search box asks the server once typing pauses.
   useEffect(() => {
     const timer = setTimeout(() => {
@@ -45,7 +48,9 @@ export function SessionList({ api }: { api: Api }) {
     return () => clearTimeout(timer);
   }, [search]);
 
-  useEffect(() => {
+  // A layout effect: the first page is asked for as soon as the list is mounted. A plain effect waits for a
+  // frame to be painted first, which a page that has painted nothing yet may not get for 100 ms.
+  useLayoutEffect(() => {
     let stop = false;
     // A 304 means "as this URL last answered", not "as shown": the first load of new filters always draws.
     let drawn = false;
@@ -69,6 +74,9 @@ export function SessionList({ api }: { api: Api }) {
         }
         if (stop) return;
         if (changed || !drawn) {
+          const call = onDrawnRef.current;
+          onDrawnRef.current = undefined;
+          if (call) setTimeout(call, 0); // after this render, not inside it
           drawn = true;
           setSessions(rows);
           setNextCursor(cursor);
