@@ -20,6 +20,8 @@ import { StateBadge } from "./state-badge.js";
 
 const REFRESH_MS = 3_000;
 const PAGE = 50;
+/** The most sessions needing a person the list names (the count says "100+" beyond). */
+const WAITING_LIMIT = 100;
 const STATES = ["waiting", "running", "idle", "errored", "aborted"] as const;
 
 /** `onDrawn`: called once, when the first rows are on screen. */
@@ -29,7 +31,11 @@ export function SessionList({ api, onDrawn }: { api: Api; onDrawn?: () => void }
   const [pages, setPages] = useState(1);
   const [search, setSearch] = useState("");
   const [query, setQuery] = useState("");
-  const [state, setState] = useState("all");
+  const [state, setStateFilter] = useState("all");
+  const setState = (next: string) => {
+    setStateFilter(next);
+    setPages(1);
+  };
   const [workspace, setWorkspace] = useState("");
   const [archived, setArchived] = useState(false);
   const [error, setError] = useState<string | undefined>();
@@ -54,7 +60,12 @@ export function SessionList({ api, onDrawn }: { api: Api; onDrawn?: () => void }
     let stop = false;
     // A 304 means "as this URL last answered", not "as shown": the first load of new filters always draws.
     let drawn = false;
-    const filter = { archived, ...(workspace ? { workspace } : {}), ...(query ? { query } : {}) };
+    const filter = {
+      archived,
+      ...(workspace ? { workspace } : {}),
+      ...(query ? { query } : {}),
+      ...(state === "all" ? {} : { state }),
+    };
     const load = async () => {
       try {
         // The first `pages` pages, each asked with its ETag: unchanged pages cost a 304.
@@ -92,11 +103,30 @@ export function SessionList({ api, onDrawn }: { api: Api; onDrawn?: () => void }
       stop = true;
       clearInterval(timer);
     };
-  }, [api, workspace, archived, query, pages]);
+  }, [api, workspace, archived, query, state, pages]);
+
+  // The sessions that need a person, over every session (not only the pages shown): the badge, the tab title
+  // and the notifications. Asked with its ETag, so an unchanged answer is a 304.
+  const [waiting, setWaiting] = useState<SessionView[]>([]);
+  useEffect(() => {
+    let stop = false;
+    const load = () =>
+      api.listSessions({ state: "waiting", limit: WAITING_LIMIT }).then(
+        (result) => {
+          if (!stop && result.changed) setWaiting(result.sessions);
+        },
+        () => undefined, // the list's own load reports transport errors
+      );
+    void load();
+    const timer = setInterval(() => void load(), REFRESH_MS);
+    return () => {
+      stop = true;
+      clearInterval(timer);
+    };
+  }, [api]);
 
   const all = sessions ?? [];
   for (const s of all) if (s.workspace) workspaces.current.add(s.workspace);
-  const waiting = all.filter((s) => s.state === "waiting");
   const waitingRef = useRef(waiting);
   waitingRef.current = waiting;
   const waitingKey = waiting.map((s) => s.id).join(",");
@@ -105,8 +135,6 @@ export function SessionList({ api, onDrawn }: { api: Api; onDrawn?: () => void }
     setTabTitle(waitingRef.current.length, "sessions");
     announceWaiting(waitingRef.current);
   }, [waitingKey]);
-
-  const shown = all.filter((s) => state === "all" || (s.state ?? s.status) === state);
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -132,7 +160,8 @@ export function SessionList({ api, onDrawn }: { api: Api; onDrawn?: () => void }
             data-testid="waiting-count"
             onClick={() => setState("waiting")}
           >
-            <Icon name="hand" /> {waiting.length} {waiting.length === 1 ? "needs" : "need"} you
+            <Icon name="hand" /> {waiting.length}
+            {waiting.length === WAITING_LIMIT ? "+" : ""} {waiting.length === 1 ? "needs" : "need"} you
           </button>
         ) : null}
         {notify ? (
@@ -221,7 +250,7 @@ export function SessionList({ api, onDrawn }: { api: Api; onDrawn?: () => void }
         </div>
       ) : null}
       {sessions === undefined ? <div class="muted pad">loading…</div> : null}
-      {sessions !== undefined && shown.length === 0 ? (
+      {sessions !== undefined && all.length === 0 ? (
         <div class="muted pad" data-testid="no-sessions">
           {query ? `No session matches “${query}”.` : "No sessions here yet."}
         </div>
@@ -239,7 +268,7 @@ export function SessionList({ api, onDrawn }: { api: Api; onDrawn?: () => void }
           </tr>
         </thead>
         <tbody>
-          {shown.map((s) => (
+          {all.map((s) => (
             <tr
               key={s.id}
               data-testid="session-row"
