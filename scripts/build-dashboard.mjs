@@ -11,7 +11,7 @@ import { build } from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-const page = (script, style) => `<!doctype html>
+const page = (script, style, preloads) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -20,7 +20,7 @@ const page = (script, style) => `<!doctype html>
 <title>better-dsh</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="./assets/${style}">
-<script type="module" src="./assets/${script}"></script>
+${preloads.map((chunk) => `<link rel="modulepreload" href="./assets/${chunk}">\n`).join("")}<script type="module" src="./assets/${script}"></script>
 </head>
 <body>
 <div id="app"></div>
@@ -43,19 +43,30 @@ export async function buildDashboard(outDir = join(root, "dist", "dashboard")) {
     jsx: "automatic",
     jsxImportSource: "preact",
     outdir: assets,
+    // The session view (Markdown, the highlighter, the event feed) is its own chunk, loaded when a session is
+    // opened: the list page parses only what it draws, which keeps the first view short.
+    splitting: true,
     entryNames: "[name]-[hash]",
+    chunkNames: "[name]-[hash]",
     metafile: true,
     legalComments: "none",
     logLevel: "warning",
     define: { "process.env.NODE_ENV": '"production"' },
   });
-  const outputs = Object.keys(result.metafile.outputs).map((file) => basename(file));
-  const script = outputs.find((name) => name.endsWith(".js"));
+  const entries = Object.entries(result.metafile.outputs);
+  const outputs = entries.map(([file]) => basename(file));
+  // The page loads the entry; the other scripts are chunks it imports by relative URL.
+  const entry = entries.find(([file, output]) => file.endsWith(".js") && output.entryPoint);
+  const script = entry ? basename(entry[0]) : undefined;
   const style = outputs.find((name) => name.endsWith(".css"));
+  // What the entry imports statically is fetched beside it, not after it has been parsed.
+  const preloads = (entry?.[1].imports ?? [])
+    .filter((imported) => imported.kind === "import-statement")
+    .map((imported) => basename(imported.path));
   if (!script || !style)
     throw new Error(`the dashboard build made no script or no style: ${outputs.join(", ")}`);
-  writeFileSync(join(outDir, "index.html"), page(script, style));
-  return { outDir, script, style };
+  writeFileSync(join(outDir, "index.html"), page(script, style, preloads));
+  return { outDir, script, style, preloads };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

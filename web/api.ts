@@ -37,6 +37,8 @@ export type SessionFilter = {
   query?: string;
   /** The `nextCursor` of the page before. */
   cursor?: string;
+  /** Only sessions in this state (`waiting`: the ones that need a person), filtered by the server. */
+  state?: string;
 };
 
 export type SessionPage = { sessions: SessionView[]; nextCursor?: string };
@@ -123,6 +125,7 @@ export class Api {
     if (filter.archived) query.set("archived", "true");
     if (filter.query) query.set("query", filter.query);
     if (filter.cursor) query.set("cursor", filter.cursor);
+    if (filter.state) query.set("state", filter.state);
     const path = `v1/sessions?${query}`;
     const cached = this.listCache.get(path);
     const init: RequestInit = {

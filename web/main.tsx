@@ -5,12 +5,45 @@
  * the dashboard works under any prefix the host app mounts the plugin at.
  */
 import { render } from "preact";
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useState } from "preact/hooks";
 import { Api, ApiError, UNREACHABLE } from "./api.js";
 import { setTabTitle } from "./attention.js";
 import "./styles.css";
 import { SessionList } from "./views/session-list.js";
-import { SessionView } from "./views/session-view.js";
+
+type SessionViewModule = typeof import("./views/session-view.js");
+let sessionViewModule: Promise<SessionViewModule> | undefined;
+/**
+ * The session view and what only it needs (Markdown, the highlighter, the event feed) come in a chunk of
+ * their own, asked for once: the list page does not parse them before it draws.
+ */
+export function loadSessionView(): Promise<SessionViewModule> {
+  sessionViewModule ??= import("./views/session-view.js").catch((failure: unknown) => {
+    sessionViewModule = undefined; // a failed load (the server restarting) is tried again next time
+    throw failure;
+  });
+  return sessionViewModule;
+}
+
+function LazySessionView({ api, id }: { api: Api; id: string }) {
+  const [loaded, setLoaded] = useState<SessionViewModule | undefined>();
+  const [failed, setFailed] = useState<string | undefined>();
+  useEffect(() => {
+    loadSessionView().then(setLoaded, (failure: unknown) =>
+      setFailed(failure instanceof Error ? failure.message : String(failure)),
+    );
+  }, []);
+  if (failed)
+    return (
+      <main class="signin-page">
+        <p class="notice error" role="alert">
+          The session view could not be loaded ({failed}). Reload the page to try again.
+        </p>
+      </main>
+    );
+  if (!loaded) return <main aria-busy="true" class="loading" />;
+  return <loaded.SessionView api={api} id={id} />;
+}
 
 function route(): { session?: string } {
   const match = /^#\/sessions\/([^/?#]+)/.exec(location.hash);
@@ -41,7 +74,8 @@ function App() {
       }),
     [],
   );
-  useEffect(() => {
+  // As soon as the page is mounted, not after a first paint (which an empty page may wait 100 ms for).
+  useLayoutEffect(() => {
     api.signedIn().then(setSignedIn, () => setSignedIn(false));
   }, [api]);
   if (signedIn === undefined) return null;
@@ -57,10 +91,18 @@ function App() {
       />
     );
   return where.session ? (
-    <SessionView api={api} id={where.session} key={where.session} />
+    <LazySessionView api={api} id={where.session} key={where.session} />
   ) : (
-    <SessionList api={api} />
+    <SessionList api={api} onDrawn={prefetchSessionView} />
   );
+}
+
+/** Once the list is drawn, the session view's chunk is fetched while the user reads it. */
+function prefetchSessionView(): void {
+  const later = window.requestIdleCallback ?? ((run: () => void) => setTimeout(run, 200));
+  later(() => {
+    loadSessionView().catch(() => undefined);
+  });
 }
 
 /** The sign-in failure in words a person can act on. */

@@ -112,6 +112,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    state?: "running" | "waiting" | "idle" | "errored" | "aborted";
                     limit?: number;
                     cursor?: string;
                     query?: string;

@@ -22,6 +22,15 @@ export const Id = Type.String({ pattern: ID_PATTERN, maxLength: 100 });
 
 export const SessionId = Type.Object({ id: Id });
 
+/** What a session is doing for a person (./session-activity.ts). */
+const SessionStateSchema = Type.Union([
+  Type.Literal("running"),
+  Type.Literal("waiting"),
+  Type.Literal("idle"),
+  Type.Literal("errored"),
+  Type.Literal("aborted"),
+]);
+
 export const Session = Type.Object({
   id: Type.String(),
   parentId: Type.Union([Type.String(), Type.Null()]),
@@ -41,15 +50,7 @@ export const Session = Type.Object({
    * approval or a question, `running`, or idle after a last turn that ended well (`idle`), in an error
    * (`errored`) or cancelled (`aborted`).
    */
-  state: Type.Optional(
-    Type.Union([
-      Type.Literal("running"),
-      Type.Literal("waiting"),
-      Type.Literal("idle"),
-      Type.Literal("errored"),
-      Type.Literal("aborted"),
-    ]),
-  ),
+  state: Type.Optional(SessionStateSchema),
   /** With `waiting`: what it waits for. */
   waitingFor: Type.Optional(Type.Array(Type.Union([Type.Literal("approval"), Type.Literal("question")]))),
   /** How its last finished turn ended (`turn/end` reason), `null` when none was found. */
@@ -92,6 +93,11 @@ export const CreateSessionBody = Type.Object(
 );
 
 export const ListSessionsQuery = Type.Object({
+  /**
+   * Only sessions in this state (the list's "needs you" filter is `waiting`). A page may then hold fewer
+   * rows than `limit` and still have a `nextCursor`: the server reads a bounded number of sessions per page.
+   */
+  state: Type.Optional(SessionStateSchema),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
   /** The next page of the by-activity order: the `nextCursor` of the page before. */
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400 })),

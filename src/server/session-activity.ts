@@ -8,8 +8,9 @@
  * - `errored` / `aborted`: no turn is open and the last one ended in an error, or was cancelled or cut off
  *   (`interrupted`: its server stopped mid-turn). `idle`: anything else.
  *
- * Only the last events are read: an agent that waits has just flushed its request (nothing else is written
- * while it waits, bar the other calls of the same step), and a turn's `turn/end` is among its last events.
+ * What is read: for a running session, the open turn's interaction events (requests, answers, the turn's
+ * bounds), found by reading back from the end in windows until the turn's start, however many parallel calls
+ * and results the turn holds; for an idle one, its last events (a turn's `turn/end` is among its last).
  */
 import type { LogEvent, TurnEndReason } from "../log/events.js";
 import type { SessionRow, Store } from "../store/store.js";
@@ -25,9 +26,18 @@ export type SessionActivity = {
   lastTurn: TurnEndReason | null;
 };
 
-/** Events read from the end of a running session's log, and of an idle one's. */
-const RUNNING_TAIL = 200;
+/** Events read from the end of an idle session's log. */
 const IDLE_TAIL = 16;
+/** How many seqs one backward read of a running session's log spans. */
+const RUNNING_WINDOW = 1_000;
+const INTERACTION_TYPES = [
+  "turn/start",
+  "turn/end",
+  "approval/requested",
+  "approval/answered",
+  "question/asked",
+  "question/answered",
+] as const;
 
 export function activityOf(running: boolean, tail: readonly LogEvent[]): SessionActivity {
   let lastTurn: TurnEndReason | null = null;
@@ -48,9 +58,23 @@ export function activityOf(running: boolean, tail: readonly LogEvent[]): Session
   return { state, waitingFor: [], lastTurn };
 }
 
+/** The open turn's interaction events: windows read back from the end until one holds the turn's start. */
+async function openTurnInteractions(store: Store, row: SessionRow): Promise<LogEvent[]> {
+  const windows: LogEvent[][] = [];
+  for (let upTo = row.lastSeq; upTo > 0; ) {
+    const after = Math.max(0, upTo - RUNNING_WINDOW);
+    const window = await store.read(row.id, { after, upTo, types: INTERACTION_TYPES });
+    windows.unshift(window);
+    if (window.some((e) => e.type === "turn/start" || e.type === "turn/end")) break;
+    upTo = after;
+  }
+  return windows.flat();
+}
+
 export async function sessionActivity(store: Store, row: SessionRow): Promise<SessionActivity> {
   const running = row.status === "running";
-  const tail = running ? RUNNING_TAIL : IDLE_TAIL;
-  const events = row.lastSeq > 0 ? await store.read(row.id, { after: Math.max(0, row.lastSeq - tail) }) : [];
-  return activityOf(running, events);
+  if (running) return activityOf(true, await openTurnInteractions(store, row));
+  const events =
+    row.lastSeq > 0 ? await store.read(row.id, { after: Math.max(0, row.lastSeq - IDLE_TAIL) }) : [];
+  return activityOf(false, events);
 }

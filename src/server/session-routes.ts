@@ -14,7 +14,13 @@ import { forkSession } from "../loop/fork.js";
 import { startSession } from "../loop/new-session.js";
 import { costOf, type Price } from "../model/pricing.js";
 import { sessionUsage } from "../presets/session-usage.js";
-import { type ActivityCursor, type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
+import {
+  type ActivityCursor,
+  type ListSessionsOptions,
+  type SessionRow,
+  type Store,
+  sessionLeaseName,
+} from "../store/store.js";
 import { contextFromHeaders, traced } from "../telemetry/trace-carrier.js";
 import { ApiError, notFound } from "./api-error.js";
 import type { RouteTable } from "./openapi.js";
@@ -123,24 +129,36 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
       if (query.before && query.cursor)
         throw new ApiError(400, "BAD_REQUEST", "before pages by creation, cursor by activity: not both");
       const byActivity = !query.before;
-      // One more row than asked tells whether a next page exists.
-      const rows = await store.listSessions({
-        limit: byActivity ? limit + 1 : limit,
+      if (query.state && !byActivity)
+        throw new ApiError(400, "BAD_REQUEST", "state filters the by-activity order: use cursor, not before");
+      const filters = {
         includeArchived: query.archived ?? false,
-        ...(byActivity ? { order: "activity" as const } : { before: query.before }),
-        ...(query.cursor ? { after: decodeCursor(query.cursor) } : {}),
         ...(query.query ? { query: query.query } : {}),
         ...(query.workspace ? { workspace: query.workspace } : {}),
+      };
+      const withActivity = async (row: SessionRow) => ({
+        ...viewOf(row),
+        ...(await sessionActivity(store, row)),
       });
-      const page = rows.slice(0, limit);
-      const sessions = await Promise.all(
-        page.map(async (row) => ({ ...viewOf(row), ...(await sessionActivity(store, row)) })),
-      );
-      const last = page.at(-1);
-      const body: Static<typeof SessionList> =
-        byActivity && rows.length > limit && last
-          ? { sessions, nextCursor: encodeCursor({ updatedAt: last.updatedAt, id: last.id }) }
-          : { sessions };
+      let body: Static<typeof SessionList>;
+      if (query.state) {
+        body = await sessionsInState(store, query.state, limit, filters, query.cursor, withActivity);
+      } else {
+        // One more row than asked tells whether a next page exists.
+        const rows = await store.listSessions({
+          ...filters,
+          limit: byActivity ? limit + 1 : limit,
+          ...(byActivity ? { order: "activity" as const } : { before: query.before }),
+          ...(query.cursor ? { after: decodeCursor(query.cursor) } : {}),
+        });
+        const page = rows.slice(0, limit);
+        const sessions = await Promise.all(page.map(withActivity));
+        const last = page.at(-1);
+        body =
+          byActivity && rows.length > limit && last
+            ? { sessions, nextCursor: encodeCursor({ updatedAt: last.updatedAt, id: last.id }) }
+            : { sessions };
+      }
       // A list polled every few seconds: an unchanged page is a 304 with no body.
       const etag = `"${createHash("sha256").update(JSON.stringify(body)).digest("base64url").slice(0, 27)}"`;
       void reply.header("etag", etag).header("cache-control", "no-cache");
@@ -332,4 +350,50 @@ function decodeCursor(text: string): ActivityCursor {
 function ifNoneMatch(header: string | string[] | undefined, etag: string): boolean {
   const value = Array.isArray(header) ? header.join(",") : header;
   return value?.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*") ?? false;
+}
+
+/** How many sessions one page of a state filter reads at most; the rest is behind the page's cursor. */
+const STATE_SCAN_LIMIT = 1_000;
+const STATE_SCAN_BATCH = 100;
+
+/**
+ * A page of the sessions in one state, in the by-activity order. The state comes from each session's log, so
+ * the server reads sessions in batches and keeps the matching ones; a page stops at `limit` matches or after
+ * `STATE_SCAN_LIMIT` sessions read, with a cursor where it stopped (a page can then be short, even empty,
+ * and still have one). Only a running session can be `running` or `waiting`, so the others' logs are not read.
+ */
+async function sessionsInState(
+  store: Store,
+  state: NonNullable<SessionView["state"]>,
+  limit: number,
+  filters: Pick<ListSessionsOptions, "includeArchived" | "query" | "workspace">,
+  cursor: string | undefined,
+  withActivity: (row: SessionRow) => Promise<SessionView>,
+): Promise<Static<typeof SessionList>> {
+  const wantsRunning = state === "running" || state === "waiting";
+  const sessions: SessionView[] = [];
+  let after = cursor === undefined ? undefined : decodeCursor(cursor);
+  for (let scanned = 0; scanned < STATE_SCAN_LIMIT; ) {
+    const rows = await store.listSessions({
+      ...filters,
+      order: "activity",
+      limit: STATE_SCAN_BATCH,
+      ...(after ? { after } : {}),
+    });
+    const candidates = rows.filter((row) => (row.status === "running") === wantsRunning);
+    const views = await Promise.all(candidates.map(withActivity));
+    for (const [i, view] of views.entries()) {
+      if (view.state !== state) continue;
+      sessions.push(view);
+      if (sessions.length === limit) {
+        const row = candidates[i]!;
+        return { sessions, nextCursor: encodeCursor({ updatedAt: row.updatedAt, id: row.id }) };
+      }
+    }
+    if (rows.length < STATE_SCAN_BATCH) return { sessions };
+    scanned += rows.length;
+    const last = rows.at(-1)!;
+    after = { updatedAt: last.updatedAt, id: last.id };
+  }
+  return after ? { sessions, nextCursor: encodeCursor(after) } : { sessions };
 }

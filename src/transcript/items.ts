@@ -33,6 +33,8 @@ export type ToolState = {
    * never finished (L9 repair, cancel).
    */
   state: "requested" | "approval" | "running" | "done" | "failed";
+  /** T16: the person's decision this call asked for, the same object as its `approval` item's. */
+  approval?: ApprovalState;
   result?: {
     text: string;
     isError: boolean;
@@ -52,6 +54,8 @@ export type ApprovalState = {
   summary: string;
   reason?: string;
   answer?: ApprovalDecision;
+  /** The call that asked is an item of this transcript (`tool.approval`): a view may draw them as one. */
+  hasCall?: true;
 };
 
 export type QuestionState = { id: string; callId: string; questions: unknown[]; answers?: unknown[] };

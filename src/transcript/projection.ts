@@ -300,8 +300,10 @@ export class Transcript {
         this.approvals.set(approval.id, approval);
         this.owners.set(approval, this.push(event, { kind: "approval", approval }));
         const tool = this.tools.get(approval.callId);
-        if (tool && (tool.tool.state === "requested" || tool.tool.state === "running")) {
-          tool.tool.state = "approval";
+        if (tool) {
+          approval.hasCall = true;
+          tool.tool.approval = approval;
+          if (tool.tool.state === "requested" || tool.tool.state === "running") tool.tool.state = "approval";
           this.touch(tool);
         }
         return;
@@ -312,9 +314,10 @@ export class Transcript {
         approval.answer = event.data.decision;
         this.touch(this.owners.get(approval));
         const tool = this.tools.get(approval.callId);
-        if (tool?.tool.state === "approval") {
-          tool.tool.state = "running"; // the call was recorded as started (tool/call) before it asked
-          this.touch(tool);
+        if (tool) {
+          // the call was recorded as started (tool/call) before it asked
+          if (tool.tool.state === "approval") tool.tool.state = "running";
+          this.touch(tool); // it draws the answer
         }
         return;
       }

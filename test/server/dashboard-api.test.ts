@@ -181,6 +181,67 @@ describe("the session list", () => {
   });
 });
 
+describe("the list filtered by state, on the server", () => {
+  it("finds a session that needs a person behind more sessions than one page reads, whatever its open turn holds", async () => {
+    const workspace = `/work/state-${Math.random().toString(36).slice(2, 8)}`;
+    // The oldest by activity: a running turn that asked for an approval, then wrote 1,500 more events (a
+    // step of many parallel calls and results) — more than one backward read spans.
+    const waiter = await store.createSession({ title: "needs a person", metadata: { workspace } });
+    const filler: NewEvent[] = Array.from({ length: 1_500 }, (_, i) => ({
+      type: "assistant/message",
+      data: { provider: "p", model: "m", finish: "stop", blocks: [{ type: "text", text: `part ${i}` }] },
+      turn: 1,
+      step: 1,
+    }));
+    await store.append(
+      waiter.id,
+      [
+        { type: "turn/start", data: {}, turn: 1 },
+        {
+          type: "approval/requested",
+          data: { id: "ap-1", callId: "c-1", tool: "bash", summary: "rm -rf build" },
+          turn: 1,
+          step: 1,
+        },
+        ...filler,
+      ],
+      waiter.lastSeq,
+    );
+    // 120 idle sessions more recently active than it: the first batch the server reads holds only them.
+    for (let i = 0; i < 120; i++) await store.createSession({ title: `idle ${i}`, metadata: { workspace } });
+
+    const waiting = await call(
+      "GET",
+      `/v1/sessions?state=waiting&workspace=${encodeURIComponent(workspace)}`,
+    );
+    expect(waiting.status).toBe(200);
+    const found = waiting.body.sessions as Listed[];
+    expect(found.map((s) => s.id)).toEqual([waiter.id]);
+    expect(found[0]).toMatchObject({ state: "waiting", waitingFor: ["approval"] });
+    expect(waiting.body.nextCursor).toBeUndefined();
+
+    // Paged: every idle one exactly once, 50 at a time, and none of them when asking for running ones.
+    const idle: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const q = new URLSearchParams({ state: "idle", workspace, limit: "50", ...(cursor ? { cursor } : {}) });
+      const page = await call("GET", `/v1/sessions?${q}`);
+      expect(page.status).toBe(200);
+      idle.push(...(page.body.sessions as Listed[]).map((s) => s.id));
+      cursor = page.body.nextCursor as string | undefined;
+    } while (cursor);
+    expect(idle).toHaveLength(120);
+    expect(new Set(idle).size).toBe(120);
+    const running = await call(
+      "GET",
+      `/v1/sessions?state=running&workspace=${encodeURIComponent(workspace)}`,
+    );
+    expect(running.body.sessions).toEqual([]);
+    expect((await call("GET", `/v1/sessions?state=waiting&before=${waiter.id}`)).status).toBe(400);
+    expect((await call("GET", "/v1/sessions?state=sleepy")).status).toBe(400);
+  });
+});
+
 describe("queued messages", () => {
   it("lists follow-ups the model has not taken, and cancel says how many it discarded", async () => {
     const id = await create({ title: "queue" });

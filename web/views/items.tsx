@@ -19,7 +19,7 @@ import {
   turnEndLabel,
 } from "../../src/transcript/labels.js";
 import type { Decision } from "../api.js";
-import type { Item, ToolState } from "../conversation.js";
+import type { ApprovalState, Item, ToolState } from "../conversation.js";
 import { Icon } from "../icons.js";
 import { Markdown } from "../markdown.js";
 import { FilesCard } from "./files-card.js";
@@ -96,40 +96,26 @@ export function ItemView({ item, actions }: { item: Item; actions: ItemActions }
     case "tool": {
       // T22 `present`: the deliverables as cards (download links, image previews) under the call.
       const files = presentedFilesOf(item.tool.result?.details);
-      if (!files) return <ToolCard tool={item.tool} common={common} />;
+      if (!files) return <ToolCard tool={item.tool} common={common} actions={actions} />;
       return (
         <div class="tool-with-files">
-          <ToolCard tool={item.tool} common={common} />
+          <ToolCard tool={item.tool} common={common} actions={actions} />
           <FilesCard sessionId={actions.sessionId} files={files} />
         </div>
       );
     }
-    case "approval": {
-      const a = item.approval;
+    case "approval":
+      // Drawn inside its call's card when the call is in this transcript: question, answer and result together.
+      if (item.approval.hasCall) return null;
       return (
-        <div {...common} class={`card approval ${a.answer ? "done" : "open"}`} data-approval-id={a.id}>
-          <div class="card-head">
-            approval: <b>{a.tool}</b>
-          </div>
-          <pre>{a.summary}</pre>
-          {a.reason ? <div class="muted">{a.reason}</div> : null}
-          {a.answer ? (
-            <div class="tag" data-testid="approval-answer">
-              {a.answer}
-            </div>
-          ) : (
-            <fieldset class="buttons">
-              <legend class="sr-only">Allow {a.tool}?</legend>
-              {(["allow-once", "allow-session", "deny"] as const).map((d) => (
-                <button key={d} type="button" data-decision={d} onClick={() => actions.decide(a.id, d)}>
-                  {d === "allow-once" ? "Allow once" : d === "allow-session" ? "Allow for session" : "Deny"}
-                </button>
-              ))}
-            </fieldset>
-          )}
+        <div
+          {...common}
+          class={`card approval ${item.approval.answer ? "done" : "open"}`}
+          data-approval-id={item.approval.id}
+        >
+          <ApprovalBody approval={item.approval} actions={actions} />
         </div>
       );
-    }
     case "question":
       return <QuestionCard item={item} actions={actions} common={common} />;
     case "turn-start":
@@ -244,7 +230,42 @@ const OUTPUT_LINES = 12;
 const SHOWN_DURATION_MS = 1_000;
 
 /** The card draws what the tool recorded (`details`), never what its text or arguments say it did. */
-function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, unknown> }) {
+/** T16: what a call asks a person to allow, and the answer once given. */
+function ApprovalBody({ approval: a, actions }: { approval: ApprovalState; actions: ItemActions }) {
+  return (
+    <>
+      <div class="card-head">
+        approval: <b>{a.tool}</b>
+      </div>
+      <pre>{a.summary}</pre>
+      {a.reason ? <div class="muted">{a.reason}</div> : null}
+      {a.answer ? (
+        <div class="tag" data-testid="approval-answer">
+          {a.answer}
+        </div>
+      ) : (
+        <fieldset class="buttons">
+          <legend class="sr-only">Allow {a.tool}?</legend>
+          {(["allow-once", "allow-session", "deny"] as const).map((d) => (
+            <button key={d} type="button" data-decision={d} onClick={() => actions.decide(a.id, d)}>
+              {d === "allow-once" ? "Allow once" : d === "allow-session" ? "Allow for session" : "Deny"}
+            </button>
+          ))}
+        </fieldset>
+      )}
+    </>
+  );
+}
+
+function ToolCard({
+  tool,
+  common,
+  actions,
+}: {
+  tool: ToolState;
+  common: Record<string, unknown>;
+  actions: ItemActions;
+}) {
   const args = parseArgs(tool.arguments);
   const result = tool.result;
   const details = result?.details; // checked by the projection (toolDetailsOf): a known kind or none
@@ -281,6 +302,15 @@ function ToolCard({ tool, common }: { tool: ToolState; common: Record<string, un
           <span class="muted"> {formatElapsed(result.durationMs)}</span>
         ) : null}
       </div>
+      {tool.approval ? (
+        <div
+          class={`approval-block ${tool.approval.answer ? "done" : "open"}`}
+          data-kind="approval"
+          data-approval-id={tool.approval.id}
+        >
+          <ApprovalBody approval={tool.approval} actions={actions} />
+        </div>
+      ) : null}
       {command ? <CommandNotes details={command} /> : null}
       {change ? (
         <pre class="diff">

@@ -4,7 +4,7 @@
  * the page's ETag, which costs a 304 while nothing changed. Sessions that wait on a person are marked
  * ("needs you"), counted in the tab title, and announced by a browser notification once the user allows it.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { type Api, ApiError } from "../api.js";
 import {
   announceWaiting,
@@ -20,21 +20,30 @@ import { StateBadge } from "./state-badge.js";
 
 const REFRESH_MS = 3_000;
 const PAGE = 50;
+/** The most sessions needing a person the list names (the count says "100+" beyond). */
+const WAITING_LIMIT = 100;
 const STATES = ["waiting", "running", "idle", "errored", "aborted"] as const;
 
-export function SessionList({ api }: { api: Api }) {
+/** `onDrawn`: called once, when the first rows are on screen. */
+export function SessionList({ api, onDrawn }: { api: Api; onDrawn?: () => void }) {
   const [sessions, setSessions] = useState<SessionView[] | undefined>();
   const [nextCursor, setNextCursor] = useState<string | undefined>();
   const [pages, setPages] = useState(1);
   const [search, setSearch] = useState("");
   const [query, setQuery] = useState("");
-  const [state, setState] = useState("all");
+  const [state, setStateFilter] = useState("all");
+  const setState = (next: string) => {
+    setStateFilter(next);
+    setPages(1);
+  };
   const [workspace, setWorkspace] = useState("");
   const [archived, setArchived] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const [prompt, setPrompt] = useState(draftOf("new"));
   const [notify, setNotify] = useState(notificationsAllowed());
   const workspaces = useRef(new Set<string>());
+
+  const onDrawnRef = useRef(onDrawn);
 
   // The search box asks the server once typing pauses.
   useEffect(() => {
@@ -45,11 +54,18 @@ export function SessionList({ api }: { api: Api }) {
     return () => clearTimeout(timer);
   }, [search]);
 
-  useEffect(() => {
+  // A layout effect: the first page is asked for as soon as the list is mounted. A plain effect waits for a
+  // frame to be painted first, which a page that has painted nothing yet may not get for 100 ms.
+  useLayoutEffect(() => {
     let stop = false;
     // A 304 means "as this URL last answered", not "as shown": the first load of new filters always draws.
     let drawn = false;
-    const filter = { archived, ...(workspace ? { workspace } : {}), ...(query ? { query } : {}) };
+    const filter = {
+      archived,
+      ...(workspace ? { workspace } : {}),
+      ...(query ? { query } : {}),
+      ...(state === "all" ? {} : { state }),
+    };
     const load = async () => {
       try {
         // The first `pages` pages, each asked with its ETag: unchanged pages cost a 304.
@@ -69,6 +85,9 @@ export function SessionList({ api }: { api: Api }) {
         }
         if (stop) return;
         if (changed || !drawn) {
+          const call = onDrawnRef.current;
+          onDrawnRef.current = undefined;
+          if (call) setTimeout(call, 0); // after this render, not inside it
           drawn = true;
           setSessions(rows);
           setNextCursor(cursor);
@@ -84,11 +103,30 @@ export function SessionList({ api }: { api: Api }) {
       stop = true;
       clearInterval(timer);
     };
-  }, [api, workspace, archived, query, pages]);
+  }, [api, workspace, archived, query, state, pages]);
+
+  // The sessions that need a person, over every session (not only the pages shown): the badge, the tab title
+  // and the notifications. Asked with its ETag, so an unchanged answer is a 304.
+  const [waiting, setWaiting] = useState<SessionView[]>([]);
+  useEffect(() => {
+    let stop = false;
+    const load = () =>
+      api.listSessions({ state: "waiting", limit: WAITING_LIMIT }).then(
+        (result) => {
+          if (!stop && result.changed) setWaiting(result.sessions);
+        },
+        () => undefined, // the list's own load reports transport errors
+      );
+    void load();
+    const timer = setInterval(() => void load(), REFRESH_MS);
+    return () => {
+      stop = true;
+      clearInterval(timer);
+    };
+  }, [api]);
 
   const all = sessions ?? [];
   for (const s of all) if (s.workspace) workspaces.current.add(s.workspace);
-  const waiting = all.filter((s) => s.state === "waiting");
   const waitingRef = useRef(waiting);
   waitingRef.current = waiting;
   const waitingKey = waiting.map((s) => s.id).join(",");
@@ -97,8 +135,6 @@ export function SessionList({ api }: { api: Api }) {
     setTabTitle(waitingRef.current.length, "sessions");
     announceWaiting(waitingRef.current);
   }, [waitingKey]);
-
-  const shown = all.filter((s) => state === "all" || (s.state ?? s.status) === state);
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -124,7 +160,8 @@ export function SessionList({ api }: { api: Api }) {
             data-testid="waiting-count"
             onClick={() => setState("waiting")}
           >
-            <Icon name="hand" /> {waiting.length} {waiting.length === 1 ? "needs" : "need"} you
+            <Icon name="hand" /> {waiting.length}
+            {waiting.length === WAITING_LIMIT ? "+" : ""} {waiting.length === 1 ? "needs" : "need"} you
           </button>
         ) : null}
         {notify ? (
@@ -213,7 +250,7 @@ export function SessionList({ api }: { api: Api }) {
         </div>
       ) : null}
       {sessions === undefined ? <div class="muted pad">loading…</div> : null}
-      {sessions !== undefined && shown.length === 0 ? (
+      {sessions !== undefined && all.length === 0 ? (
         <div class="muted pad" data-testid="no-sessions">
           {query ? `No session matches “${query}”.` : "No sessions here yet."}
         </div>
@@ -231,7 +268,7 @@ export function SessionList({ api }: { api: Api }) {
           </tr>
         </thead>
         <tbody>
-          {shown.map((s) => (
+          {all.map((s) => (
             <tr
               key={s.id}
               data-testid="session-row"
