@@ -21,6 +21,7 @@ import type { ApprovalRequest, Approvals } from "../tools/approvals.js";
 import type { QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
 import type { ApprovalAnswer } from "../tools/types.js";
 import { answerFor, approvalChoices, WAITING_FOR_YOU } from "./approval-choices.js";
+import { fitLine } from "./render/style.js";
 import { hasControls, sanitize } from "./render/terminal-text.js";
 
 /** Told when a prompt opens and closes, so a status line stops painting over it meanwhile. */
@@ -37,15 +38,34 @@ async function ask(prompt: string, signal: AbortSignal): Promise<string> {
   }
 }
 
-/** The prompt's text before the question: the tool, the whole command line by line, the reason. */
-export function approvalPromptText(request: Pick<ApprovalRequest, "tool" | "summary" | "reason">): string {
+/** Lines of prose word-wrapped to `width` (the command itself is never wrapped: it is shown as it runs). */
+const fitted = (text: string, width: number) =>
+  text
+    .split("\n")
+    .flatMap((line) => fitLine(line, width))
+    .map((line) => `${line}\n`)
+    .join("");
+
+/** The width prompts are wrapped to: the terminal's on stderr, none on a pipe. */
+const promptWidth = () => (process.stderr.isTTY ? process.stderr.columns || 80 : Number.POSITIVE_INFINITY);
+
+/**
+ * The prompt's text before the question: the tool, the whole command line by line, the reason; the prose
+ * word-wrapped to `width` (a narrow terminal cuts no word in two).
+ */
+export function approvalPromptText(
+  request: Pick<ApprovalRequest, "tool" | "summary" | "reason">,
+  width = Number.POSITIVE_INFINITY,
+): string {
   const lines = sanitize(request.summary, "show").split("\n");
   const warning = hasControls(request.summary)
-    ? "  (it contains control characters, shown as ␛, ␍, ⟨U+…⟩: they would change what a terminal shows)\n"
+    ? "  (it contains control characters, shown as ␛, ␍, ⟨U+…⟩: they would change what a terminal shows)"
     : "";
   return (
-    `\napproval needed for ${sanitize(request.tool)} (bdsh is ${WAITING_FOR_YOU}):\n${lines.map((line) => `  │ ${line}\n`).join("")}` +
-    `${warning}  reason: ${sanitize(request.reason)}\n`
+    `\n${fitted(`approval needed for ${sanitize(request.tool)} (bdsh is ${WAITING_FOR_YOU}):`, width)}` +
+    lines.map((line) => `  │ ${line}\n`).join("") +
+    (warning ? fitted(warning, width) : "") +
+    fitted(`  reason: ${sanitize(request.reason)}`, width)
   );
 }
 
@@ -70,8 +90,10 @@ export function terminalPrompts(prompts: PromptHold): { approvals: Approvals; qu
         exclusive(async (): Promise<ApprovalAnswer> => {
           if (request.signal.aborted) return "cancel";
           const choices = approvalChoices(request.reason);
-          process.stderr.write(approvalPromptText(request));
-          for (const choice of choices) process.stderr.write(`  [${choice.key}] ${choice.label}\n`);
+          const width = promptWidth();
+          process.stderr.write(approvalPromptText(request, width));
+          for (const choice of choices)
+            process.stderr.write(fitted(`  [${choice.key}] ${choice.label}`, width));
           const letters = choices.map((c) => (c.answer === "deny" ? c.key.toUpperCase() : c.key)).join("/");
           const typed = await ask(`  your choice (${letters}): `, request.signal);
           if (request.signal.aborted) return "cancel";
@@ -90,9 +112,10 @@ async function askAll(
 ): Promise<string[] | undefined> {
   const answers: string[] = [];
   for (const { question, options } of questions) {
-    process.stderr.write(`\n${sanitize(question)} (bdsh is ${WAITING_FOR_YOU})\n`);
+    const width = promptWidth();
+    process.stderr.write(`\n${fitted(`${sanitize(question)} (bdsh is ${WAITING_FOR_YOU})`, width)}`);
     for (const [i, option] of (options ?? []).entries())
-      process.stderr.write(`  ${i + 1}. ${sanitize(option)}\n`);
+      process.stderr.write(fitted(`  ${i + 1}. ${sanitize(option)}`, width));
     const answer = await ask("> ", signal);
     if (signal.aborted) return undefined;
     const picked = options && /^\d+$/.test(answer) ? options[Number(answer) - 1] : undefined;

@@ -131,7 +131,7 @@ describe.skipIf(!tmuxAvailable())("bdsh run in a real terminal (tmux, 100 column
     expect(screen.split("Line one of the answer.").length - 1).toBe(1);
     expect(screen).toMatch(/\$ echo looked/);
   });
-  it("issue 33 item 8 at 60 columns: the summary keeps its words whole, the approval is an approval/* event, and no empty .bdsh/ is left", async () => {
+  it("issue 33 item 8 at 60 columns: the approval question and the summary keep their words whole, the approval is an approval/* event, and no empty .bdsh/ is left", async () => {
     fake = await startFakeProvider({
       script: (request) =>
         answered(request)
@@ -157,7 +157,11 @@ describe.skipIf(!tmuxAvailable())("bdsh run in a real terminal (tmux, 100 column
       rows: 30,
     });
     sessions.push(session);
-    await session.waitForText("your choice (y/c/s/p/N):");
+    const asked = await session.waitForText("your choice (y/c/s/p/N):");
+    // The question's prose is wrapped at words too (the command line itself is shown as it runs).
+    const askedWords = new Set(asked.split(/\s+/));
+    for (const word of ["[recursive-delete]", "project,", "permanently", "(command_allowlist)"])
+      expect(askedWords.has(word), word).toBe(true);
     session.type("y");
     session.keys("Enter");
     const screen = await session.waitForText("[exited 0]");
