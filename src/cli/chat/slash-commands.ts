@@ -39,7 +39,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: "/cost", help: "tokens and cost of this session" },
   { name: "/compact", help: "condense the history now" },
   { name: "/goal", args: "[<objective>|clear|edit <objective>|pause|resume]", help: "goal rounds" },
-  { name: "/plan", help: "plan mode on: the agent plans and does not change files" },
+  { name: "/plan", help: "plan mode on: the agent is asked to research and plan before it changes anything" },
   { name: "/default", help: "plan mode off" },
   { name: "/help", help: "the keys and these commands", aliases: ["/?"] },
   { name: "/exit", help: "leave (Ctrl-D on an empty line too)", aliases: ["/quit"] },
