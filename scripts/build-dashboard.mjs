@@ -4,7 +4,7 @@
  * assets/app-<hash>.css}, minified, with Preact as the view library. Run by `npm run build`; the tests call
  * `buildDashboard()` so they always serve the current sources. src/server/dashboard.ts serves the result.
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -31,8 +31,10 @@ ${preloads.map((chunk) => `<link rel="modulepreload" href="./assets/${chunk}">\n
 
 /** Builds into `outDir` (default dist/dashboard) and returns the names of the files it wrote. */
 export async function buildDashboard(outDir = join(root, "dist", "dashboard")) {
+  // Built beside the folder and swapped in, so a server reading the folder never sees it half written.
+  const finalDir = outDir;
+  outDir = `${finalDir}.build-${process.pid}-${Date.now()}`;
   const assets = join(outDir, "assets");
-  rmSync(outDir, { recursive: true, force: true });
   mkdirSync(assets, { recursive: true });
   const result = await build({
     entryPoints: { app: join(root, "web", "main.tsx") },
@@ -66,7 +68,11 @@ export async function buildDashboard(outDir = join(root, "dist", "dashboard")) {
   if (!script || !style)
     throw new Error(`the dashboard build made no script or no style: ${outputs.join(", ")}`);
   writeFileSync(join(outDir, "index.html"), page(script, style, preloads));
-  return { outDir, script, style, preloads };
+  const old = `${outDir}.old`;
+  if (existsSync(finalDir)) renameSync(finalDir, old);
+  renameSync(outDir, finalDir);
+  rmSync(old, { recursive: true, force: true });
+  return { outDir: finalDir, script, style, preloads };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

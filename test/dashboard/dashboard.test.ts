@@ -17,7 +17,6 @@ import { get } from "node:http";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../scripts/build-dashboard.mjs";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
@@ -51,7 +50,8 @@ let workspace: string;
 const gate: { release?: () => void; reached?: () => void } = {};
 
 beforeAll(async () => {
-  await buildDashboard();
+  // dist/dashboard is current: the global setup builds when src/ or web/ changed (one build for every file,
+  // not one per file racing the others on the same folder).
   ({ home, workspace } = tmpHome("bdsh-dashboard-"));
   ({ fake, scenario } = await startScenarioProvider());
   // The workspace is outside /tmp, which the bash sandbox replaces with a private tmpfs.

@@ -19,7 +19,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../scripts/build-dashboard.mjs";
 import type { NewEvent } from "../../src/log/events.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
@@ -56,7 +55,7 @@ let down: string;
 const UNDER_TEST = process.env.BDSH_DASHBOARD_UNDER_TEST;
 
 beforeAll(async () => {
-  if (!UNDER_TEST) await buildDashboard();
+  // Otherwise dist/dashboard, which the global setup keeps current.
   const { home, workspace } = tmpHome("bdsh-dash-round2-");
   store = await openStore({ home });
   ({ fake } = await startScenarioProvider());

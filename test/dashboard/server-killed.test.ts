@@ -11,7 +11,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../scripts/build-dashboard.mjs";
 import type { LogEvent } from "../../src/log/events.js";
 import { openStore } from "../../src/store/open-store.js";
 import { type Store, sessionLeaseName } from "../../src/store/store.js";
@@ -33,7 +32,8 @@ let balancer: Balancer;
 const servers: ServeProcess[] = [];
 
 beforeAll(async () => {
-  await buildDashboard();
+  // dist/dashboard is current: the global setup builds when src/ or web/ changed (one build for every file,
+  // not one per file racing the others on the same folder).
   database = await freshPostgresDatabase("dashkill");
   dir = mkdtempSync(join(tmpdir(), "bdsh-dashkill-"));
   mkdirSync(join(dir, "ws"));

@@ -14,7 +14,6 @@ import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../scripts/build-dashboard.mjs";
 import { generateServerToken } from "../../src/server/auth.js";
 import { bdshPlugin, bdshServerOptions } from "../../src/server/plugin.js";
 import { openStore } from "../../src/store/open-store.js";
@@ -74,7 +73,8 @@ async function signedIn(browser: BrowserContext, dashboard: string): Promise<Pag
 }
 
 beforeAll(async () => {
-  await buildDashboard();
+  // dist/dashboard is current: the global setup builds when src/ or web/ changed (one build for every file,
+  // not one per file racing the others on the same folder).
   const { home, workspace } = tmpHome("bdsh-token-storage-");
   ({ fake } = await startScenarioProvider());
   store = await openStore({ home });

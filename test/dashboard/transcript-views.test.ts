@@ -7,7 +7,6 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../scripts/build-dashboard.mjs";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
@@ -35,7 +34,8 @@ let store: Store;
 let server: TestServer;
 
 beforeAll(async () => {
-  await buildDashboard();
+  // dist/dashboard is current: the global setup builds when src/ or web/ changed (one build for every file,
+  // not one per file racing the others on the same folder).
   const { home } = tmpHome("bdsh-transcript-views-");
   const workspace = mkdtempSync(join("/var/tmp", "bdsh-transcript-ws-"));
   writeFileSync(join(workspace, "notes.txt"), "one\ntwo\nthree\n");
