@@ -5,9 +5,8 @@
  * Keys are snake_case as written in YAML. The schema is strict: an unknown key is an error, never ignored.
  */
 import { z } from "zod";
-import { mcpServersSchema } from "../mcp/config.js";
 import { PROVIDER_NAMES } from "../model/catalog.js";
-import { WEB_SEARCH_PROVIDERS } from "../tools/web/search/providers.js";
+import { mcpServersSchema } from "./mcp-servers.js";
 
 /** Issue 16 item 9: the preset table names the providers; `replay` (a recording, no network) is the one more. */
 export const PROVIDERS = [...PROVIDER_NAMES, "replay"] as const;
@@ -16,6 +15,9 @@ export const EFFORTS = ["off", "low", "high", "max"] as const;
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
 export const APPROVAL_POLICIES = ["ask", "never", "auto"] as const;
 /** What sandboxed commands may reach: nothing, HTTP(S) to listed hosts through the harness's proxy, or all. */
+/** The provider names `web_search.provider` takes (tools/web/search/providers.ts has one spec for each). */
+export const WEB_SEARCH_PROVIDERS = ["brave", "tavily", "searxng"] as const;
+
 export const SANDBOX_NETWORK_MODES = ["off", "proxy", "on"] as const;
 
 const positiveInt = z.number().int().positive();
@@ -225,7 +227,7 @@ export const configSchema = z.strictObject({
     xai: ttsRemote,
     espeak: z.strictObject({ voice: z.string().min(1).optional(), speed: positiveInt.optional() }),
   }),
-  /** Issue 18, T21: MCP servers whose tools join the registry (src/mcp/config.ts). */
+  /** Issue 18, T21: MCP servers whose tools join the registry (./mcp-servers.ts). */
   mcp_servers: mcpServersSchema,
   /** `bdsh serve` (issue 8): session leases, the wake-up sweep, request limits, shutdown. */
   server: z.strictObject({

@@ -28,7 +28,7 @@ import { realpathSync, statSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { LogEvent } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
-import { installTools } from "../planning/tool-installer.js";
+import { installTools } from "../loop/tool-installer.js";
 import { isWithin } from "../tools/files/path-within.js";
 import { realPathOf } from "../tools/files/sandbox-paths.js";
 import { workspacePath } from "../tools/files/workspace-paths.js";

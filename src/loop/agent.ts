@@ -33,9 +33,9 @@ import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../mo
 import { holdLease } from "../store/hold-lease.js";
 import type { InboxItem, NewInboxItem, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
-import { traced } from "../telemetry/trace-carrier.js";
 import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
 import type { PendingUserMessage } from "./hooks.js";
+import { traced } from "./trace-carrier.js";
 import "./hooks.js";
 import type { ModelSettings } from "./model-settings.js";
 import {

@@ -24,7 +24,6 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { Redactor } from "../log/redact.js";
 import {
   expandMap,
   isStdio,
@@ -32,7 +31,8 @@ import {
   type McpServerSettings,
   serverSettings,
   toolAllowed,
-} from "./config.js";
+} from "../config/mcp-servers.js";
+import { Redactor } from "../log/redact.js";
 import type { McpCallResult } from "./results.js";
 import { loadedMcpSdk, loadMcpSdk, type McpSdk } from "./sdk.js";
 

@@ -9,8 +9,9 @@
  *   redactor it was given.
  * - `close()` closes every connection; after it nothing is left running (stdio children end).
  */
+
+import { type McpServersConfig, secretValues } from "../config/mcp-servers.js";
 import { Redactor } from "../log/redact.js";
-import { type McpServersConfig, secretValues } from "./config.js";
 import { McpConnection, type McpConnectionOptions } from "./connection.js";
 
 export type McpPoolOptions = Omit<McpConnectionOptions, "redactor"> & {

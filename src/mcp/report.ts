@@ -6,8 +6,9 @@
  * Invariants: no `env` or `headers` value is ever printed (the pool's redactor covers every error text);
  * a server that never starts is named with its error, and the others are still reported.
  */
+
+import type { McpServersConfig } from "../config/mcp-servers.js";
 import type { Redactor } from "../log/redact.js";
-import type { McpServersConfig } from "./config.js";
 import type { McpState, McpTransportKind } from "./connection.js";
 import { mcpToolNames } from "./names.js";
 import { McpPool } from "./pool.js";

@@ -21,8 +21,8 @@
  * - Nothing a server sends reaches the model, the log or the CLI without the pool's redactor.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServersConfig } from "../config/mcp-servers.js";
 import type { Config } from "../config/schema.js";
-import { saveImage } from "../context/attachments.js";
 import type { ImageMediaType, ImageRef } from "../log/messages.js";
 import type { Redactor } from "../log/redact.js";
 import type { PluginContext } from "../loop/plugin.js";
@@ -32,7 +32,6 @@ import type { ToolSpec } from "../model/types.js";
 import { ToolPipeline } from "../tools/pipeline.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AnyToolDefinition, ObjectSchema, ToolOutput } from "../tools/types.js";
-import type { McpServersConfig } from "./config.js";
 import type { McpConnection } from "./connection.js";
 import { MCP_PREFIX, mcpToolNames, mcpToolset } from "./names.js";
 import { McpPool } from "./pool.js";
@@ -219,20 +218,21 @@ export function attachMcpFromConfig(
   options: {
     config: Config;
     env: NodeJS.ProcessEnv;
-    home: string;
+    /** Where an image a tool returns is saved as an attachment (M10). */
+    saveImage: (name: string, data: Uint8Array, mediaType: ImageMediaType) => ImageRef;
     mcp?: McpPool | undefined;
     redactor?: Redactor | undefined;
     onPluginFailure?: ((failure: { name: string; path: string; error: string }) => void) | undefined;
   },
 ): Promise<void> {
-  const { config, home } = options;
+  const { config } = options;
   return attachMcpTools(ctx, registry, {
     servers: config.mcp_servers,
     env: options.env,
     pool: options.mcp,
     redactor: options.redactor,
     images: imagesFor(config.model.provider, config.model.images), // M10
-    saveImage: (name, data, mediaType) => saveImage(home, name, data, mediaType),
+    saveImage: options.saveImage,
     onFailure: (server, error) =>
       options.onPluginFailure?.({ name: `mcp:${server}`, path: `mcp_servers.${server}`, error }),
   });

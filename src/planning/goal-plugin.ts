@@ -21,11 +21,11 @@
 import type { Config } from "../config/schema.js";
 import type { ChildWaiter } from "../loop/headless.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
+import { installTools } from "../loop/tool-installer.js";
 import type { GoalRow } from "../store/planning-rows.js";
 import { GoalService } from "./goal-service.js";
 import { goalRoundText, roundLimitText } from "./goal-texts.js";
 import { goalTools } from "./goal-tools.js";
-import { installTools } from "./tool-installer.js";
 
 declare module "../tools/types.js" {
   interface ToolServiceMap {

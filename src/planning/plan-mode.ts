@@ -16,8 +16,8 @@
 import type { NewEvent } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { SECTION_ORDER } from "../loop/prompt.js";
+import { installTools } from "../loop/tool-installer.js";
 import type { ToolDefinition } from "../tools/types.js";
-import { installTools } from "./tool-installer.js";
 
 export const PLAN_SECTION =
   "Plan mode. When the user switches this session to plan mode, research and design only: read, search and ask questions, but do not edit files or run anything that changes state. When the plan is complete, present it with exit_plan_mode(plan); the user approves it or asks you to keep planning. Tools stay listed in plan mode, so holding back is up to you. When the user switches back to the default mode, work normally.";

@@ -14,6 +14,7 @@
  * `Error: no schedule <id> in this session`.
  */
 import type { Plugin } from "../loop/plugin.js";
+import { installTools } from "../loop/tool-installer.js";
 import type { ScheduleRow } from "../store/planning-rows.js";
 import type { InboxItem, PlanningStore, Store } from "../store/store.js";
 import type { JsonSchema, ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
@@ -26,7 +27,6 @@ import {
   TimingError,
   timingFrom,
 } from "./schedule-timing.js";
-import { installTools } from "./tool-installer.js";
 
 /** What the schedule tools need: the goals-and-schedules part of the store (issue 16 item 8), not all of it. */
 export type ScheduleSettings = { schedules: PlanningStore; minEverySeconds: number; now?: () => number };

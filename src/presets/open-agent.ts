@@ -9,6 +9,7 @@
  */
 import { hostname } from "node:os";
 import { instructionGate as gateFor } from "../config/instruction-review.js";
+import { secretValues as mcpSecretValues, referencedVariables } from "../config/mcp-servers.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import { trustedRoot } from "../config/trust.js";
@@ -18,7 +19,6 @@ import { modelSettingsFor } from "../loop/model-settings.js";
 import { startSession } from "../loop/new-session.js";
 import type { Plugin } from "../loop/plugin.js";
 import type { ToolHost } from "../loop/tool-host.js";
-import { secretValues as mcpSecretValues, referencedVariables } from "../mcp/config.js";
 import { createAdapter } from "../model/adapter.js";
 import { isProviderName, type Route, resolveApiKey, resolveRoute } from "../model/catalog.js";
 import { createRecordingAdapter, createReplayAdapter, readRecording } from "../model/record.js";

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import type { Config } from "../config/schema.js";
 import { trustedDirectories } from "../config/trust.js";
 import { saveImage } from "../context/attachments.js";
+import type { ImageMediaType } from "../log/messages.js";
 import { Redactor } from "../log/redact.js";
 import type { Plugin } from "../loop/plugin.js";
 import type { McpPool } from "../mcp/pool.js";
@@ -86,15 +87,17 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         },
         webFetchAllowPrivate: config.web_fetch.allow_private,
       });
+      const save = (name: string, data: Uint8Array, mediaType: ImageMediaType) =>
+        saveImage(options.home, name, data, mediaType);
       // T22, M10: shows images to a model that takes them, and tells any other model it cannot.
       registry.register(
         readImageTool({
           home: options.home,
           images: imagesFor(config.model.provider, config.model.images),
-          save: (name, data, mediaType) => saveImage(options.home, name, data, mediaType),
+          save,
         }),
       );
-      await attachMcpFromConfig(ctx, registry, { ...options, env }); // issue 18: after core tools (Hermes)
+      await attachMcpFromConfig(ctx, registry, { ...options, env, saveImage: save }); // issue 18: after core tools (Hermes)
       // Issue 19: the built-in backends and $BDSH_HOME/plugins/<name>/ (plugin.yaml, kind: backend) ones.
       const { backends, report: backendReport } = await terminalRegistry({
         config,
@@ -136,10 +139,11 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       const services = ctx.services;
       services.set("toolRegistry", registry);
       services.set("toolPluginReport", report);
-      services.set(
-        "blobs",
-        redactingBlobStore(quotaBlobStoreFor(ctx.store, config), options.redactor ?? Redactor.none),
+      const blobs = redactingBlobStore(
+        quotaBlobStoreFor(ctx.store, config),
+        options.redactor ?? Redactor.none,
       );
+      services.set("blobs", blobs);
       // C18: what this session has read is in its log, so another server that takes it over knows it too.
       const observations = new FileObservations((path, version) => {
         ctx.log.add({
@@ -155,18 +159,28 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       services.set("maskedPaths", [options.home]);
       services.set("todos", new MemoryTodoList());
       // Issue 19: the selected backend, and jobs that leave a redacted receipt in the store (any server reads it).
-      const terminal = await setupTerminal(ctx, {
-        config,
-        backends,
-        home: options.home,
-        env,
-        harnessEnvKeys: options.harnessEnvKeys ?? [],
-        redactor: options.redactor ?? Redactor.none,
-        projectRoots: trustedDirectories(options.home),
-        onNotice: (notice) => {
-          void ctx.inbox.steer(notice.text, "job-notice"); // T9: next step when running, wakes when idle
+      const terminal = await setupTerminal(
+        {
+          sessionId: ctx.sessionId,
+          workspace: ctx.workspace,
+          cwd: ctx.facts.cwd,
+          store: ctx.store,
+          blobs,
+          addContext: (context) => ctx.prompt.addContext(context),
         },
-      });
+        {
+          config,
+          backends,
+          home: options.home,
+          env,
+          harnessEnvKeys: options.harnessEnvKeys ?? [],
+          redactor: options.redactor ?? Redactor.none,
+          projectRoots: trustedDirectories(options.home),
+          onNotice: (notice) => {
+            void ctx.inbox.steer(notice.text, "job-notice"); // T9: next step when running, wakes when idle
+          },
+        },
+      );
       services.set("terminal", terminal.terminal);
       services.set("jobs", terminal.jobs);
       services.set("jobReceipts", terminal.receipts);

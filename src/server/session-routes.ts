@@ -12,10 +12,10 @@ import { createHash } from "node:crypto";
 import type { Static } from "typebox";
 import { forkSession } from "../loop/fork.js";
 import { startSession } from "../loop/new-session.js";
+import { contextFromHeaders, traced } from "../loop/trace-carrier.js";
 import { costOf, type Price } from "../model/pricing.js";
 import { sessionUsage } from "../presets/session-usage.js";
 import { type ActivityCursor, type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
-import { contextFromHeaders, traced } from "../telemetry/trace-carrier.js";
 import { ApiError, notFound } from "./api-error.js";
 import type { RouteTable } from "./openapi.js";
 import {

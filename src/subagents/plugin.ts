@@ -20,7 +20,7 @@ import type { Config } from "../config/schema.js";
 import type { LogEvent, MessageAbout } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { CONTEXT_ORDER } from "../loop/prompt.js";
-import { installTools } from "../planning/tool-installer.js";
+import { installTools } from "../loop/tool-installer.js";
 import type { ObjectSchema } from "../tools/types.js";
 import { type Delegation, delegationOf } from "./ledger.js";
 import type { ChildDriver } from "./lifecycle.js";

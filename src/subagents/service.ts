@@ -20,8 +20,8 @@
  */
 import type { NewEvent } from "../log/events.js";
 import { forkSession } from "../loop/fork.js";
+import { traced } from "../loop/trace-carrier.js";
 import type { SessionRow, Store } from "../store/store.js";
-import { traced } from "../telemetry/trace-carrier.js";
 import { ToolRefusal } from "../tools/refusal.js";
 import type { SubagentHandle } from "./handles.js";
 import { type ChildView, childrenOf, childView, type Delegation, REPORT_TOOLSET } from "./ledger.js";

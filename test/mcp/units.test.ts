@@ -7,14 +7,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
-import { Redactor } from "../../src/log/redact.js";
 import {
   expandVariables,
   mcpServersSchema,
   secretValues,
   serverSettings,
   toolAllowed,
-} from "../../src/mcp/config.js";
+} from "../../src/config/mcp-servers.js";
+import { Redactor } from "../../src/log/redact.js";
 import { mcpToolNames } from "../../src/mcp/names.js";
 import { emptyResultText, resultToOutput } from "../../src/mcp/results.js";
 import { TOOL_NAME } from "../../src/tools/registry.js";

@@ -5,11 +5,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/loop/agent.js";
 import { runHeadless } from "../../src/loop/headless.js";
+import { installTools } from "../../src/loop/tool-installer.js";
 import { createAdapter } from "../../src/model/adapter.js";
 import { resolveRoute } from "../../src/model/catalog.js";
 import { reportToolCheck } from "../../src/planning/continuation.js";
 import { RALPH_REPORT, ralphReportTool, runRalph, validateHandoff } from "../../src/planning/ralph.js";
-import { installTools } from "../../src/planning/tool-installer.js";
 import type { FakeRequest } from "../../testing/fake-provider/index.js";
 import { personaPlugin } from "../loop/harness.js";
 import { TEST_MODEL } from "../support/test-model.js";

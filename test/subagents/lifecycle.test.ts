@@ -23,7 +23,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { Agent } from "../../src/loop/agent.js";
 import type { Plugin } from "../../src/loop/plugin.js";
-import { installTools } from "../../src/planning/tool-installer.js";
+import { installTools } from "../../src/loop/tool-installer.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { SubagentHandle } from "../../src/subagents/handles.js";

@@ -6,11 +6,12 @@
  * it (tests with a small host), a registry and pipeline of their own serve them, appended after the
  * existing host's declarations so the earlier prefix is unchanged.
  */
-import type { PluginContext } from "../loop/plugin.js";
-import type { ToolHost } from "../loop/tool-host.js";
+
 import { ToolPipeline } from "../tools/pipeline.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { AnyToolDefinition } from "../tools/types.js";
+import type { PluginContext } from "./plugin.js";
+import type { ToolHost } from "./tool-host.js";
 
 export function installTools(ctx: PluginContext, tools: readonly AnyToolDefinition[], base?: ToolHost): void {
   const shared = ctx.services.get("toolRegistry");
