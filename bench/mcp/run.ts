@@ -50,8 +50,14 @@ const pool = new McpPool(
 const hooks = new HookBus();
 const registry = new ToolRegistry();
 const services = createServiceRegistry();
-const ctx = { hooks, services, workspace: process.cwd(), log: { add: () => [] } } as unknown as PluginContext;
-await attachMcpTools(ctx, registry, { servers: pool.servers, env: {}, pool, images: false });
+const ctx = {
+  hooks,
+  services,
+  tools: { registry, offer: () => [] },
+  workspace: process.cwd(),
+  log: { add: () => [] },
+} as unknown as PluginContext;
+await attachMcpTools(ctx, { servers: pool.servers, env: {}, pool, images: false });
 const policies = installToolPolicies(hooks, { maxInlineTokens: 12_500, commands: { allowlist: [] } });
 const pipeline = new ToolPipeline({ registry, hooks });
 const exec: ToolExec = {

@@ -237,8 +237,7 @@ export function skillsPlugin(options: {
         get: (name) => current({ fresh: true }).find((s) => s.name === name),
       };
       ctx.services.set("skills", catalog);
-      const registry = ctx.services.get("toolRegistry");
-      if (registry && !registry.get(skillTool.name)) registry.register(skillTool, { source: "skills" });
+      if (!ctx.tools.registry.has(skillTool.name)) ctx.tools.register(skillTool, { source: "skills" });
       ctx.hooks.onWaterfall(
         "agent/pre-step",
         (state) => {

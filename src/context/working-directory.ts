@@ -28,7 +28,6 @@ import { realpathSync, statSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { LogEvent } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
-import { installTools } from "../loop/tool-installer.js";
 import { isWithin } from "../tools/files/path-within.js";
 import { realPathOf } from "../tools/files/sandbox-paths.js";
 import { workspacePath } from "../tools/files/workspace-paths.js";
@@ -107,7 +106,7 @@ export function workingDirectoryPlugin(): Plugin {
         for (const event of events) last = recordedCwd(event) ?? last;
         if (last !== undefined) ctx.facts.cwd = usable(last, ctx.workspace) ?? ctx.workspace;
       });
-      installTools(ctx, [workingDirectoryTool(ctx)]);
+      ctx.tools.register(workingDirectoryTool(ctx), { source: "working-directory" });
     },
   };
 }

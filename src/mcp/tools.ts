@@ -2,7 +2,7 @@
  * MCP tools in an agent's registry (issue 18 item 2, 4, 6; T21, SP8; Hermes tools runtime: "MCP tools are
  * discovered after core tools and register into the same registry").
  *
- * `attachMcpTools(ctx, registry, options)` is the one call the tools plugin makes. It starts (or shares)
+ * `attachMcpTools(ctx, options)` is the one call the tools plugin makes. It starts (or shares)
  * the pool, waits at most the startup timeouts, and registers each ready server's tools as toolset
  * `mcp:<server>`, named `mcp__<server>__<tool>`. They run through the same `ToolPipeline` as builtin
  * tools: validation by the same schema validator, approvals, the repeat reminder and the spill policy all
@@ -26,11 +26,7 @@ import type { Config } from "../config/schema.js";
 import type { ImageMediaType, ImageRef } from "../log/messages.js";
 import type { Redactor } from "../log/redact.js";
 import type { PluginContext } from "../loop/plugin.js";
-import type { ToolHost } from "../loop/tool-host.js";
 import { imagesFor } from "../model/catalog.js";
-import type { ToolSpec } from "../model/types.js";
-import { ToolPipeline } from "../tools/pipeline.js";
-import type { ToolRegistry } from "../tools/registry.js";
 import type { AnyToolDefinition, ObjectSchema, ToolOutput } from "../tools/types.js";
 import type { McpConnection } from "./connection.js";
 import { MCP_PREFIX, mcpToolNames, mcpToolset } from "./names.js";
@@ -63,11 +59,8 @@ export type AttachMcpOptions = {
 /** The MCP tools of one server as registered on one agent. */
 type ServerTools = { names: Map<string, string>; removed: Set<string> };
 
-export async function attachMcpTools(
-  ctx: PluginContext,
-  registry: ToolRegistry,
-  options: AttachMcpOptions,
-): Promise<void> {
+export async function attachMcpTools(ctx: PluginContext, options: AttachMcpOptions): Promise<void> {
+  const { registry } = ctx.tools;
   if (!options.pool && Object.keys(options.servers).length === 0) return;
   const owned = !options.pool;
   const pool =
@@ -88,8 +81,6 @@ export async function attachMcpTools(
   let ready = false;
   const perServer = new Map<string, ServerTools>();
   const pending = { added: [] as string[], removed: [] as string[] };
-  const added: ToolSpec[] = [];
-  const addedNames = new Set<string>();
 
   const sync = (connection: McpConnection, tools: readonly Tool[]) => {
     const state = perServer.get(connection.name) ?? { names: new Map(), removed: new Set<string>() };
@@ -122,10 +113,7 @@ export async function attachMcpTools(
       const wasRemoved = state.removed.delete(tool.name);
       if (ready && (!known || wasRemoved)) {
         pending.added.push(name);
-        if (!known) {
-          added.push({ name, description: definition.description, parameters: definition.parameters });
-          addedNames.add(name);
-        }
+        if (!known) ctx.tools.offer([name]);
       }
     }
     for (const [tool, name] of state.names) {
@@ -159,33 +147,10 @@ export async function attachMcpTools(
     }
   }
 
-  // SP8: tools added after the agent is ready are declared after the others, through a pipeline on the
-  // same registry and bus (same validation, approvals, reminder and spill), and announced before the next
-  // step.
+  // SP8: tools added after the agent is ready are offered after the others (the same registry and pipeline:
+  // validation, approvals, reminder and spill), and announced before the next step.
   ctx.hooks.onSerial("agent/ready", async () => {
     ready = true;
-    const base = ctx.services.get("toolHost");
-    if (!base) return;
-    const pipeline = new ToolPipeline({ registry, hooks: ctx.hooks, visible: () => addedNames });
-    let cache: { base: ToolSpec[]; count: number; all: ToolSpec[]; baseNames: Set<string> } | undefined;
-    const current = () => {
-      const declared = base.declarations();
-      if (cache?.base !== declared || cache.count !== added.length) {
-        const baseNames = new Set(declared.map((d) => d.name));
-        const all = [...declared, ...added.filter((a) => !baseNames.has(a.name))];
-        cache = { base: declared, count: added.length, all, baseNames };
-      }
-      return cache;
-    };
-    const extra = (name: string) => addedNames.has(name) && !current().baseNames.has(name);
-    const host: ToolHost = {
-      declarations: () => (added.length === 0 ? base.declarations() : current().all),
-      concurrencyOf: (call) => (extra(call.name) ? pipeline.concurrencyOf(call) : base.concurrencyOf(call)),
-      isReadOnly: (call) =>
-        extra(call.name) ? pipeline.isReadOnly(call) : (base.isReadOnly?.(call) ?? false),
-      run: (call, exec) => (extra(call.name) ? pipeline.run(call, exec) : base.run(call, exec)),
-    };
-    ctx.services.set("toolHost", host);
   });
   ctx.hooks.onWaterfall(
     "agent/pre-step",
@@ -214,7 +179,6 @@ export async function attachMcpTools(
 /** The tools plugin's one call (presets/standard-tools.ts): its options, read for what MCP needs. */
 export function attachMcpFromConfig(
   ctx: PluginContext,
-  registry: ToolRegistry,
   options: {
     config: Config;
     env: NodeJS.ProcessEnv;
@@ -226,7 +190,7 @@ export function attachMcpFromConfig(
   },
 ): Promise<void> {
   const { config } = options;
-  return attachMcpTools(ctx, registry, {
+  return attachMcpTools(ctx, {
     servers: config.mcp_servers,
     env: options.env,
     pool: options.mcp,

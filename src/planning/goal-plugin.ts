@@ -21,7 +21,6 @@
 import type { Config } from "../config/schema.js";
 import type { ChildWaiter } from "../loop/headless.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
-import { installTools } from "../loop/tool-installer.js";
 import type { GoalRow } from "../store/planning-rows.js";
 import { GoalService } from "./goal-service.js";
 import { goalRoundText, roundLimitText } from "./goal-texts.js";
@@ -131,7 +130,8 @@ export function goalPlugin(options: GoalPluginOptions): Plugin {
       ctx.services.set("goalService", goals);
       ctx.services.set("goals", goals);
       ctx.services.set("goalRounds", driver);
-      if (options.tools !== false) installTools(ctx, goalTools);
+      if (options.tools !== false)
+        for (const tool of goalTools) ctx.tools.register(tool, { source: "planning" });
 
       ctx.hooks.onWaterfall(
         "agent/pre-step",

@@ -16,7 +16,6 @@
 import type { NewEvent } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { SECTION_ORDER } from "../loop/prompt.js";
-import { installTools } from "../loop/tool-installer.js";
 import type { ToolDefinition } from "../tools/types.js";
 
 export const PLAN_SECTION =
@@ -119,7 +118,7 @@ export function planModePlugin(options: { tools?: boolean } = {}): Plugin {
       const service = new PlanModeService((text) => ctx.inbox.inject(text, "mode-switch"));
       ctx.services.set("planMode", service);
       ctx.prompt.addSection({ name: "plan-mode", order: SECTION_ORDER.plan, text: PLAN_SECTION });
-      if (options.tools !== false) installTools(ctx, [exitPlanModeTool]);
+      if (options.tools !== false) ctx.tools.register(exitPlanModeTool, { source: "planning" });
       let restored = false;
       const write = () => {
         const records = service.takeRecords();

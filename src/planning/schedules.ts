@@ -14,7 +14,6 @@
  * `Error: no schedule <id> in this session`.
  */
 import type { Plugin } from "../loop/plugin.js";
-import { installTools } from "../loop/tool-installer.js";
 import type { ScheduleRow } from "../store/planning-rows.js";
 import type { InboxItem, PlanningStore, Store } from "../store/store.js";
 import type { JsonSchema, ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
@@ -177,7 +176,7 @@ export function schedulesPlugin(settings: Omit<ScheduleSettings, "schedules">): 
     name: "schedules",
     setup(ctx) {
       ctx.services.set("scheduleSettings", { ...settings, schedules: ctx.store.planning });
-      installTools(ctx, scheduleTools);
+      for (const tool of scheduleTools) ctx.tools.register(tool, { source: "planning" });
     },
   };
 }

@@ -18,7 +18,6 @@ import { Agent } from "../loop/agent.js";
 import { modelSettingsFor } from "../loop/model-settings.js";
 import { startSession } from "../loop/new-session.js";
 import type { Plugin } from "../loop/plugin.js";
-import type { ToolHost } from "../loop/tool-host.js";
 import { createAdapter } from "../model/adapter.js";
 import { isProviderName, type Route, resolveApiKey, resolveRoute } from "../model/catalog.js";
 import { createRecordingAdapter, createReplayAdapter, readRecording } from "../model/record.js";
@@ -59,9 +58,7 @@ export type OpenAgentOptions = {
   recordFile?: string;
   /** The `replay` provider's recording. */
   replayFile?: string;
-  /** A tool host instead of the standard tools (tests, embedding products). */
-  tools?: ToolHost;
-  /** Options of the standard tools plugin (used unless `tools` is given). */
+  /** Options of the standard tools plugin. */
   toolOptions?: Omit<ToolsPluginOptions, "config">;
   plugins?: readonly Plugin[];
   /** Override the configured approval policy (a run without a terminal behaves as `never`). */
@@ -215,28 +212,27 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
       },
       { provider: adapter.provider },
     ),
-    ...(options.tools ? { tools: options.tools } : {}),
     plugins: standardPlugins({
       config,
       home,
       projectTrusted,
       ...(projectRoot ? { projectRoot } : {}),
       ...(instructionGate ? { instructionGate } : {}),
-      tools: options.tools
-        ? undefined
-        : toolsPlugin({
-            config,
-            home,
-            projectTrusted,
-            ...(projectRoot ? { projectRoot } : {}),
-            redactor,
-            harnessEnvKeys: harnessSecretVariables(config, options.apiKeyEnv),
-            ...options.toolOptions,
-          }),
+      tools: toolsPlugin({
+        config,
+        home,
+        projectTrusted,
+        ...(projectRoot ? { projectRoot } : {}),
+        redactor,
+        harnessEnvKeys: harnessSecretVariables(config, options.apiKeyEnv),
+        ...options.toolOptions,
+      }),
       extra: [...(options.plugins ?? []), ...(local ? [closeWithAgent(local)] : [])],
       children,
     }),
     workspace,
+    // The tools' availability (required env vars) is checked against the environment the tools plugin uses.
+    env: options.toolOptions?.env ?? process.env,
     sandbox: config.sandbox,
     approval: options.approval ?? config.approval,
     session: sessionInfoOf(session),

@@ -1,13 +1,14 @@
 /**
- * The tools plugin of the standard preset: builds one agent's tool registry, pipeline, policies and
- * services, and offers them to the loop as the `toolHost` service (issue 5, T2, T9, T22).
+ * The tools plugin of the standard preset: registers the builtin tools, `$BDSH_HOME`'s plugin tools and the
+ * MCP servers' tools in the agent's registry (loop/agent-tools.ts, which decides the offer), and installs
+ * the tool policies and the services the tools use (issue 5, T2, T9, T22).
  *
  * Invariants:
  * - Everything stateful is per agent: file observations (C18) and the repeat chain (G1), both folded from
  *   the log so they are the same on whichever server opens the session; session approvals, jobs. Nothing
  *   lives in process globals.
- * - The tools offered are decided once, when every plugin is set up (`agent/ready`), and stay the same
- *   for the session's requests (SP8, M23).
+ * - The tools offered are decided by the agent once every plugin is set up, and stay the same for the
+ *   session's requests (SP8, M23).
  * - A finished background job's notice is steered into the agent: the next step of a running turn, or a
  *   new turn when idle (T9). A job killed or already collected sends none.
  * - Broken plugin tools are reported and skipped, never fatal.
@@ -28,12 +29,10 @@ import type {} from "../tools/files/masked-paths.js";
 import { readImageTool } from "../tools/files/read-image.js";
 import type { ExactCommandApprovals } from "../tools/guards/command-guard.js";
 import type { QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
-import { ToolPipeline } from "../tools/pipeline.js";
 import { loadPlugins, type PluginReport } from "../tools/plugins.js";
-import type { ToolRegistry } from "../tools/registry.js";
 import { redactingBlobStore } from "../tools/spill/blob-store.js";
 import { quotaBlobStoreFor } from "../tools/spill/spill-quota.js";
-import { createStandardRegistry, installToolPolicies } from "../tools/standard.js";
+import { installToolPolicies, standardTools } from "../tools/standard.js";
 import { setupTerminal, terminalRegistry } from "../tools/terminal/setup.js";
 import { MemoryTodoList } from "../tools/todo/todo-tool.js";
 import { searchClient } from "../tools/web/search/search-client.js";
@@ -41,8 +40,6 @@ import { webSearchSettings } from "../tools/web/search/settings.js";
 
 declare module "../tools/types.js" {
   interface ToolServiceMap {
-    /** The agent's registry: planning and context plugins register their tools here. */
-    toolRegistry: ToolRegistry;
     toolPluginReport: PluginReport;
   }
 }
@@ -79,7 +76,8 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
     name: "tools",
     async setup(ctx) {
       const env = options.env ?? process.env;
-      const registry = createStandardRegistry({
+      const { registry } = ctx.tools;
+      const builtin = standardTools({
         bash: {
           timeoutMs: config.tools.bash.timeout_ms,
           maxTimeoutMs: config.tools.bash.max_timeout_ms,
@@ -87,6 +85,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         },
         webFetchAllowPrivate: config.web_fetch.allow_private,
       });
+      for (const tool of builtin) registry.register(tool);
       const save = (name: string, data: Uint8Array, mediaType: ImageMediaType) =>
         saveImage(options.home, name, data, mediaType);
       // T22, M10: shows images to a model that takes them, and tells any other model it cannot.
@@ -97,7 +96,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
           save,
         }),
       );
-      await attachMcpFromConfig(ctx, registry, { ...options, env, saveImage: save }); // issue 18: after core tools (Hermes)
+      await attachMcpFromConfig(ctx, { ...options, env, saveImage: save }); // issue 18: after core tools (Hermes)
       // Issue 19: the built-in backends and $BDSH_HOME/plugins/<name>/ (plugin.yaml, kind: backend) ones.
       const { backends, report: backendReport } = await terminalRegistry({
         config,
@@ -137,7 +136,6 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       ctx.fold(["turn/start", "tool/call"], (event) => policies.repeatReminder.fold(event));
 
       const services = ctx.services;
-      services.set("toolRegistry", registry);
       services.set("toolPluginReport", report);
       const blobs = redactingBlobStore(
         quotaBlobStoreFor(ctx.store, config),
@@ -194,39 +192,6 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
           searchClient({ spec: search.spec, baseUrl: search.baseUrl, key: search.key?.value }),
         );
 
-      // The tools offered are decided once every plugin is set up (planning and context plugins register
-      // theirs on this registry), and then stay the same for the session (SP8).
-      let declarations: ReturnType<ToolRegistry["declarations"]> = [];
-      let visible = new Set<string>();
-      const pipeline = new ToolPipeline({ registry, hooks: ctx.hooks, visible: () => visible });
-      ctx.hooks.onSerial("agent/ready", async () => {
-        const { toolsAs, allowedToolsets } = ctx.session;
-        const allowed = allowedToolsets && new Set(allowedToolsets);
-        const names = await registry.available(
-          allowed
-            ? registry.names().filter((name) => allowed.has(registry.get(name)?.toolset ?? ""))
-            : registry.names(),
-          {
-            env,
-            services,
-            // Issue 16: a fork, subagent or Ralph session is not offered create_goal; S1: a delegated fork is
-            // offered its parent's tools (the prefix cache), and refuses at call time what it may not do.
-            session: toolsAs ? { ...ctx.session, ...toolsAs } : ctx.session,
-          },
-        );
-        for (const name of names) {
-          const section = registry.get(name)?.promptSection;
-          if (section) ctx.prompt.addSection({ name: `tool:${name}`, ...section, visibleWith: name });
-        }
-        visible = new Set(names);
-        declarations = registry.declarations(names);
-      });
-      services.set("toolHost", {
-        declarations: () => declarations,
-        concurrencyOf: (call) => pipeline.concurrencyOf(call),
-        isReadOnly: (call) => pipeline.isReadOnly(call),
-        run: (call, exec) => pipeline.run(call, exec),
-      });
       ctx.hooks.onSerial("agent/close", async () => {
         await services.get("jobs")?.killAll();
         await services.get("terminal")?.cleanup();

@@ -5,7 +5,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/loop/agent.js";
 import { runHeadless } from "../../src/loop/headless.js";
-import { installTools } from "../../src/loop/tool-installer.js";
 import { createAdapter } from "../../src/model/adapter.js";
 import { resolveRoute } from "../../src/model/catalog.js";
 import { reportToolCheck } from "../../src/planning/continuation.js";
@@ -81,7 +80,7 @@ describe("P7 Ralph loop", () => {
           plugins: [
             personaPlugin,
             testToolsPlugin({}),
-            { name: "ralph-report", setup: (ctx) => installTools(ctx, [ralphReportTool]) },
+            { name: "ralph-report", setup: (ctx) => ctx.tools.register(ralphReportTool) },
             reportToolCheck(2, RALPH_REPORT),
           ],
         });

@@ -263,7 +263,6 @@ class Compactor {
 function manualBase(ctx: PluginContext): ModelRequest {
   const request = ctx.currentRequest();
   const head = ctx.log.surface.surface[0]?.message;
-  const tools =
-    request.tools.length > 0 ? request.tools : (ctx.services.get("toolHost")?.declarations() ?? []);
+  const tools = request.tools.length > 0 ? request.tools : ctx.tools.declarations();
   return { ...request, system: head?.role === "system" ? head.text : request.system, tools };
 }
