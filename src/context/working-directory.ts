@@ -55,7 +55,7 @@ function usable(cwd: string, workspace: string): string | undefined {
   }
 }
 
-function workingDirectoryTool(ctx: PluginContext): ToolDefinition<{ path?: string }> {
+export function workingDirectoryTool(ctx: PluginContext): ToolDefinition<{ path?: string }> {
   return {
     name: "working_directory",
     toolset: "files",

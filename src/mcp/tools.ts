@@ -256,7 +256,7 @@ function objectSchema(schema: Tool["inputSchema"]): ObjectSchema | undefined {
   return { ...rest, type: "object", properties: (schema.properties ?? {}) as ObjectSchema["properties"] };
 }
 
-function resourceTools(pool: McpPool): AnyToolDefinition[] {
+export function resourceTools(pool: McpPool): AnyToolDefinition[] {
   const servers = () => [...pool.connections.values()].filter((c) => c.offersResources);
   const list: AnyToolDefinition = {
     name: LIST_RESOURCES_TOOL,
