@@ -40,7 +40,7 @@ export const mcpServerSchema = z
     url: z.url().optional(),
     headers: stringMap.optional(),
     // No schema defaults: each config layer is parsed on its own, and a default filled in a later layer would
-    // overwrite an earlier layer's value when they merge. `serverSettings` fills them at use.
+    // overwrite an earlier layer's value when they merge. `serverSettingsFrom` fills them at use.
     enabled: z.boolean().optional(),
     timeout_ms: positiveInt.optional(), // T21: default 60 s
     startup_timeout_ms: positiveInt.optional(),
@@ -87,7 +87,7 @@ export type McpServerSettings = McpServerConfig & {
   startup_timeout_ms: number;
 };
 
-export function serverSettings(server: McpServerConfig): McpServerSettings {
+export function serverSettingsFrom(server: McpServerConfig): McpServerSettings {
   return {
     ...server,
     enabled: server.enabled ?? true,

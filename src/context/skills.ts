@@ -31,6 +31,7 @@ import { join, sep } from "node:path";
 import { parse } from "yaml";
 import type { InstructionGate } from "../config/instruction-review.js";
 import type { Plugin } from "../loop/plugin.js";
+import { type Static, Type, toolParameters } from "../tools/schema.js";
 import type { ToolDefinition } from "../tools/types.js";
 import { reportWithheld, type WithheldFile } from "./instructions.js";
 import { latestUserMessageTracker } from "./latest-user-message.js";
@@ -170,17 +171,19 @@ export function skillContent(skill: Skill): string {
   return `<skill_content name="${skill.name}">\n<skill_instructions>\n${skill.instructions}\n</skill_instructions>\n</skill_content>`;
 }
 
-export const skillTool: ToolDefinition<{ name: string }> = {
+const SkillSchema = Type.Object(
+  {
+    name: Type.String({ description: "The skill's exact name." }),
+  },
+  { additionalProperties: false },
+);
+
+export const skillTool: ToolDefinition<Static<typeof SkillSchema>> = {
   name: "skill",
   toolset: "skills",
   description:
     "Load a skill's full instructions by its exact name from the available skills list, then follow them.",
-  parameters: {
-    type: "object",
-    properties: { name: { type: "string", description: "The skill's exact name." } },
-    required: ["name"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(SkillSchema),
   concurrency: "safe",
   readOnly: true,
   async execute(args, exec) {

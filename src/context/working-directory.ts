@@ -31,6 +31,7 @@ import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { isWithin } from "../tools/files/path-within.js";
 import { realPathOf } from "../tools/files/sandbox-paths.js";
 import { workspacePath } from "../tools/files/workspace-paths.js";
+import { type Static, Type, toolParameters } from "../tools/schema.js";
 import type {} from "../tools/terminal/environment.js";
 import type { ToolDefinition } from "../tools/types.js";
 
@@ -55,23 +56,27 @@ function usable(cwd: string, workspace: string): string | undefined {
   }
 }
 
-export function workingDirectoryTool(ctx: PluginContext): ToolDefinition<{ path?: string }> {
+const WorkingDirectorySchema = Type.Object(
+  {
+    path: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "The directory to move to. Leave it out to only show the current one.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export function workingDirectoryTool(
+  ctx: PluginContext,
+): ToolDefinition<Static<typeof WorkingDirectorySchema>> {
   return {
     name: "working_directory",
     toolset: "files",
     description:
       "Show the working directory, or change it by giving `path`: a directory inside the workspace (absolute, or relative to the current one). Commands and relative paths of later calls start there. It does not change which files may be written.",
-    parameters: {
-      type: "object",
-      properties: {
-        path: {
-          type: "string",
-          minLength: 1,
-          description: "The directory to move to. Leave it out to only show the current one.",
-        },
-      },
-      additionalProperties: false,
-    },
+    parameters: toolParameters(WorkingDirectorySchema),
     isAvailable: ({ services }) => {
       const terminal = services.get("terminal");
       return terminal === undefined || (terminal.remoteCwd === undefined && terminal.files === undefined);

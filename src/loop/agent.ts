@@ -38,6 +38,7 @@ import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../
 import type { PendingUserMessage } from "./hooks.js";
 import { traced } from "./trace-carrier.js";
 import "./hooks.js";
+import { opensTurn } from "../store/store.js";
 import { AgentTools, type AgentToolsControl } from "./agent-tools.js";
 import type { ModelSettings } from "./model-settings.js";
 import {
@@ -435,7 +436,7 @@ export class Agent {
   /** Input that opens a turn: a follow-up or a steer (inject does not wake, L4). */
   private async hasTurnInput(): Promise<boolean> {
     if (this.nextStepLocal.length) return true;
-    return (await this.pending()).some((item) => item.mode !== "inject");
+    return opensTurn(await this.pending());
   }
 
   private async hasNextStepInput(): Promise<boolean> {

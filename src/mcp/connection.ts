@@ -29,7 +29,7 @@ import {
   isStdio,
   type McpServerConfig,
   type McpServerSettings,
-  serverSettings,
+  serverSettingsFrom,
   toolAllowed,
 } from "../config/mcp-servers.js";
 import { Redactor } from "../log/redact.js";
@@ -95,7 +95,7 @@ export class McpConnection {
     config: McpServerConfig,
     private readonly options: McpConnectionOptions,
   ) {
-    this.config = serverSettings(config);
+    this.config = serverSettingsFrom(config);
     this.transport = isStdio(config) ? "stdio" : "http";
     this.stateValue = this.config.enabled ? "connecting" : "disabled";
     this.redactor = options.redactor ?? Redactor.none;

@@ -27,6 +27,7 @@ import type { ImageMediaType, ImageRef } from "../log/messages.js";
 import type { Redactor } from "../log/redact.js";
 import type { PluginContext } from "../loop/plugin.js";
 import { imagesFor } from "../model/catalog.js";
+import { Type, toolParameters } from "../tools/schema.js";
 import type { AnyToolDefinition, ObjectSchema, ToolOutput } from "../tools/types.js";
 import type { McpConnection } from "./connection.js";
 import { MCP_PREFIX, mcpToolNames, mcpToolset } from "./names.js";
@@ -256,6 +257,21 @@ function objectSchema(schema: Tool["inputSchema"]): ObjectSchema | undefined {
   return { ...rest, type: "object", properties: (schema.properties ?? {}) as ObjectSchema["properties"] };
 }
 
+const McpListResourcesSchema = Type.Object(
+  {
+    server: Type.Optional(Type.String({ description: "An MCP server's name; default: every server." })),
+  },
+  { additionalProperties: false },
+);
+
+const McpReadResourceSchema = Type.Object(
+  {
+    server: Type.String({ description: "The MCP server's name." }),
+    uri: Type.String({ description: "The resource URI." }),
+  },
+  { additionalProperties: false },
+);
+
 export function resourceTools(pool: McpPool): AnyToolDefinition[] {
   const servers = () => [...pool.connections.values()].filter((c) => c.offersResources);
   const list: AnyToolDefinition = {
@@ -263,11 +279,7 @@ export function resourceTools(pool: McpPool): AnyToolDefinition[] {
     toolset: "mcp",
     description:
       "List the resources (and resource templates) that connected MCP servers offer. Give `server` to list one server's only. Read one with mcp_read_resource.",
-    parameters: {
-      type: "object",
-      properties: { server: { type: "string", description: "An MCP server's name; default: every server." } },
-      additionalProperties: false,
-    },
+    parameters: toolParameters(McpListResourcesSchema),
     concurrency: "safe",
     readOnly: true,
     async execute(args: { server?: string }) {
@@ -308,15 +320,7 @@ export function resourceTools(pool: McpPool): AnyToolDefinition[] {
     toolset: "mcp",
     description:
       "Read one resource from an MCP server by its URI (as mcp_list_resources lists it). Text is returned as is; binary content is described, not inlined.",
-    parameters: {
-      type: "object",
-      properties: {
-        server: { type: "string", description: "The MCP server's name." },
-        uri: { type: "string", description: "The resource URI." },
-      },
-      required: ["server", "uri"],
-      additionalProperties: false,
-    },
+    parameters: toolParameters(McpReadResourceSchema),
     concurrency: "safe",
     readOnly: true,
     async execute(args: { server: string; uri: string }, exec) {

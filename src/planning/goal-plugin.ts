@@ -22,6 +22,7 @@ import type { Config } from "../config/schema.js";
 import type { ChildWaiter } from "../loop/headless.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import type { GoalRow } from "../store/planning-rows.js";
+import { opensTurn } from "../store/store.js";
 import { GoalService } from "./goal-service.js";
 import { goalRoundText, roundLimitText } from "./goal-texts.js";
 import { goalTools } from "./goal-tools.js";
@@ -91,7 +92,7 @@ export class GoalRoundDriver {
 
   private async inputQueued(): Promise<boolean> {
     const pending = await this.ctx.store.pendingInbox(this.ctx.sessionId);
-    return pending.some((item) => item.mode !== "inject");
+    return opensTurn(pending);
   }
 }
 

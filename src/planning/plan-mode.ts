@@ -16,6 +16,7 @@
 import type { NewEvent } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { SECTION_ORDER } from "../loop/prompt.js";
+import { type Static, Type, toolParameters } from "../tools/schema.js";
 import type { ToolDefinition } from "../tools/types.js";
 
 export const PLAN_SECTION =
@@ -79,17 +80,19 @@ declare module "../tools/types.js" {
   }
 }
 
-export const exitPlanModeTool: ToolDefinition<{ plan: string }> = {
+const ExitPlanModeSchema = Type.Object(
+  {
+    plan: Type.String({ minLength: 1, description: "The plan, in full (markdown)." }),
+  },
+  { additionalProperties: false },
+);
+
+export const exitPlanModeTool: ToolDefinition<Static<typeof ExitPlanModeSchema>> = {
   name: "exit_plan_mode",
   toolset: "planning",
   description:
     "Present your finished plan to the user and ask to leave plan mode. Use it only in plan mode, once the plan is complete.",
-  parameters: {
-    type: "object",
-    properties: { plan: { type: "string", minLength: 1, description: "The plan, in full (markdown)." } },
-    required: ["plan"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(ExitPlanModeSchema),
   async execute(args, exec) {
     const planMode = exec.services.require("planMode");
     if (planMode.mode !== "plan") return { text: `Error: ${NOT_IN_PLAN_MODE}`, isError: true };

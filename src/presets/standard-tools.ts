@@ -36,7 +36,7 @@ import { installToolPolicies, standardTools } from "../tools/standard.js";
 import { setupTerminal, terminalRegistry } from "../tools/terminal/setup.js";
 import { MemoryTodoList } from "../tools/todo/todo-tool.js";
 import { searchClient } from "../tools/web/search/search-client.js";
-import { webSearchSettings } from "../tools/web/search/settings.js";
+import { webSearchSettingsFrom } from "../tools/web/search/settings.js";
 
 declare module "../tools/types.js" {
   interface ToolServiceMap {
@@ -185,7 +185,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       if (options.approvals) services.set("approvals", options.approvals);
       if (options.questionAnswerer) services.set("questionAnswerer", options.questionAnswerer);
       // T19: `web_search` is offered only when a provider is configured and its key resolves.
-      const search = webSearchSettings(config.web_search, env);
+      const search = webSearchSettingsFrom(config.web_search, env);
       if (search.available)
         services.set(
           "webSearch",

@@ -37,7 +37,7 @@
  *   each Agent releases its lease when its drive ends.
  */
 import type { Agent } from "../loop/agent.js";
-import { type Store, type StoreNotification, sessionLeaseName } from "../store/store.js";
+import { opensTurn, type Store, type StoreNotification, sessionLeaseName } from "../store/store.js";
 
 export type SessionRunnerOptions = {
   store: Store;
@@ -360,7 +360,7 @@ export class SessionRunner {
 
   private async hasTurnInput(sessionId: string): Promise<boolean> {
     const pending = await this.options.store.pendingInbox(sessionId);
-    return pending.some((item) => item.mode !== "inject");
+    return opensTurn(pending);
   }
 
   /** An agent whose drive failed may hold unflushed events: never reuse it. */

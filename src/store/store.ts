@@ -136,6 +136,15 @@ export type InboxItem = {
   metadata: Record<string, unknown>;
 };
 
+/**
+ * L4: whether pending input opens a turn. Every pending item does except an `inject`, which waits for a
+ * turn something else opens. The driver, the server's runner, goal rounds and subagent settlement all ask
+ * this one question.
+ */
+export function opensTurn(pending: readonly Pick<InboxItem, "mode">[]): boolean {
+  return pending.some((item) => item.mode !== "inject");
+}
+
 export type NewInboxItem = {
   id?: string;
   queue: InboxQueue;

@@ -20,6 +20,7 @@ import type { Config } from "../config/schema.js";
 import type { LogEvent, MessageAbout } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { CONTEXT_ORDER } from "../loop/prompt.js";
+import { opensTurn } from "../store/store.js";
 import type { ObjectSchema } from "../tools/types.js";
 import { type Delegation, delegationOf } from "./ledger.js";
 import type { ChildDriver } from "./lifecycle.js";
@@ -144,7 +145,7 @@ function setupChild(
       recorded: () => recorded(),
       busy: async () =>
         (await service.children()).some((child) => child.active) ||
-        (await ctx.store.pendingInbox(ctx.sessionId)).some((item) => item.mode !== "inject"),
+        opensTurn(await ctx.store.pendingInbox(ctx.sessionId)),
       record: (value: Record<string, unknown>) => {
         recordedNow = { turnSeq: turnSeq(), value };
       },
@@ -172,7 +173,7 @@ function setupChild(
       const end = ctx.log.last("turn/end");
       const previous = ctx.log.last("subagent/settled");
       if (!end || (previous && previous.seq > end.seq)) return;
-      if ((await ctx.store.pendingInbox(ctx.sessionId)).some((item) => item.mode !== "inject")) return;
+      if (opensTurn(await ctx.store.pendingInbox(ctx.sessionId))) return;
       const closingMessage = closingMessageOf(ctx.log.events);
       const structured = delegation.schema ? structuredOfTurn(ctx.log.events) : undefined;
       const error = end.data.error;

@@ -11,7 +11,7 @@ import {
   expandVariables,
   mcpServersSchema,
   secretValues,
-  serverSettings,
+  serverSettingsFrom,
   toolAllowed,
 } from "../../src/config/mcp-servers.js";
 import { Redactor } from "../../src/log/redact.js";
@@ -52,7 +52,7 @@ describe("MCP config", () => {
       a: { command: "x", env: { K: ref("TOKEN") } },
       b: { url: "http://127.0.0.1:1/mcp", headers: { Authorization: `Bearer ${ref("TOKEN")}` } },
     });
-    expect(serverSettings(servers.a!)).toMatchObject({
+    expect(serverSettingsFrom(servers.a!)).toMatchObject({
       enabled: true,
       timeout_ms: 60_000,
       startup_timeout_ms: 10_000,
