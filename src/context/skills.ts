@@ -148,7 +148,7 @@ export function loadSkills(directories: readonly string[], screen?: SkillScreen)
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The skill folders: the user's, then the project's when the workspace is trusted (issue 14). */
+/** The skill folders: the user's, then the project's when the workspace is trusted. */
 export function skillDirectories(home: string, workspace: string, projectTrusted = true): string[] {
   return projectTrusted ? [join(home, "skills"), join(workspace, ".bdsh", "skills")] : [join(home, "skills")];
 }
@@ -206,7 +206,7 @@ export const skillTool: ToolDefinition<Static<typeof SkillSchema>> = {
 export function skillsPlugin(options: {
   home: string;
   directories?: readonly string[];
-  /** Workspace trust (issue 14): false leaves out `<workspace>/.bdsh/skills`. Default true. */
+  /** Workspace trust: false leaves out `<workspace>/.bdsh/skills`. Default true. */
   projectTrusted?: boolean;
   /** The directory whose `.bdsh/skills` is the project's (the trusted root); default the workspace. */
   projectRoot?: string;

@@ -82,7 +82,7 @@ export type AgentOptions = {
   /** How long to wait for another holder's lease to lapse before giving up (default 0: do not wait). */
   leaseWaitMs?: number;
   now?: () => Date;
-  /** Issue 14 finding 4: known secret values, redacted from every event before it is stored or sent. */
+  /** Known secret values, redacted from every event before it is stored or sent. */
   redactor?: Redactor;
 };
 

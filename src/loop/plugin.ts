@@ -82,7 +82,7 @@ export type PluginContext = {
   currentTools(): readonly ToolSpec[];
   workspace: string;
   facts: RuntimeFacts;
-  /** The session's secret values (issue 14 finding 4), for plugins that send text out of the log (traces). */
+  /** The session's secret values, for plugins that send text out of the log (traces). */
   redactor: Redactor;
   /** Live text and reasoning deltas as they stream (already redacted); never durable. */
   onDelta(listener: (delta: LiveDelta) => void): () => void;

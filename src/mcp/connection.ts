@@ -1,5 +1,5 @@
 /**
- * One MCP server connection on the official SDK client (issue 18 items 3-4, T21).
+ * One MCP server connection on the official SDK client (T21).
  *
  * States: `disabled` (config `enabled: false`), `connecting` (first start), `ready`, `reconnecting` (after a
  * drop), `failed` (never started, or gave up), `closed`.
@@ -305,7 +305,7 @@ export class McpConnection {
     }
   }
 
-  /** One connection attempt, start to tool list, within one `startup_timeout_ms` deadline (issue 18 item 4). */
+  /** One connection attempt, start to tool list, within one `startup_timeout_ms` deadline. */
   private async connectOnce(): Promise<void> {
     if (this.closing.signal.aborted) throw new Error("closed");
     await loadMcpSdk();
@@ -321,7 +321,7 @@ export class McpConnection {
           await this.connectWith(this.httpTransport("streamable-http"), "streamable-http", timeout, signal);
         } catch (first) {
           if (signal.aborted) throw first;
-          // Issue 18 item 1: a server that answers the older way gets the HTTP+SSE transport.
+          // A server that answers the older way gets the HTTP+SSE transport.
           try {
             await this.connectWith(this.httpTransport("sse"), "sse", timeout, signal);
           } catch {

@@ -1,6 +1,6 @@
 /**
- * What `bdsh mcp list`, `bdsh mcp tools NAME` and `bdsh doctor` say about the configured MCP servers
- * (issue 18 item 5). Each connects the servers once (in parallel, bounded by their startup timeouts) and
+ * What `bdsh mcp list`, `bdsh mcp tools NAME` and `bdsh doctor` say about the configured MCP servers.
+ * Each connects the servers once (in parallel, bounded by their startup timeouts) and
  * closes them.
  *
  * Invariants: no `env` or `headers` value is ever printed (the pool's redactor covers every error text);

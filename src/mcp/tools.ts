@@ -1,5 +1,5 @@
 /**
- * MCP tools in an agent's registry (issue 18 item 2, 4, 6; T21, SP8; Hermes tools runtime: "MCP tools are
+ * MCP tools in an agent's registry (T21, SP8; Hermes tools runtime: "MCP tools are
  * discovered after core tools and register into the same registry").
  *
  * `attachMcpTools(ctx, options)` is the one call the tools plugin makes. It starts (or shares)

@@ -28,7 +28,7 @@ import {
   timingFrom,
 } from "./schedule-timing.js";
 
-/** What the schedule tools need: the goals-and-schedules part of the store (issue 16 item 8), not all of it. */
+/** What the schedule tools need: the goals-and-schedules part of the store, not all of it. */
 export type ScheduleSettings = { schedules: PlanningStore; minEverySeconds: number; now?: () => number };
 
 declare module "../tools/types.js" {

@@ -42,7 +42,7 @@ export type OpenAgentOptions = {
   /** `$BDSH_HOME`, for plugin tools and instructions. */
   home?: string;
   /**
-   * Workspace trust (issue 14): whether the workspace's `.bdsh/plugins`, `.bdsh/skills` and instruction files
+   * Workspace trust: whether the workspace's `.bdsh/plugins`, `.bdsh/skills` and instruction files
    * load. Default: whether `$BDSH_HOME/trusted.json` trusts the workspace.
    */
   projectTrusted?: boolean;
@@ -64,9 +64,9 @@ export type OpenAgentOptions = {
   /** Override the configured approval policy (a run without a terminal behaves as `never`). */
   approval?: ApprovalPolicy;
   leaseWaitMs?: number;
-  /** Lease expiry (default 10 s): a dead holder's sessions are taken over after it (issue 8). */
+  /** Lease expiry (default 10 s): a dead holder's sessions are taken over after it. */
   leaseTtlMs?: number;
-  /** Issue 14 finding 4: known secret values; default `secretRedactor(env, config, apiKeyEnv)`. */
+  /** Known secret values; default `secretRedactor(env, config, apiKeyEnv)`. */
   redactor?: Redactor;
   /**
    * S1: how children of this agent are driven. Default: in this process (`LocalChildren`, opened with these
@@ -127,7 +127,7 @@ export function adapterFor(options: OpenAgentOptions): { adapter: ModelAdapter; 
     try {
       recording = readRecording(options.replayFile);
     } catch (error) {
-      // Issue 14 finding 8: a missing or unreadable recording is a usage error (exit 2), nothing is sent.
+      // A missing or unreadable recording is a usage error (exit 2), nothing is sent.
       throw new SetupError(
         "USAGE",
         `cannot read the recording ${options.replayFile}: ${(error as Error).message}`,

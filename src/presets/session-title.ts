@@ -1,5 +1,5 @@
 /**
- * Issue 15 item 4: a short title for a session nobody named, written by the session's own model in one side
+ * A short title for a session nobody named, written by the session's own model in one side
  * request after the session's first message from a person (DSH's session-title plugin; M5: titles use the
  * lowest effort, `off`).
  *

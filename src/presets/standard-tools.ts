@@ -1,7 +1,7 @@
 /**
  * The tools plugin of the standard preset: registers the builtin tools, `$BDSH_HOME`'s plugin tools and the
  * MCP servers' tools in the agent's registry (loop/agent-tools.ts, which decides the offer), and installs
- * the tool policies and the services the tools use (issue 5, T2, T9, T22).
+ * the tool policies and the services the tools use (T2, T9, T22).
  *
  * Invariants:
  * - Everything stateful is per agent: file observations (C18) and the repeat chain (G1), both folded from
@@ -48,7 +48,7 @@ export type ToolsPluginOptions = {
   config: Config;
   /** `$BDSH_HOME`: plugin tools load from `<home>/plugins`. */
   home: string;
-  /** Workspace trust (issue 14): `<workspace>/.bdsh/plugins` loads only when true. Default false. */
+  /** Workspace trust: `<workspace>/.bdsh/plugins` loads only when true. Default false. */
   projectTrusted?: boolean;
   /** The directory whose `.bdsh/plugins` is the project's (the trusted root); default the workspace. */
   projectRoot?: string;
@@ -62,11 +62,11 @@ export type ToolsPluginOptions = {
   exactCommands?: ExactCommandApprovals;
   /** Report plugin tools that failed to load (stderr in the CLI). */
   onPluginFailure?: (failure: PluginReport["failed"][number]) => void;
-  /** Issue 14 finding 4: redacts spilled blobs (openAgent builds it). */
+  /** Redacts spilled blobs (openAgent builds it). */
   redactor?: Redactor;
   /** Harness secrets beyond the built-in ones (the `--api-key-env` variable): never passed to a child. */
   harnessEnvKeys?: readonly string[];
-  /** Issue 18: the process's MCP servers (`bdsh serve`); without it the agent starts and closes its own. */
+  /** The process's MCP servers (`bdsh serve`); without it the agent starts and closes its own. */
   mcp?: McpPool;
 };
 
@@ -96,8 +96,8 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
           save,
         }),
       );
-      await attachMcpFromConfig(ctx, { ...options, env, saveImage: save }); // issue 18: after core tools (Hermes)
-      // Issue 19: the built-in backends and $BDSH_HOME/plugins/<name>/ (plugin.yaml, kind: backend) ones.
+      await attachMcpFromConfig(ctx, { ...options, env, saveImage: save }); // after core tools (Hermes)
+      // The built-in backends and $BDSH_HOME/plugins/<name>/ (plugin.yaml, kind: backend) ones.
       const { backends, report: backendReport } = await terminalRegistry({
         config,
         home: options.home,
@@ -106,14 +106,14 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       });
       for (const failure of backendReport.failed) options.onPluginFailure?.(failure);
       const report = await loadPlugins({
-        // Issue 14: a project's plugins would run outside the sandbox; they load only from a trusted workspace.
+        // A project's plugins would run outside the sandbox; they load only from a trusted workspace.
         directories: options.projectTrusted
           ? [join(options.home, "plugins"), join(options.projectRoot ?? ctx.workspace, ".bdsh", "plugins")]
           : [join(options.home, "plugins")],
         registry,
         hooks: ctx.hooks,
         backends,
-        backendDirectory: join(options.home, "plugins"), // issue 19: never a project's plugin
+        backendDirectory: join(options.home, "plugins"), // never a project's plugin
         allowToolOverride: config.plugins.allow_tool_override,
       });
       for (const failure of report.failed) options.onPluginFailure?.(failure);
@@ -156,7 +156,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       // One list with the terminal's mask: what commands cannot see, the file tools cannot touch either.
       services.set("maskedPaths", [options.home]);
       services.set("todos", new MemoryTodoList());
-      // Issue 19: the selected backend, and jobs that leave a redacted receipt in the store (any server reads it).
+      // The selected backend, and jobs that leave a redacted receipt in the store (any server reads it).
       const terminal = await setupTerminal(
         {
           sessionId: ctx.sessionId,

@@ -46,7 +46,7 @@ export type StandardPresetOptions = {
   /** Plugins appended after the standard ones (a product's own). */
   extra?: readonly Plugin[];
   /**
-   * Workspace trust (issue 14): only a trusted workspace's instruction files and `.bdsh/skills` are read.
+   * Workspace trust: only a trusted workspace's instruction files and `.bdsh/skills` are read.
    * Default false.
    */
   projectTrusted?: boolean;
@@ -107,7 +107,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
         ]
       : []), // S1–S5
     ...continuationPlugins(options.config.continuation), // §9: length, empty, todos, announced, report
-    sessionTitlePlugin(sessionTitleSettingsFrom(options.config)), // issue 15: a title side request, off the hot path (M5: effort off)
+    sessionTitlePlugin(sessionTitleSettingsFrom(options.config)), // a side request off the hot path (M5: effort off)
     genAiTracingPlugin({ captureContent: options.config.telemetry.capture_content }), // off without a tracer provider
     ...(options.extra ?? []),
   ];

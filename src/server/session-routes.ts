@@ -1,5 +1,5 @@
 /**
- * Sessions, messages and cancel (issue 8 item 1; L4, L7, L18, S1).
+ * Sessions, messages and cancel (L4, L7, L18, S1).
  *
  * Invariants:
  * - A message is an inbox row (L4), never a direct call into an agent: enqueuing NOTIFYs every server, and
@@ -300,7 +300,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
         await agent?.cancel();
         return { outcome: "local" as const, discarded };
       }
-      await store.requestCancel(id); // issue 16 item 6: the driver takes it and cancels (L7)
+      await store.requestCancel(id); // the driver takes it and cancels (L7)
       return { outcome: "remote" as const, discarded };
     },
   );

@@ -1,5 +1,5 @@
 /**
- * Which sessions this server drives (issue 8 items 3 and 4; L4, L16, R1; ARCHITECTURE "Storage").
+ * Which sessions this server drives (L4, L16, R1; ARCHITECTURE "Storage").
  *
  * Invariants:
  * - Ownership is the session lease (`session:<id>`, renewed by the Agent's heartbeat, fenced appends). The
@@ -9,7 +9,7 @@
  * - Capacity: at most `maxRunning` sessions drive here at once. Work beyond that waits in the inbox rows,
  *   where any server with room claims it; a server that fills up claims again as soon as a drive ends.
  * - Wake-ups: an inbox notification for a session this server drives is checked at once: a cancel request
- *   (issue 16 item 6: an inbox row of its own kind, never input) is taken and becomes `agent.cancel()`, L7;
+ *   (an inbox row of its own kind, never input) is taken and becomes `agent.cancel()`, L7;
  *   new input is remembered and re-checked when the drive ends, so input queued between the agent's last
  *   inbox read and its lease release is not stranded. A `resync` looks for cancel requests of every session
  *   driving here (SQLite tells another process's commits only that way). Any other inbox notification, the
@@ -17,7 +17,7 @@
  *   sweep alone would be enough (lost notifications, lapsed owners) for input, not for a cancel.
  * - A session whose lease another live owner holds is never claimed (that owner sees the input; if it dies
  *   its lease lapses and a later claim takes the session, whose Agent repairs the interrupted turn, R1).
- * - Issue 16 item 1, orphaned turns (R1, L9): a pass started by the sweep, the lapse timer, a `resync` or
+ * - Orphaned turns (R1, L9): a pass started by the sweep, the lapse timer, a `resync` or
  *   the runner's start first claims sessions whose last turn is open and whose lease is not live
  *   (`claimOrphanedSessions`), with no input needed. A pass started by new input does not: an orphan appears
  *   only when a lease lapses, which the lapse timer watches, and the query walks every open turn (with many
@@ -76,7 +76,7 @@ export class SessionRunner {
   private running = 0;
   private unsubscribe: (() => void) | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
-  /** A claim pass at the moment the soonest live session lease lapses (issue 16 item 1). */
+  /** A claim pass at the moment the soonest live session lease lapses. */
   private lapseTimer: NodeJS.Timeout | undefined;
   private claiming: Promise<void> | undefined;
   private claimAgain = false;
@@ -224,7 +224,7 @@ export class SessionRunner {
   }
 
   /**
-   * L7 asked on another server (issue 16 item 6): a cancel request for a session driving here is consumed
+   * L7 asked on another server: a cancel request for a session driving here is consumed
    * and becomes `agent.cancel()` (the delivered prefix kept, the pending inbox cleared); it never reaches
    * the model. True when there was one.
    */
@@ -239,7 +239,7 @@ export class SessionRunner {
     const room = this.room();
     this.full = room === 0;
     if (this.stopping || room === 0) return;
-    // Issue 16 item 1: orphaned turns first (closing one is short), then sessions with input.
+    // Orphaned turns first (closing one is short), then sessions with input.
     let orphans: { ids: string[] } = { ids: [] };
     if (this.orphansDue) {
       this.orphansDue = false;
@@ -261,7 +261,7 @@ export class SessionRunner {
     }
   }
 
-  /** Issue 16 item 1: a claim pass right after the soonest live session lease lapses. */
+  /** A claim pass right after the soonest live session lease lapses. */
   private watchLapse(nextLapseMs: number | undefined): void {
     if (this.lapseTimer) clearTimeout(this.lapseTimer);
     this.lapseTimer = undefined;

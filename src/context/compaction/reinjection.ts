@@ -5,7 +5,7 @@
  *
  * - Todos: the arguments of the newest `todo_write` call whose result was not an error, read from the log
  *   (the log is the truth: this survives restarts and other processes).
- * - Goal: `services.get("goals")?.active()` (issue 7's service; only `active()` is needed here).
+ * - Goal: `services.get("goals")?.active()` (the goal service; only `active()` is needed here).
  *
  * Model experience:
  *   <system-reminder>
@@ -19,7 +19,7 @@ import type { TodoEntry } from "../../tools/todo/todos-from-log.js";
 
 export type ActiveGoal = { objective: string; phase: string };
 
-/** What compaction needs from the goal service (issue 7); kept minimal on purpose. */
+/** What compaction needs from the goal service; kept minimal on purpose. */
 export interface GoalReader {
   active(): Promise<ActiveGoal | undefined>;
 }

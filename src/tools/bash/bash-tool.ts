@@ -8,7 +8,7 @@
  * - On the deadline the command is not killed when a job store exists: it becomes a background job (T8).
  *   Without one it is killed (SIGTERM, SIGKILL after 3 s) and the result says `[timed out after <ms>ms]`.
  * - `sandbox_permissions` wider than the session's mode needs the user's approval every time (T17).
- * - Issue 19: the command runs on the session's backend (local, ssh, docker, a plugin); on a remote one
+ * - The command runs on the session's backend (local, ssh, docker, a plugin); on a remote one
  *   `workdir` is resolved against the remote working directory. A backend that lost the command (an SSH
  *   connection dropped) is reported as `[stopped: <why>]` with no exit code: the outcome is unknown.
  * - Details (`command`): the same facts as the text's markers (exit code, signal, timeout, the full
@@ -112,7 +112,7 @@ export function createBashTool(options: BashToolOptions = BASH_DEFAULTS): ToolDe
 
 async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions): Promise<ToolOutput> {
   const terminal = exec.services.require("terminal");
-  // Issue 19: on a remote backend the working directory is the remote one, and only it can check it.
+  // On a remote backend the working directory is the remote one, and only it can check it.
   const remote = terminal.remoteCwd !== undefined;
   const cwd = remote
     ? remoteJoin(terminal.remoteCwd ?? ".", args.workdir ?? ".")
@@ -180,7 +180,7 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
   const truncated = stdout.truncated || stderr.truncated;
   const locator = truncated ? await spillFullOutput(exec, stdout, stderr) : undefined;
   const stderrTail = stderr.tail();
-  // Issue 14 finding 5: EROFS anywhere, or EACCES on a path outside the writable roots.
+  // EROFS anywhere, or EACCES on a path outside the writable roots.
   const writableRoots = mode === "read-only" ? [] : [exec.workspace];
   if (terminal.tempDir) writableRoots.push(terminal.tempDir);
   const denied =

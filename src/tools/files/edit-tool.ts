@@ -47,7 +47,7 @@ export const editTool: ToolDefinition<Static<typeof EditSchema>> = {
     let original: string;
     let save: (content: string) => Promise<void>;
     if (remote) {
-      // Issue 19: the environment's files, with the same checks (remote-files.ts).
+      // The environment's files, with the same checks (remote-files.ts).
       const path = remotePath(remote, args.file_path);
       if (!(await guardRemoteModification(exec, remote, path, "edit")))
         throw new Error(`cannot edit "${path}": not found`);

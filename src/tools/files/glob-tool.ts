@@ -34,7 +34,7 @@ export const globTool: ToolDefinition<Static<typeof GlobSchema>> = {
   description:
     "Find files by glob pattern (for example `**/*.ts` or `src/**/test_*.py`). Returns up to 100 absolute paths, most recently modified first.",
   parameters: toolParameters(GlobSchema),
-  // Issue 19: a backend with its own files globs there (no local ripgrep needed).
+  // A backend with its own files globs there (no local ripgrep needed).
   isAvailable: ({ services }) => services.get("terminal")?.files !== undefined || ripgrepAvailable(),
   concurrency: "exclusive",
   readOnly: true,

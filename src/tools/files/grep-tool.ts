@@ -42,7 +42,7 @@ export const grepTool: ToolDefinition<Static<typeof GrepSchema>> = {
   description:
     "Search file contents with a regular expression (ripgrep syntax). Returns up to 250 matching lines as `path:line:text`. `path` may be a directory, a file, or a spill:// locator of a stored result.",
   parameters: toolParameters(GrepSchema),
-  // Issue 19: a backend with its own files greps there (no local ripgrep needed).
+  // A backend with its own files greps there (no local ripgrep needed).
   isAvailable: ({ services }) => services.get("terminal")?.files !== undefined || ripgrepAvailable(),
   concurrency: "exclusive",
   readOnly: true,

@@ -65,7 +65,7 @@ async function read(args: ReadArgs, exec: ToolExec): Promise<ToolOutput> {
   }
   const remote = remoteFiles(exec);
   if (remote) {
-    // Issue 19: the environment's files (SSH: SFTP).
+    // The environment's files (SSH: SFTP).
     const path = remotePath(remote, args.file_path);
     const info = await remote.files.stat(path).catch(() => undefined);
     if (!info) throw new Error(`cannot read "${path}": not found`);

@@ -32,7 +32,7 @@ export const writeTool: ToolDefinition<Static<typeof WriteSchema>> = {
   async execute(args, exec): Promise<ToolOutput> {
     const remote = remoteFiles(exec);
     if (remote) {
-      // Issue 19: the environment's files, with the same checks (remote-files.ts).
+      // The environment's files, with the same checks (remote-files.ts).
       const path = remotePath(remote, args.file_path);
       if ((await remote.files.stat(path))?.kind === "directory")
         throw new Error(`cannot write "${path}": is a directory`);

@@ -1,6 +1,6 @@
 /**
  * Dangerous-command detection (Hermes `DANGEROUS_PATTERNS`, seed 000 "The DANGEROUS_PATTERNS approval
- * flow"; issue 14 finding 6): the commands that need the user's approval, found on a real shell syntax
+ * flow"): the commands that need the user's approval, found on a real shell syntax
  * tree (tree-sitter-bash, see shell-parse.ts), never by regexes over the command's text.
  *
  * Invariants:

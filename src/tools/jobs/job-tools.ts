@@ -3,7 +3,7 @@
  *
  * Model-visible: `(no new output)`, `[status: <status>]`, `<id> [<kind>] <status> — <label>`,
  * `No background jobs`, `killed background job <id>`, `Error: unknown background job "<id>"`.
- * Jobs are owned by the session; another session's job is unknown here. Issue 19: a job that is not live
+ * Jobs are owned by the session; another session's job is unknown here. A job that is not live
  * on this server is read from its receipt (jobs/receipts.ts): the same session or a fork of it only.
  * Details (`job`): job_output and job_kill name the job and its state after the call; job_list has none.
  */
@@ -25,7 +25,7 @@ function ownedJob(exec: ToolExec, id: string): JobStore | undefined {
   return info && info.owner === exec.session.sessionId ? jobs : undefined;
 }
 
-/** Issue 19: the job's receipt when it is not live here (another server, or before a restart). */
+/** The job's receipt when it is not live here (another server, or before a restart). */
 async function receiptOf(exec: ToolExec, id: string): Promise<ProcessReceipt | undefined> {
   return exec.services.get("jobReceipts")?.find(exec.session.sessionId, id);
 }
@@ -137,7 +137,7 @@ export const jobListTool: ToolDefinition<Static<typeof JobListSchema>> = {
   async execute(_args, exec): Promise<ToolOutput> {
     const live = exec.services.require("jobs").list(exec.session.sessionId);
     const lines = live.map((job) => `${job.id} [${job.kind}] ${statusText(job)} — ${job.label}`);
-    // Issue 19: jobs of this session that another server (or this one before a restart) ran.
+    // Jobs of this session that another server (or this one before a restart) ran.
     const receipts = exec.services.get("jobReceipts");
     if (receipts) {
       const known = new Set(live.map((job) => job.id));

@@ -1,5 +1,5 @@
 /**
- * One agent's terminal (issue 19): the backend registry with the built-ins and `$BDSH_HOME`'s backend
+ * One agent's terminal: the backend registry with the built-ins and `$BDSH_HOME`'s backend
  * plugins, the environment `terminal.backend` selects, the job store with durable receipts, adoption of
  * this host's checkpoints after a restart, and the backend's line in the runtime context (L13).
  *
@@ -101,7 +101,7 @@ export async function setupTerminal(
     harnessEnvKeys: options.harnessEnvKeys,
     sandboxRequired: config.sandbox_required,
     baseEnv: options.env,
-    home: options.home, // issue 14 finding 3: masked inside the sandbox
+    home: options.home, // masked inside the sandbox
     sessionId: host.sessionId,
     network: { mode: config.sandbox_network, allow: config.sandbox_proxy_allow },
     ...(options.projectRoots ? { projectRoots: options.projectRoots } : {}),
