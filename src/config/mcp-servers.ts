@@ -100,10 +100,6 @@ export function isStdio(server: McpServerConfig): server is McpServerConfig & { 
   return server.command !== undefined;
 }
 
-export function transportName(server: McpServerConfig): "stdio" | "http" {
-  return isStdio(server) ? "stdio" : "http";
-}
-
 /** `${VAR}` → the variable's value ("" when unset); `$$` is a literal `$`. */
 export function expandVariables(value: string, env: NodeJS.ProcessEnv): string {
   return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string | undefined) =>

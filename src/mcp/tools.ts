@@ -30,7 +30,7 @@ import { imagesFor } from "../model/catalog.js";
 import { Type, toolParameters } from "../tools/schema.js";
 import type { AnyToolDefinition, ObjectSchema, ToolOutput } from "../tools/types.js";
 import type { McpConnection } from "./connection.js";
-import { MCP_PREFIX, mcpToolNames, mcpToolset } from "./names.js";
+import { mcpToolNames, mcpToolset } from "./names.js";
 import { McpPool } from "./pool.js";
 import { type ImageSink, resultToOutput } from "./results.js";
 
@@ -346,8 +346,4 @@ export function resourceTools(pool: McpPool): AnyToolDefinition[] {
 function unknownServer(pool: McpPool, server: string): string {
   const names = [...pool.connections.keys()];
   return `no MCP server named "${server}"; configured: ${names.length ? names.join(", ") : "none"}`;
-}
-
-export function isMcpToolName(name: string): boolean {
-  return name.startsWith(MCP_PREFIX) || name === LIST_RESOURCES_TOOL || name === READ_RESOURCE_TOOL;
 }

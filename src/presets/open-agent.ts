@@ -29,6 +29,7 @@ import { LocalChildren } from "../subagents/local-children.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import type { ApprovalPolicy } from "../tools/types.js";
 import { WEB_SEARCH_KEY_VARIABLES, webSearchSecretValues } from "../tools/web/search/settings.js";
+import { ttsSecretValues } from "../tts/credentials.js";
 import { SetupError } from "./setup-error.js";
 import { standardPlugins } from "./standard.js";
 import { type ToolsPluginOptions, toolsPlugin } from "./standard-tools.js";
@@ -105,14 +106,16 @@ export function environmentPolicy(config: Config, apiKeyEnv?: string): Environme
 
 /**
  * The one redactor of a process: every value the policy strips from children (the provider key, tokens,
- * passwords, the `DATABASE_URL` password, what MCP servers are given) and every value an MCP server's
- * `env` or `headers` expands to is redacted from what is stored, printed or sent.
+ * passwords, the `DATABASE_URL` password, what MCP servers are given), every value an MCP server's
+ * `env` or `headers` expands to and the web-search and voice providers' keys are redacted from what is
+ * stored, printed or sent.
  */
 export function secretRedactor(env: NodeJS.ProcessEnv, config: Config, apiKeyEnv?: string): Redactor {
   return Redactor.of([
     ...environmentPolicy(config, apiKeyEnv).secretValues(env),
     ...mcpSecretValues(config.mcp_servers, env),
     ...webSearchSecretValues(config.web_search, env), // a key written in the config file too
+    ...ttsSecretValues(config.tts, env), // the same for a voice provider's key
   ]);
 }
 

@@ -17,8 +17,6 @@ import { fileChangeDetails } from "./file-change.js";
 import { guardModification } from "./modify-guard.js";
 import { guardRemoteModification, remoteFiles, remotePath, writeRemote } from "./remote-files.js";
 
-export type EditArgs = Static<typeof EditSchema>;
-
 const EditSchema = Type.Object(
   {
     file_path: Type.String({ description: "Absolute path, or relative to the working directory." }),

@@ -33,7 +33,7 @@ const PresentSchema = Type.Object(
   {
     files: Type.Array(Type.String({ minLength: 1 }), {
       minItems: 1,
-      maxItems: 20,
+      maxItems: MAX_PRESENTED_FILES,
       description: "Paths of the files, absolute or relative to the working directory.",
     }),
   },

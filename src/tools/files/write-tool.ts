@@ -12,8 +12,6 @@ import { guardModification } from "./modify-guard.js";
 import { guardRemoteModification, remoteFiles, remotePath, writeRemote } from "./remote-files.js";
 import { absolutePath } from "./sandbox-paths.js";
 
-export type WriteArgs = Static<typeof WriteSchema>;
-
 const WriteSchema = Type.Object(
   {
     file_path: Type.String({ description: "Absolute path, or relative to the working directory." }),

@@ -79,7 +79,7 @@ const JobOutputSchema = Type.Object(
     timeout_ms: Type.Optional(
       Type.Integer({
         minimum: 1,
-        maximum: 600000,
+        maximum: JOB_OUTPUT_MAX_TIMEOUT_MS,
         description: "How long to wait when wait is true. Defaults to 30000; at most 600000.",
       }),
     ),

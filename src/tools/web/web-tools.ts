@@ -161,7 +161,7 @@ const WebSearchSchema = Type.Object(
   {
     queries: Type.Array(Type.String({ minLength: 1 }), {
       minItems: 1,
-      maxItems: 4,
+      maxItems: MAX_QUERIES,
       description: "Search queries, 1 to 4.",
     }),
   },
