@@ -14,7 +14,7 @@ import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import { trustedRoot } from "../config/trust.js";
 import { Redactor } from "../log/redact.js";
-import { Agent } from "../loop/agent.js";
+import type { Agent } from "../loop/agent.js";
 import { modelSettingsFor } from "../loop/model-settings.js";
 import { startSession } from "../loop/new-session.js";
 import type { Plugin } from "../loop/plugin.js";
@@ -32,6 +32,7 @@ import { WEB_SEARCH_KEY_VARIABLES, webSearchSecretValues } from "../tools/web/se
 import { ttsSecretValues } from "../tts/credentials.js";
 import { SetupError } from "./setup-error.js";
 import { standardPlugins } from "./standard.js";
+import { StandardAgent } from "./standard-agent.js";
 import { type ToolsPluginOptions, toolsPlugin } from "./standard-tools.js";
 
 export { SetupError };
@@ -76,7 +77,7 @@ export type OpenAgentOptions = {
   children?: ChildDriver;
 };
 
-export type OpenedAgent = { agent: Agent; session: SessionRow; adapter: ModelAdapter };
+export type OpenedAgent = { agent: StandardAgent; session: SessionRow; adapter: ModelAdapter };
 
 export function defaultOwner(): string {
   return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
@@ -196,7 +197,7 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
   }
   const delegation = delegationOf(session);
   const workspace = (delegation && (session.metadata.workspace as string | undefined)) || options.workspace;
-  const agent = new Agent({
+  const agent = new StandardAgent({
     store,
     sessionId: session.id,
     owner: options.owner ?? defaultOwner(),

@@ -29,11 +29,11 @@ import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from "fast
 import { loadApprovalKey } from "../config/approval-key.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
-import type { Agent } from "../loop/agent.js";
 import type { Plugin } from "../loop/plugin.js";
 import { McpPool } from "../mcp/pool.js";
 import { priceFromConfig } from "../model/pricing.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
+import type { StandardAgent } from "../presets/standard-agent.js";
 import type { Store } from "../store/store.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
 import { AnswerSigner } from "./answer-proof.js";
@@ -95,7 +95,7 @@ export type BdshPluginOptions = {
   /** This server's lease owner id (default: host:pid:random). */
   owner?: string;
   /** Opens a session's agent; default: the standard preset with store-backed approvals and questions. */
-  open?: (sessionId: string, owner: string) => Promise<Agent>;
+  open?: (sessionId: string, owner: string) => Promise<StandardAgent>;
   /** Plugins appended to the standard preset of every agent this server opens. */
   plugins?: readonly Plugin[];
   onError?: (error: unknown, sessionId?: string) => void;
@@ -183,7 +183,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
       });
       return agent;
     });
-  const runner = new SessionRunner({
+  const runner: SessionRunner<StandardAgent> = new SessionRunner<StandardAgent>({
     store,
     owner,
     open: (id) => open(id, owner),

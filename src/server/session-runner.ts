@@ -39,12 +39,12 @@
 import type { Agent } from "../loop/agent.js";
 import { opensTurn, type Store, type StoreNotification, sessionLeaseName } from "../store/store.js";
 
-export type SessionRunnerOptions = {
+export type SessionRunnerOptions<A extends Agent = Agent> = {
   store: Store;
   /** This server's lease owner id. */
   owner: string;
   /** Creates the Agent of an existing session (the standard preset, `openAgent`). */
-  open: (sessionId: string) => Promise<Agent>;
+  open: (sessionId: string) => Promise<A>;
   sweepIntervalMs: number;
   /** Agents kept in memory, running or idle. */
   maxSessions: number;
@@ -61,18 +61,18 @@ export type SessionRunnerOptions = {
   evictable?: (agent: Agent) => boolean;
 };
 
-type Entry = {
-  agent: Promise<Agent>;
+type Entry<A extends Agent> = {
+  agent: Promise<A>;
   /** The agent once opened. */
-  opened?: Agent;
+  opened?: A;
   /** Resolves when the current drive (and any re-kick) ends; undefined when idle. */
   running: Promise<void> | undefined;
   notifiedWhileRunning: boolean;
   lastUsed: number;
 };
 
-export class SessionRunner {
-  private readonly entries = new Map<string, Entry>();
+export class SessionRunner<A extends Agent = Agent> {
+  private readonly entries = new Map<string, Entry<A>>();
   private running = 0;
   private unsubscribe: (() => void) | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -86,7 +86,7 @@ export class SessionRunner {
   private orphansDue = true;
   private stopping = false;
 
-  constructor(private readonly options: SessionRunnerOptions) {}
+  constructor(private readonly options: SessionRunnerOptions<A>) {}
 
   get owner(): string {
     return this.options.owner;
@@ -112,12 +112,12 @@ export class SessionRunner {
    * A cached agent needs no rebuild after another server drove the session: its state is folded from the
    * log, which it reads up to date whenever it writes (a drive, an exclusive section).
    */
-  async agent(sessionId: string): Promise<Agent> {
+  async agent(sessionId: string): Promise<A> {
     return this.entry(sessionId).agent;
   }
 
   /** The cached agent, if this server has one (it may or may not be driving). */
-  cachedAgent(sessionId: string): Promise<Agent> | undefined {
+  cachedAgent(sessionId: string): Promise<A> | undefined {
     return this.entries.get(sessionId)?.agent;
   }
 
@@ -228,7 +228,7 @@ export class SessionRunner {
    * and becomes `agent.cancel()` (the delivered prefix kept, the pending inbox cleared); it never reaches
    * the model. True when there was one.
    */
-  private async cancelIfAsked(sessionId: string, entry: Entry): Promise<boolean> {
+  private async cancelIfAsked(sessionId: string, entry: Entry<A>): Promise<boolean> {
     if ((await this.options.store.takeCancelRequests(sessionId)) === 0) return false;
     await (await entry.agent).cancel();
     return true;
@@ -281,11 +281,11 @@ export class SessionRunner {
     return Math.max(0, this.options.maxRunning - this.running);
   }
 
-  private entry(sessionId: string): Entry {
+  private entry(sessionId: string): Entry<A> {
     let entry = this.entries.get(sessionId);
     if (!entry) {
       const opened = this.options.open(sessionId);
-      const created: Entry = {
+      const created: Entry<A> = {
         agent: opened,
         running: undefined,
         notifiedWhileRunning: false,
@@ -364,7 +364,7 @@ export class SessionRunner {
   }
 
   /** An agent whose drive failed may hold unflushed events: never reuse it. */
-  private drop(sessionId: string, entry: Entry): void {
+  private drop(sessionId: string, entry: Entry<A>): void {
     if (this.entries.get(sessionId) !== entry) return;
     this.entries.delete(sessionId);
     void entry.agent.then((agent) => agent.close()).catch(() => undefined);
@@ -373,7 +373,7 @@ export class SessionRunner {
   /** Makes space for `sessionId`'s agent: evicts the least recently used idle agent when at the cap. */
   private makeRoom(sessionId: string): boolean {
     if (this.entries.has(sessionId) || this.entries.size < this.options.maxSessions) return true;
-    let oldest: [string, Entry] | undefined;
+    let oldest: [string, Entry<A>] | undefined;
     for (const pair of this.entries) {
       if (pair[1].running || !pair[1].opened) continue;
       if (this.options.evictable && !this.options.evictable(pair[1].opened)) continue; // T9: its jobs run here
