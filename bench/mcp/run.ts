@@ -16,10 +16,10 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { mcpServerSchema } from "../../src/config/mcp-servers.js";
 import { HookBus } from "../../src/hooks/hook-bus.js";
 import { createServiceRegistry, type PluginContext } from "../../src/loop/plugin.js";
 import { toolCallRequest } from "../../src/loop/tool-host.js";
-import { mcpServerSchema } from "../../src/mcp/config.js";
 import { McpPool } from "../../src/mcp/pool.js";
 import { attachMcpTools } from "../../src/mcp/tools.js";
 import { ToolPipeline } from "../../src/tools/pipeline.js";
@@ -50,8 +50,14 @@ const pool = new McpPool(
 const hooks = new HookBus();
 const registry = new ToolRegistry();
 const services = createServiceRegistry();
-const ctx = { hooks, services, workspace: process.cwd(), log: { add: () => [] } } as unknown as PluginContext;
-await attachMcpTools(ctx, registry, { servers: pool.servers, env: {}, pool, images: false });
+const ctx = {
+  hooks,
+  services,
+  tools: { registry, offer: () => [] },
+  workspace: process.cwd(),
+  log: { add: () => [] },
+} as unknown as PluginContext;
+await attachMcpTools(ctx, { servers: pool.servers, env: {}, pool, images: false });
 const policies = installToolPolicies(hooks, { maxInlineTokens: 12_500, commands: { allowlist: [] } });
 const pipeline = new ToolPipeline({ registry, hooks });
 const exec: ToolExec = {

@@ -6,7 +6,6 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError, type Option } from "commander";
 import { Redactor } from "../log/redact.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
-import { registerSpeech } from "../tts/cli-speech.js";
 import { registerApprovals } from "./commands/approvals.js";
 import { registerChat } from "./commands/chat.js";
 import { registerCompact } from "./commands/compact.js";
@@ -22,6 +21,7 @@ import { describeFailure, EXIT_OK, EXIT_USAGE } from "./errors.js";
 import { type Output, processOutput } from "./output.js";
 import { sanitize } from "./render/terminal-text.js";
 import { addSharedOptions } from "./shared-options.js";
+import { registerSpeech } from "./speech.js";
 
 const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;

@@ -9,7 +9,7 @@
  *
  * The project's file (`./.bdsh/config.yaml`) is read only when the workspace is trusted (./trust.ts), and
  * even then it cannot loosen a security key (./security-keys.ts): what it may not set is dropped with a
- * warning, never obeyed (issue 14 finding 1).
+ * warning, never obeyed.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -183,7 +183,7 @@ function describeIssue(issue: z.core.$ZodIssue, input: unknown): [string, string
   }
   const key = path.join(".") || "(top level)";
   const got = valueAt(input, path);
-  // An MCP server's entry may hold literal secrets (its `env`, its `headers`): never quoted back (issue 18).
+  // An MCP server's entry may hold literal secrets (its `env`, its `headers`): never quoted back.
   const secret = path[0] === "mcp_servers";
   const shown = got === undefined ? "nothing" : secret ? "a value that is not shown" : JSON.stringify(got);
   if (issue.code === "invalid_value") {

@@ -5,23 +5,25 @@
  * Keys are snake_case as written in YAML. The schema is strict: an unknown key is an error, never ignored.
  */
 import { z } from "zod";
-import { mcpServersSchema } from "../mcp/config.js";
 import { PROVIDER_NAMES } from "../model/catalog.js";
-import { WEB_SEARCH_PROVIDERS } from "../tools/web/search/providers.js";
+import { mcpServersSchema } from "./mcp-servers.js";
 
-/** Issue 16 item 9: the preset table names the providers; `replay` (a recording, no network) is the one more. */
+/** The preset table names the providers; `replay` (a recording, no network) is the one more. */
 export const PROVIDERS = [...PROVIDER_NAMES, "replay"] as const;
 
 export const EFFORTS = ["off", "low", "high", "max"] as const;
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
 export const APPROVAL_POLICIES = ["ask", "never", "auto"] as const;
 /** What sandboxed commands may reach: nothing, HTTP(S) to listed hosts through the harness's proxy, or all. */
+/** The provider names `web_search.provider` takes (tools/web/search/providers.ts has one spec for each). */
+export const WEB_SEARCH_PROVIDERS = ["brave", "tavily", "searxng"] as const;
+
 export const SANDBOX_NETWORK_MODES = ["off", "proxy", "on"] as const;
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
 const ratio = z.number().gt(0).lte(1);
-/** Issue 20: one remote TTS provider's settings; every key optional (the provider has defaults). */
+/** One remote TTS provider's settings; every key optional (the provider has defaults). */
 const ttsRemote = z.strictObject({
   api_key: z.string().min(1).optional(),
   base_url: z.url().optional(),
@@ -91,7 +93,7 @@ export const configSchema = z.strictObject({
       timeout_ms: positiveInt, // T8
       max_timeout_ms: positiveInt,
       max_output_bytes: positiveInt,
-      max_command_bytes: positiveInt, // issue 14: longer commands are refused before analysis
+      max_command_bytes: positiveInt, // longer commands are refused before analysis
     }),
   }),
   spill: z.strictObject({
@@ -100,7 +102,7 @@ export const configSchema = z.strictObject({
     max_result_bytes: positiveInt,
     max_session_bytes: positiveInt,
   }),
-  /** S1 limits and the lifecycle API's request caps (issue 17, src/subagents/). */
+  /** S1 limits and the lifecycle API's request caps (src/subagents/). */
   subagents: z.strictObject({
     max_depth: nonNegativeInt, // S1: 1, a child cannot delegate
     max_active: positiveInt, // S1: 8 per session tree; no queue
@@ -131,7 +133,7 @@ export const configSchema = z.strictObject({
     max_cost_usd: z.number().positive().optional(),
   }),
   schedules: z.strictObject({ min_every_seconds: positiveInt, poll_interval_ms: positiveInt }), // S8
-  /** Issue 15 item 4: a model-written title for a session started without one (presets/session-title.ts). */
+  /** A model-written title for a session started without one (presets/session-title.ts). */
   session: z.strictObject({ titles: z.boolean() }),
   sandbox: z.enum(SANDBOX_MODES), // T16, T17
   approval: z.enum(APPROVAL_POLICIES), // T16; auto: S7
@@ -171,18 +173,18 @@ export const configSchema = z.strictObject({
   terminal: z.strictObject({
     backend: z.string().min(1),
     /**
-     * Issue 14 finding 4: names or `*`/`?` globs removed from every child process, on top of the default
+     * Names or `*`/`?` globs removed from every child process, on top of the default
      * patterns (`*KEY*`, `*SECRET*`, `*TOKEN*`, `*PASSWORD*`, `*CREDENTIAL*`; tools/terminal/child-env.ts).
      */
     strip_env_keys: z.array(z.string()),
     /** Names or globs let through although a default pattern matches; never the harness's own secrets. */
     pass_env_keys: z.array(z.string()),
     /**
-     * Issue 19 (Hermes `container_persistent`): false gives each session its own sandbox identity on a
+     * Hermes `container_persistent`: false gives each session its own sandbox identity on a
      * backend that declares `sessionIsolatedWhenNonpersistent` (docker: a container per session).
      */
     container_persistent: z.boolean(),
-    /** Issue 19: the `docker` backend (the docker CLI). Empty strings and 0 mean "docker's default". */
+    /** The `docker` backend (the docker CLI). Empty strings and 0 mean "docker's default". */
     docker: z.strictObject({
       image: z.string().min(1),
       memory: z.string(),
@@ -190,7 +192,7 @@ export const configSchema = z.strictObject({
       pids_limit: nonNegativeInt,
       network: z.string(),
     }),
-    /** Issue 19: the `ssh` backend. Host-key checking is on unless turned off here. */
+    /** The `ssh` backend. Host-key checking is on unless turned off here. */
     ssh: z.strictObject({
       host: z.string(),
       port: positiveInt,
@@ -205,11 +207,11 @@ export const configSchema = z.strictObject({
       cwd: z.string(),
       connect_timeout_ms: positiveInt,
     }),
-    /** Issue 19 (tools-runtime process receipts): retention of finished background jobs' receipts. */
+    /** Process receipts (tools runtime): retention of finished background jobs' receipts. */
     receipts: z.strictObject({ max_age_days: positiveInt, max_per_session: positiveInt }),
   }),
   /**
-   * Issue 20 (seed 000 streaming-tts.md): spoken replies. `provider` is the voice (`espeak`, the offline
+   * Seed 000 streaming-tts.md: spoken replies. `provider` is the voice (`espeak`, the offline
    * default, or a chunked one); `streaming.provider` unset streams with `provider` when it has a chunked API,
    * a name pins a streamer, `auto` takes the first of elevenlabs, gemini, openai, xai with credentials,
    * `off` never streams. Keys resolve config first, then the provider's environment variable (src/tts/credentials.ts).
@@ -225,9 +227,9 @@ export const configSchema = z.strictObject({
     xai: ttsRemote,
     espeak: z.strictObject({ voice: z.string().min(1).optional(), speed: positiveInt.optional() }),
   }),
-  /** Issue 18, T21: MCP servers whose tools join the registry (src/mcp/config.ts). */
+  /** T21: MCP servers whose tools join the registry (./mcp-servers.ts). */
   mcp_servers: mcpServersSchema,
-  /** `bdsh serve` (issue 8): session leases, the wake-up sweep, request limits, shutdown. */
+  /** `bdsh serve`: session leases, the wake-up sweep, request limits, shutdown. */
   server: z.strictObject({
     lease_ttl_ms: positiveInt,
     sweep_interval_ms: positiveInt,

@@ -1,5 +1,5 @@
 /**
- * Keys a project's own `./.bdsh/config.yaml` may never loosen (issue 14 deliver 1). Only the user's config,
+ * Keys a project's own `./.bdsh/config.yaml` may never loosen. Only the user's config,
  * `--config`, the environment and flags can: a model that writes the workspace must not be able to raise
  * its own privileges on the next run.
  *
@@ -54,13 +54,13 @@ const RULES: readonly Rule[] = [
   { key: "terminal.backend", mayApply: unchanged },
   { key: "terminal.strip_env_keys", mayApply: unchanged },
   { key: "terminal.pass_env_keys", mayApply: unchanged },
-  // Issue 19: a project must not point commands at another host or container, or turn host-key checks off.
+  // A project must not point commands at another host or container, or turn host-key checks off.
   { key: "terminal.ssh", mayApply: unchanged },
   { key: "terminal.docker", mayApply: unchanged },
   { key: "terminal.container_persistent", mayApply: unchanged },
   { key: "auto_review", mayApply: unchanged },
   { key: "mcp_servers", mayApply: unchanged },
-  // Issue 20: a provider's endpoint and key live here; a project pointing `tts.<provider>.base_url` elsewhere
+  // A provider's endpoint and key live here; a project pointing `tts.<provider>.base_url` elsewhere
   // would have the user's speech key sent to that host.
   { key: "tts", mayApply: unchanged },
   // T19: the same for web search: a project naming a provider or an endpoint would send the user's search

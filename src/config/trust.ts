@@ -1,5 +1,5 @@
 /**
- * Workspace trust (issue 14, as Codex's trusted projects and VS Code's workspace trust): the files a
+ * Workspace trust (as Codex's trusted projects and VS Code's workspace trust): the files a
  * project carries — `./.bdsh/config.yaml`, `./.bdsh/plugins`, `./.bdsh/skills` and its instruction files
  * (`AGENTS.md`, …) — are untrusted until the user trusts the directory.
  *

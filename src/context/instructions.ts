@@ -12,7 +12,7 @@
  * - Refresh: when `read`, `write` or `edit` succeeds on a path in a deeper directory that has its own
  *   instruction files not yet sent, the next step adds them as "Additional instructions".
  * - A literal `</system-reminder>` inside a file is escaped, so a file cannot close the reminder.
- * - Workspace trust (issue 14): in an untrusted workspace only the user's own files (`$BDSH_HOME`, `~/.agents`)
+ * - Workspace trust: in an untrusted workspace only the user's own files (`$BDSH_HOME`, `~/.agents`)
  *   are read; the repository's files wait until the user trusts the directory (`bdsh trust`).
  * - Accepted content only (SECURITY.md row 1d): in a trusted workspace a project file is read only when the
  *   gate finds its digest accepted by a person; any other is left out, and one `instructions/withheld` event
@@ -232,7 +232,7 @@ export function instructionsPlugin(options: {
   home: string;
   maxBytes?: number;
   userHome?: string;
-  /** Workspace trust (issue 14): false reads only the user's own files. Default true. */
+  /** Workspace trust: false reads only the user's own files. Default true. */
   projectTrusted?: boolean;
   /** The trusted root: the chain starts no higher (row 1d). */
   trustedRoot?: string;

@@ -7,7 +7,7 @@
  * Model experience (our wording of the seed's facts):
  * - `Working directory: "<abs>".`
  * - `File policy: <mode>. …` for read-only, workspace-write and danger-full-access
- * - `Command sandbox: …` (issue 14 findings 4, 5): whether commands run in bubblewrap, what is read-only,
+ * - `Command sandbox: …` (5): whether commands run in bubblewrap, what is read-only,
  *   the session's private temp dir and its path, and the network they may reach (`sandbox_network`);
  *   without bwrap, plainly that there is no OS sandbox
  * - `Approval policy: <ask|never>. …`
@@ -36,7 +36,7 @@ export function sandboxFact(mode: string, workspace: string): string {
 }
 
 /**
- * What `bash` commands run inside (issue 14): facts the model needs so a failed write (or connection) is
+ * What `bash` commands run inside: facts the model needs so a failed write (or connection) is
  * not a mystery. `network` is what the backend applies to sandboxed commands (sandbox-network.ts).
  */
 export function commandSandboxFact(

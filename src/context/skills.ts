@@ -31,6 +31,7 @@ import { join, sep } from "node:path";
 import { parse } from "yaml";
 import type { InstructionGate } from "../config/instruction-review.js";
 import type { Plugin } from "../loop/plugin.js";
+import { type Static, Type, toolParameters } from "../tools/schema.js";
 import type { ToolDefinition } from "../tools/types.js";
 import { reportWithheld, type WithheldFile } from "./instructions.js";
 import { latestUserMessageTracker } from "./latest-user-message.js";
@@ -147,7 +148,7 @@ export function loadSkills(directories: readonly string[], screen?: SkillScreen)
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The skill folders: the user's, then the project's when the workspace is trusted (issue 14). */
+/** The skill folders: the user's, then the project's when the workspace is trusted. */
 export function skillDirectories(home: string, workspace: string, projectTrusted = true): string[] {
   return projectTrusted ? [join(home, "skills"), join(workspace, ".bdsh", "skills")] : [join(home, "skills")];
 }
@@ -170,17 +171,19 @@ export function skillContent(skill: Skill): string {
   return `<skill_content name="${skill.name}">\n<skill_instructions>\n${skill.instructions}\n</skill_instructions>\n</skill_content>`;
 }
 
-export const skillTool: ToolDefinition<{ name: string }> = {
+const SkillSchema = Type.Object(
+  {
+    name: Type.String({ description: "The skill's exact name." }),
+  },
+  { additionalProperties: false },
+);
+
+export const skillTool: ToolDefinition<Static<typeof SkillSchema>> = {
   name: "skill",
   toolset: "skills",
   description:
     "Load a skill's full instructions by its exact name from the available skills list, then follow them.",
-  parameters: {
-    type: "object",
-    properties: { name: { type: "string", description: "The skill's exact name." } },
-    required: ["name"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(SkillSchema),
   concurrency: "safe",
   readOnly: true,
   async execute(args, exec) {
@@ -203,7 +206,7 @@ export const skillTool: ToolDefinition<{ name: string }> = {
 export function skillsPlugin(options: {
   home: string;
   directories?: readonly string[];
-  /** Workspace trust (issue 14): false leaves out `<workspace>/.bdsh/skills`. Default true. */
+  /** Workspace trust: false leaves out `<workspace>/.bdsh/skills`. Default true. */
   projectTrusted?: boolean;
   /** The directory whose `.bdsh/skills` is the project's (the trusted root); default the workspace. */
   projectRoot?: string;
@@ -237,8 +240,7 @@ export function skillsPlugin(options: {
         get: (name) => current({ fresh: true }).find((s) => s.name === name),
       };
       ctx.services.set("skills", catalog);
-      const registry = ctx.services.get("toolRegistry");
-      if (registry && !registry.get(skillTool.name)) registry.register(skillTool, { source: "skills" });
+      if (!ctx.tools.registry.has(skillTool.name)) ctx.tools.register(skillTool, { source: "skills" });
       ctx.hooks.onWaterfall(
         "agent/pre-step",
         (state) => {

@@ -28,10 +28,10 @@ import { realpathSync, statSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { LogEvent } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
-import { installTools } from "../planning/tool-installer.js";
 import { isWithin } from "../tools/files/path-within.js";
 import { realPathOf } from "../tools/files/sandbox-paths.js";
 import { workspacePath } from "../tools/files/workspace-paths.js";
+import { type Static, Type, toolParameters } from "../tools/schema.js";
 import type {} from "../tools/terminal/environment.js";
 import type { ToolDefinition } from "../tools/types.js";
 
@@ -56,23 +56,27 @@ function usable(cwd: string, workspace: string): string | undefined {
   }
 }
 
-function workingDirectoryTool(ctx: PluginContext): ToolDefinition<{ path?: string }> {
+const WorkingDirectorySchema = Type.Object(
+  {
+    path: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "The directory to move to. Leave it out to only show the current one.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export function workingDirectoryTool(
+  ctx: PluginContext,
+): ToolDefinition<Static<typeof WorkingDirectorySchema>> {
   return {
     name: "working_directory",
     toolset: "files",
     description:
       "Show the working directory, or change it by giving `path`: a directory inside the workspace (absolute, or relative to the current one). Commands and relative paths of later calls start there. It does not change which files may be written.",
-    parameters: {
-      type: "object",
-      properties: {
-        path: {
-          type: "string",
-          minLength: 1,
-          description: "The directory to move to. Leave it out to only show the current one.",
-        },
-      },
-      additionalProperties: false,
-    },
+    parameters: toolParameters(WorkingDirectorySchema),
     isAvailable: ({ services }) => {
       const terminal = services.get("terminal");
       return terminal === undefined || (terminal.remoteCwd === undefined && terminal.files === undefined);
@@ -107,7 +111,7 @@ export function workingDirectoryPlugin(): Plugin {
         for (const event of events) last = recordedCwd(event) ?? last;
         if (last !== undefined) ctx.facts.cwd = usable(last, ctx.workspace) ?? ctx.workspace;
       });
-      installTools(ctx, [workingDirectoryTool(ctx)]);
+      ctx.tools.register(workingDirectoryTool(ctx), { source: "working-directory" });
     },
   };
 }

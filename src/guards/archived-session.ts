@@ -1,7 +1,7 @@
 /**
  * L18: an archived session is frozen. Its pre-step rejects, so a turn that reaches it ends `blocked`
  * without calling the model. Archiving is a flag on the session row, set by `bdsh sessions archive` and
- * cleared by `bdsh sessions archive --undo` (issue 15: the refusal says so).
+ * cleared by `bdsh sessions archive --undo` (the refusal says so).
  *
  * Model experience: none; the reason is recorded as the turn's `agent/error` (code `BLOCKED`) for the
  * person reading the log.

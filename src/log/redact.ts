@@ -1,5 +1,5 @@
 /**
- * Redaction of known secret values (issue 14 finding 4): whatever is stored, printed or sent passes through
+ * Redaction of known secret values: whatever is stored, printed or sent passes through
  * one `Redactor`, built once from the environment by the entry point and handed down explicitly (no
  * process globals): the session log (every event, so the database, `--json`, SSE and the model's history),
  * spilled blobs, `--record` files, provider error messages and the CLI's error lines.

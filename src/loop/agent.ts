@@ -33,10 +33,13 @@ import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../mo
 import { holdLease } from "../store/hold-lease.js";
 import type { InboxItem, NewInboxItem, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
-import { traced } from "../telemetry/trace-carrier.js";
+import { ToolRegistry } from "../tools/registry.js";
 import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
 import type { PendingUserMessage } from "./hooks.js";
+import { traced } from "./trace-carrier.js";
 import "./hooks.js";
+import { opensTurn } from "../store/store.js";
+import { AgentTools, type AgentToolsControl } from "./agent-tools.js";
 import type { ModelSettings } from "./model-settings.js";
 import {
   createServiceRegistry,
@@ -51,7 +54,7 @@ import { abortedBeforeDispatch, closeUnansweredCalls, interruptedTurnClosers } f
 import { RequestBuilder } from "./request-builder.js";
 import { runToolBatch } from "./scheduler.js";
 import { SessionLog } from "./session-log.js";
-import { NO_TOOLS, type ToolHost, toolCallRequest } from "./tool-host.js";
+import { type ToolHost, toolCallRequest } from "./tool-host.js";
 
 export type AgentOptions = {
   store: Store;
@@ -60,8 +63,14 @@ export type AgentOptions = {
   owner: string;
   adapter: ModelAdapter;
   model: ModelSettings;
+  /**
+   * A tool host that stands in for the agent's registry and pipeline: the loop driven with a table of
+   * functions (the loop's own tests, the loop benchmark). With one, a plugin that registers a tool fails.
+   */
   tools?: ToolHost;
   plugins?: readonly Plugin[];
+  /** The environment tools' availability is checked against (required env vars); default process.env. */
+  env?: NodeJS.ProcessEnv;
   workspace: string;
   /** Working directory (default: the workspace). */
   cwd?: string;
@@ -73,7 +82,7 @@ export type AgentOptions = {
   /** How long to wait for another holder's lease to lapse before giving up (default 0: do not wait). */
   leaseWaitMs?: number;
   now?: () => Date;
-  /** Issue 14 finding 4: known secret values, redacted from every event before it is stored or sent. */
+  /** Known secret values, redacted from every event before it is stored or sent. */
   redactor?: Redactor;
 };
 
@@ -99,6 +108,9 @@ export class Agent {
   readonly hooks = new HookBus();
   readonly prompt = new PromptRegistry();
   readonly services: ServiceRegistry = createServiceRegistry();
+  /** The agent's one tool registry and pipeline; plugins register into it while they are set up. */
+  readonly tools: AgentToolsControl;
+  private readonly ownTools: AgentTools;
   readonly log: SessionLog;
   /** Mutable facts (cwd, sandbox, approval); a change reaches the model as runtime context (L13). */
   readonly facts: RuntimeFacts;
@@ -140,14 +152,18 @@ export class Agent {
       delegated,
     };
     this.log = new SessionLog(options.store, options.sessionId, options.owner, options.now, options.redactor);
-    this.request = new RequestBuilder(this.log, this.prompt, () => this.tools, options.model);
+    this.ownTools = new AgentTools(this.hooks, (name, section) =>
+      this.prompt.addSection({ name: `tool:${name}`, ...section, visibleWith: name }),
+    );
+    this.tools = options.tools ? fixedHostTools(options.tools) : this.ownTools;
+    this.request = new RequestBuilder(this.log, this.prompt, () => this.toolHost, options.model);
     this.prompt.setVariable("model", options.model.id);
     this.prompt.setVariable("provider", options.model.provider);
   }
 
-  /** The tool host: given in the options, or provided by a plugin as the `toolHost` service. */
-  private get tools(): ToolHost {
-    return this.options.tools ?? this.services.get("toolHost") ?? NO_TOOLS;
+  /** The tool host: the agent's own registry and pipeline, or the one given in the options. */
+  private get toolHost(): ToolHost {
+    return this.options.tools ?? this.ownTools;
   }
 
   get sessionId(): string {
@@ -165,6 +181,7 @@ export class Agent {
         prompt: this.prompt,
         services: this.services,
         log: this.log,
+        tools: this.tools,
         inbox: {
           followup: (text, source, about) => this.followup(text, source, about),
           steer: (text, source, about) => this.steer(text, source, about),
@@ -182,6 +199,12 @@ export class Agent {
         fold: (types, fold) => foldEvents(this.log, types, fold),
       };
       for (const plugin of this.options.plugins ?? []) await plugin.setup(ctx);
+      if (!this.options.tools)
+        await this.ownTools.decide({
+          env: this.options.env ?? process.env,
+          services: this.services,
+          session: ctx.session,
+        });
       await this.hooks.serial("agent/ready", { sessionId: this.sessionId });
     })();
     return this.setupDone;
@@ -413,7 +436,7 @@ export class Agent {
   /** Input that opens a turn: a follow-up or a steer (inject does not wake, L4). */
   private async hasTurnInput(): Promise<boolean> {
     if (this.nextStepLocal.length) return true;
-    return (await this.pending()).some((item) => item.mode !== "inject");
+    return opensTurn(await this.pending());
   }
 
   private async hasNextStepInput(): Promise<boolean> {
@@ -765,7 +788,7 @@ export class Agent {
       calls,
       maxParallel: this.options.maxParallelTools ?? 10,
       signal,
-      classOf: (call) => this.tools.concurrencyOf(toolCallRequest(call.id, call.name, call.arguments)),
+      classOf: (call) => this.toolHost.concurrencyOf(toolCallRequest(call.id, call.name, call.arguments)),
       beforeDispatch: async (call) => {
         this.log.add({
           type: "tool/call",
@@ -774,12 +797,12 @@ export class Agent {
         });
         // L17 "Here:": on disk before side-effecting tools. A read-only call starts at once; its record rides
         // the next flush, and a crash before it loses nothing but the read.
-        if (!this.tools.isReadOnly?.(toolCallRequest(call.id, call.name, call.arguments)))
+        if (!this.toolHost.isReadOnly?.(toolCallRequest(call.id, call.name, call.arguments)))
           await this.log.flush();
       },
       run: (call) => {
         started.set(call.id, performance.now());
-        return this.tools.run(
+        return this.toolHost.run(
           toolCallRequest(call.id, call.name, call.arguments),
           this.execFor(call, signal, () => {
             concluded = true;
@@ -873,4 +896,14 @@ function aboutOf(metadata: Record<string, unknown> | undefined): MessageAbout | 
   return about !== null && typeof about === "object" && typeof (about as { kind?: unknown }).kind === "string"
     ? (about as MessageAbout)
     : undefined;
+}
+
+/** `AgentOptions.tools`: the given host's declarations; no plugin may add to it. */
+function fixedHostTools(host: ToolHost): AgentToolsControl {
+  const refuse = (): never => {
+    throw new Error("this agent was given a fixed tool host (AgentOptions.tools): a plugin cannot add tools");
+  };
+  const registry = new ToolRegistry();
+  registry.register = refuse;
+  return { registry, register: refuse, offer: refuse, declarations: () => host.declarations() };
 }

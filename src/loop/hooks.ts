@@ -10,7 +10,7 @@
  * - `agent/turn-stopping` (serial, L5): the turn is about to end; a listener that injects input keeps it open.
  * - `agent/status` (serial): `idle` / `running` transitions (goal rounds and settlements listen here).
  * - `agent/turn-start` (serial): a turn opened, with the inbox rows it claimed (their metadata carries the
- *   trace context of whatever queued them: src/telemetry/trace-carrier.ts).
+ *   trace context of whatever queued them: ./trace-carrier.ts).
  * - `agent/turn-end` (serial): after `turn/end` is durable, with its reason.
  * - `agent/repaired` (serial, R1): a turn a crash left open was closed on taking the lease; plugins whose
  *   state assumed that turn would go on (an armed goal, R2) record that it does not.

@@ -15,7 +15,7 @@ export type ModelSettings = {
 };
 
 /**
- * The settings of a route from the catalog (issue 16 item 9: one place derives them; tests and benches
+ * The settings of a route from the catalog (one place derives them; tests and benches
  * call this instead of retyping the preset's numbers). `overrides` wins field by field.
  */
 export function modelSettingsFor(

@@ -11,6 +11,7 @@ import type { ModelAdapter, ModelRequest, ToolSpec } from "../model/types.js";
 import type { Store } from "../store/store.js";
 import type { ApprovalPolicy, ToolServiceMap, ToolSessionInfo } from "../tools/types.js";
 import type { LiveDelta } from "./agent.js";
+import type { AgentToolsControl } from "./agent-tools.js";
 import type { ModelSettings } from "./model-settings.js";
 import type { PromptRegistry } from "./prompt.js";
 
@@ -68,6 +69,8 @@ export type PluginContext = {
   hooks: HookBus;
   prompt: PromptRegistry;
   services: ServiceRegistry;
+  /** The agent's one tool registry: a plugin registers its tools here while it is set up. */
+  tools: AgentToolsControl;
   log: PluginLog;
   inbox: InboxControl;
   model: ModelSettings;
@@ -79,7 +82,7 @@ export type PluginContext = {
   currentTools(): readonly ToolSpec[];
   workspace: string;
   facts: RuntimeFacts;
-  /** The session's secret values (issue 14 finding 4), for plugins that send text out of the log (traces). */
+  /** The session's secret values, for plugins that send text out of the log (traces). */
   redactor: Redactor;
   /** Live text and reasoning deltas as they stream (already redacted); never durable. */
   onDelta(listener: (delta: LiveDelta) => void): () => void;

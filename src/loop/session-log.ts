@@ -13,7 +13,7 @@
  *   also brings every earlier `commit` append to disk; a flush with nothing buffered writes nothing, so a
  *   caller that needs `disk` before an effect adds the event that records the effect first (the loop's
  *   `tool/call`, `turn/end`).
- * - Issue 14 finding 4: every added event's data passes the redactor first, so the store, the listeners
+ * - Every added event's data passes the redactor first, so the store, the listeners
  *   (`--json`, SSE) and the surface (the model's history) only ever see the redacted form.
  */
 import type { EventType, LogEvent, NewEvent } from "../log/events.js";

@@ -1,8 +1,8 @@
 /**
  * What the loop needs from the tool layer: the declarations sent to the model, the L19 class of a call
  * (re-checked just before it starts), whether it may start before the log's flush (L17), and a `run` that
- * always answers (T2: a failing tool never ends the turn). The tool pipeline implements it; tests may use a
- * small table of functions.
+ * always answers (T2: a failing tool never ends the turn). The agent's registry and pipeline implement it
+ * (./agent-tools.ts); the loop's own tests and benchmark give a small table of functions instead.
  */
 import type { ToolSpec } from "../model/types.js";
 import { parseToolArguments } from "../tools/arguments.js";
@@ -17,20 +17,7 @@ export interface ToolHost {
   run(call: ToolCallRequest, exec: ToolExec): Promise<ToolOutput>;
 }
 
-export const NO_TOOLS: ToolHost = {
-  declarations: () => [],
-  concurrencyOf: () => "exclusive",
-  run: async (call) => ({ text: `Error: unknown tool "${call.name}"`, isError: true, code: "UNKNOWN_TOOL" }),
-};
-
 /** M9/M15: the call's arguments as an object when they parse to one; the exact string is kept beside it. */
 export function toolCallRequest(callId: string, name: string, rawArguments: string): ToolCallRequest {
   return { callId, name, rawArguments, args: parseToolArguments(rawArguments) };
-}
-
-declare module "../tools/types.js" {
-  interface ToolServiceMap {
-    /** The agent's tool host, provided by the tools plugin of the preset. */
-    toolHost: ToolHost;
-  }
 }

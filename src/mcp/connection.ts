@@ -1,5 +1,5 @@
 /**
- * One MCP server connection on the official SDK client (issue 18 items 3-4, T21).
+ * One MCP server connection on the official SDK client (T21).
  *
  * States: `disabled` (config `enabled: false`), `connecting` (first start), `ready`, `reconnecting` (after a
  * drop), `failed` (never started, or gave up), `closed`.
@@ -24,15 +24,15 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { Redactor } from "../log/redact.js";
 import {
   expandMap,
   isStdio,
   type McpServerConfig,
   type McpServerSettings,
-  serverSettings,
+  serverSettingsFrom,
   toolAllowed,
-} from "./config.js";
+} from "../config/mcp-servers.js";
+import { Redactor } from "../log/redact.js";
 import type { McpCallResult } from "./results.js";
 import { loadedMcpSdk, loadMcpSdk, type McpSdk } from "./sdk.js";
 
@@ -95,7 +95,7 @@ export class McpConnection {
     config: McpServerConfig,
     private readonly options: McpConnectionOptions,
   ) {
-    this.config = serverSettings(config);
+    this.config = serverSettingsFrom(config);
     this.transport = isStdio(config) ? "stdio" : "http";
     this.stateValue = this.config.enabled ? "connecting" : "disabled";
     this.redactor = options.redactor ?? Redactor.none;
@@ -305,7 +305,7 @@ export class McpConnection {
     }
   }
 
-  /** One connection attempt, start to tool list, within one `startup_timeout_ms` deadline (issue 18 item 4). */
+  /** One connection attempt, start to tool list, within one `startup_timeout_ms` deadline. */
   private async connectOnce(): Promise<void> {
     if (this.closing.signal.aborted) throw new Error("closed");
     await loadMcpSdk();
@@ -321,7 +321,7 @@ export class McpConnection {
           await this.connectWith(this.httpTransport("streamable-http"), "streamable-http", timeout, signal);
         } catch (first) {
           if (signal.aborted) throw first;
-          // Issue 18 item 1: a server that answers the older way gets the HTTP+SSE transport.
+          // A server that answers the older way gets the HTTP+SSE transport.
           try {
             await this.connectWith(this.httpTransport("sse"), "sse", timeout, signal);
           } catch {

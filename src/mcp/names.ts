@@ -1,5 +1,5 @@
 /**
- * Tool names for MCP tools (issue 18 item 2, T1): `mcp__<server>__<tool>`, within `[A-Za-z0-9_-]{1,64}`.
+ * Tool names for MCP tools (T1): `mcp__<server>__<tool>`, within `[A-Za-z0-9_-]{1,64}`.
  *
  * Invariants:
  * - Deterministic: the same server name and the same list of tool names give the same names, in the same

@@ -1,16 +1,17 @@
 /**
- * The MCP servers of one process (issue 18 item 4-5): one connection per configured server, started in
+ * The MCP servers of one process: one connection per configured server, started in
  * parallel, shared by every session of the process (`bdsh serve`), closed once.
  *
  * Invariants:
  * - `ready()` never waits longer than the slowest server's `startup_timeout_ms` (each connection bounds its
  *   own start); a server that fails to start is reported once (`onReport`) and the others work.
- * - The pool's redactor knows every expanded `env`/`headers` value (issue 18: the canary), on top of the
+ * - The pool's redactor knows every expanded `env`/`headers` value (the canary), on top of the
  *   redactor it was given.
  * - `close()` closes every connection; after it nothing is left running (stdio children end).
  */
+
+import { type McpServersConfig, secretValues } from "../config/mcp-servers.js";
 import { Redactor } from "../log/redact.js";
-import { type McpServersConfig, secretValues } from "./config.js";
 import { McpConnection, type McpConnectionOptions } from "./connection.js";
 
 export type McpPoolOptions = Omit<McpConnectionOptions, "redactor"> & {

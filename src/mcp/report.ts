@@ -1,13 +1,14 @@
 /**
- * What `bdsh mcp list`, `bdsh mcp tools NAME` and `bdsh doctor` say about the configured MCP servers
- * (issue 18 item 5). Each connects the servers once (in parallel, bounded by their startup timeouts) and
+ * What `bdsh mcp list`, `bdsh mcp tools NAME` and `bdsh doctor` say about the configured MCP servers.
+ * Each connects the servers once (in parallel, bounded by their startup timeouts) and
  * closes them.
  *
  * Invariants: no `env` or `headers` value is ever printed (the pool's redactor covers every error text);
  * a server that never starts is named with its error, and the others are still reported.
  */
+
+import type { McpServersConfig } from "../config/mcp-servers.js";
 import type { Redactor } from "../log/redact.js";
-import type { McpServersConfig } from "./config.js";
 import type { McpState, McpTransportKind } from "./connection.js";
 import { mcpToolNames } from "./names.js";
 import { McpPool } from "./pool.js";

@@ -1,5 +1,5 @@
 /**
- * An MCP `tools/call` result as the model sees it (T21, issue 18 item 3).
+ * An MCP `tools/call` result as the model sees it (T21).
  *
  * Invariants:
  * - Text content is joined with blank lines, in order; embedded text resources are included with their URI.

@@ -1,8 +1,8 @@
 /**
- * MCP tools in an agent's registry (issue 18 item 2, 4, 6; T21, SP8; Hermes tools runtime: "MCP tools are
+ * MCP tools in an agent's registry (T21, SP8; Hermes tools runtime: "MCP tools are
  * discovered after core tools and register into the same registry").
  *
- * `attachMcpTools(ctx, registry, options)` is the one call the tools plugin makes. It starts (or shares)
+ * `attachMcpTools(ctx, options)` is the one call the tools plugin makes. It starts (or shares)
  * the pool, waits at most the startup timeouts, and registers each ready server's tools as toolset
  * `mcp:<server>`, named `mcp__<server>__<tool>`. They run through the same `ToolPipeline` as builtin
  * tools: validation by the same schema validator, approvals, the repeat reminder and the spill policy all
@@ -21,20 +21,16 @@
  * - Nothing a server sends reaches the model, the log or the CLI without the pool's redactor.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServersConfig } from "../config/mcp-servers.js";
 import type { Config } from "../config/schema.js";
-import { saveImage } from "../context/attachments.js";
 import type { ImageMediaType, ImageRef } from "../log/messages.js";
 import type { Redactor } from "../log/redact.js";
 import type { PluginContext } from "../loop/plugin.js";
-import type { ToolHost } from "../loop/tool-host.js";
 import { imagesFor } from "../model/catalog.js";
-import type { ToolSpec } from "../model/types.js";
-import { ToolPipeline } from "../tools/pipeline.js";
-import type { ToolRegistry } from "../tools/registry.js";
+import { Type, toolParameters } from "../tools/schema.js";
 import type { AnyToolDefinition, ObjectSchema, ToolOutput } from "../tools/types.js";
-import type { McpServersConfig } from "./config.js";
 import type { McpConnection } from "./connection.js";
-import { MCP_PREFIX, mcpToolNames, mcpToolset } from "./names.js";
+import { mcpToolNames, mcpToolset } from "./names.js";
 import { McpPool } from "./pool.js";
 import { type ImageSink, resultToOutput } from "./results.js";
 
@@ -64,11 +60,8 @@ export type AttachMcpOptions = {
 /** The MCP tools of one server as registered on one agent. */
 type ServerTools = { names: Map<string, string>; removed: Set<string> };
 
-export async function attachMcpTools(
-  ctx: PluginContext,
-  registry: ToolRegistry,
-  options: AttachMcpOptions,
-): Promise<void> {
+export async function attachMcpTools(ctx: PluginContext, options: AttachMcpOptions): Promise<void> {
+  const { registry } = ctx.tools;
   if (!options.pool && Object.keys(options.servers).length === 0) return;
   const owned = !options.pool;
   const pool =
@@ -89,8 +82,6 @@ export async function attachMcpTools(
   let ready = false;
   const perServer = new Map<string, ServerTools>();
   const pending = { added: [] as string[], removed: [] as string[] };
-  const added: ToolSpec[] = [];
-  const addedNames = new Set<string>();
 
   const sync = (connection: McpConnection, tools: readonly Tool[]) => {
     const state = perServer.get(connection.name) ?? { names: new Map(), removed: new Set<string>() };
@@ -123,10 +114,7 @@ export async function attachMcpTools(
       const wasRemoved = state.removed.delete(tool.name);
       if (ready && (!known || wasRemoved)) {
         pending.added.push(name);
-        if (!known) {
-          added.push({ name, description: definition.description, parameters: definition.parameters });
-          addedNames.add(name);
-        }
+        if (!known) ctx.tools.offer([name]);
       }
     }
     for (const [tool, name] of state.names) {
@@ -160,33 +148,10 @@ export async function attachMcpTools(
     }
   }
 
-  // SP8: tools added after the agent is ready are declared after the others, through a pipeline on the
-  // same registry and bus (same validation, approvals, reminder and spill), and announced before the next
-  // step.
+  // SP8: tools added after the agent is ready are offered after the others (the same registry and pipeline:
+  // validation, approvals, reminder and spill), and announced before the next step.
   ctx.hooks.onSerial("agent/ready", async () => {
     ready = true;
-    const base = ctx.services.get("toolHost");
-    if (!base) return;
-    const pipeline = new ToolPipeline({ registry, hooks: ctx.hooks, visible: () => addedNames });
-    let cache: { base: ToolSpec[]; count: number; all: ToolSpec[]; baseNames: Set<string> } | undefined;
-    const current = () => {
-      const declared = base.declarations();
-      if (cache?.base !== declared || cache.count !== added.length) {
-        const baseNames = new Set(declared.map((d) => d.name));
-        const all = [...declared, ...added.filter((a) => !baseNames.has(a.name))];
-        cache = { base: declared, count: added.length, all, baseNames };
-      }
-      return cache;
-    };
-    const extra = (name: string) => addedNames.has(name) && !current().baseNames.has(name);
-    const host: ToolHost = {
-      declarations: () => (added.length === 0 ? base.declarations() : current().all),
-      concurrencyOf: (call) => (extra(call.name) ? pipeline.concurrencyOf(call) : base.concurrencyOf(call)),
-      isReadOnly: (call) =>
-        extra(call.name) ? pipeline.isReadOnly(call) : (base.isReadOnly?.(call) ?? false),
-      run: (call, exec) => (extra(call.name) ? pipeline.run(call, exec) : base.run(call, exec)),
-    };
-    ctx.services.set("toolHost", host);
   });
   ctx.hooks.onWaterfall(
     "agent/pre-step",
@@ -215,24 +180,24 @@ export async function attachMcpTools(
 /** The tools plugin's one call (presets/standard-tools.ts): its options, read for what MCP needs. */
 export function attachMcpFromConfig(
   ctx: PluginContext,
-  registry: ToolRegistry,
   options: {
     config: Config;
     env: NodeJS.ProcessEnv;
-    home: string;
+    /** Where an image a tool returns is saved as an attachment (M10). */
+    saveImage: (name: string, data: Uint8Array, mediaType: ImageMediaType) => ImageRef;
     mcp?: McpPool | undefined;
     redactor?: Redactor | undefined;
     onPluginFailure?: ((failure: { name: string; path: string; error: string }) => void) | undefined;
   },
 ): Promise<void> {
-  const { config, home } = options;
-  return attachMcpTools(ctx, registry, {
+  const { config } = options;
+  return attachMcpTools(ctx, {
     servers: config.mcp_servers,
     env: options.env,
     pool: options.mcp,
     redactor: options.redactor,
     images: imagesFor(config.model.provider, config.model.images), // M10
-    saveImage: (name, data, mediaType) => saveImage(home, name, data, mediaType),
+    saveImage: options.saveImage,
     onFailure: (server, error) =>
       options.onPluginFailure?.({ name: `mcp:${server}`, path: `mcp_servers.${server}`, error }),
   });
@@ -292,18 +257,29 @@ function objectSchema(schema: Tool["inputSchema"]): ObjectSchema | undefined {
   return { ...rest, type: "object", properties: (schema.properties ?? {}) as ObjectSchema["properties"] };
 }
 
-function resourceTools(pool: McpPool): AnyToolDefinition[] {
+const McpListResourcesSchema = Type.Object(
+  {
+    server: Type.Optional(Type.String({ description: "An MCP server's name; default: every server." })),
+  },
+  { additionalProperties: false },
+);
+
+const McpReadResourceSchema = Type.Object(
+  {
+    server: Type.String({ description: "The MCP server's name." }),
+    uri: Type.String({ description: "The resource URI." }),
+  },
+  { additionalProperties: false },
+);
+
+export function resourceTools(pool: McpPool): AnyToolDefinition[] {
   const servers = () => [...pool.connections.values()].filter((c) => c.offersResources);
   const list: AnyToolDefinition = {
     name: LIST_RESOURCES_TOOL,
     toolset: "mcp",
     description:
       "List the resources (and resource templates) that connected MCP servers offer. Give `server` to list one server's only. Read one with mcp_read_resource.",
-    parameters: {
-      type: "object",
-      properties: { server: { type: "string", description: "An MCP server's name; default: every server." } },
-      additionalProperties: false,
-    },
+    parameters: toolParameters(McpListResourcesSchema),
     concurrency: "safe",
     readOnly: true,
     async execute(args: { server?: string }) {
@@ -344,15 +320,7 @@ function resourceTools(pool: McpPool): AnyToolDefinition[] {
     toolset: "mcp",
     description:
       "Read one resource from an MCP server by its URI (as mcp_list_resources lists it). Text is returned as is; binary content is described, not inlined.",
-    parameters: {
-      type: "object",
-      properties: {
-        server: { type: "string", description: "The MCP server's name." },
-        uri: { type: "string", description: "The resource URI." },
-      },
-      required: ["server", "uri"],
-      additionalProperties: false,
-    },
+    parameters: toolParameters(McpReadResourceSchema),
     concurrency: "safe",
     readOnly: true,
     async execute(args: { server: string; uri: string }, exec) {
@@ -378,8 +346,4 @@ function resourceTools(pool: McpPool): AnyToolDefinition[] {
 function unknownServer(pool: McpPool, server: string): string {
   const names = [...pool.connections.keys()];
   return `no MCP server named "${server}"; configured: ${names.length ? names.join(", ") : "none"}`;
-}
-
-export function isMcpToolName(name: string): boolean {
-  return name.startsWith(MCP_PREFIX) || name === LIST_RESOURCES_TOOL || name === READ_RESOURCE_TOOL;
 }

@@ -7,10 +7,10 @@
  * - The key is read from the environment on every request (M25) and placed only in the auth header;
  *   caller headers cannot set or override credentials.
  * - The adapter never retries (M18: single attempt); `RetryPolicy` in ./retry.ts wraps it.
- * - Issue 16 item 4: a reply's tool-call ids are made unique against the request's history (./assembler.ts).
- * - Issue 15 item 6: a transport error (refused, DNS, TLS) or a not-found (404, a 400 "model not found")
+ * - A reply's tool-call ids are made unique against the request's history (./assembler.ts).
+ * - A transport error (refused, DNS, TLS) or a not-found (404, a 400 "model not found")
  *   names the preset, the base URL (credentials redacted) and the model id sent, and what to check.
- * - Issue 14 finding 4: an `LlmError` leaves with its message redacted (the key used and every value the
+ * - An `LlmError` leaves with its message redacted (the key used and every value the
  *   redactor knows), so a 401 body that echoes the key is never printed, stored or retried with.
  */
 import type { EventSourceMessage } from "eventsource-parser";
@@ -85,7 +85,7 @@ export function createAdapter(route: Route, options: AdapterOptions = {}): Model
   };
 }
 
-/** Issue 15 item 6: transport and not-found errors name the preset, base URL and model id sent. */
+/** Transport and not-found errors name the preset, base URL and model id sent. */
 async function* explainEndpoint(
   parts: AsyncGenerator<ModelPart>,
   route: Route,
@@ -158,6 +158,6 @@ async function* streamReply(
     ...(request.signal ? { signal: request.signal } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  // Issue 16 item 4: read only when the reply has tool calls, from this request's own history.
+  // Read only when the reply has tool calls, from this request's own history.
   yield* codec.parse(frames, () => callIdsOf(request.messages));
 }

@@ -6,7 +6,7 @@
  * - Blocks keep the order in which the provider opened them; reasoning, text and tool calls interleave
  *   as they came.
  * - A tool call without an id gets `call-<index>` (M11).
- * - Issue 16 item 4: tool-call ids leave unique, within the reply and against every id in the request's
+ * - Tool-call ids leave unique, within the reply and against every id in the request's
  *   history (M8 rejects a repeat before sending, so a server that numbers calls `call_0` in every reply
  *   would end the turn). A repeated id becomes `<id>-<n>`, the smallest n ≥ 2 not yet used: a function of
  *   the history and the reply alone, so a replayed or resumed session assigns the same ids. The provider's
@@ -148,7 +148,7 @@ export class ReplyAssembler {
 
 const NO_IDS: ReadonlySet<string> = new Set();
 
-/** Issue 16 item 4: `id`, or `<id>-<n>` with the smallest n ≥ 2 that neither the history nor the reply has. */
+/** `id`, or `<id>-<n>` with the smallest n ≥ 2 that neither the history nor the reply has. */
 export function uniqueCallId(id: string, used: ReadonlySet<string>, given: ReadonlySet<string>): string {
   if (!used.has(id) && !given.has(id)) return id;
   for (let n = 2; ; n++) {

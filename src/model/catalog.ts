@@ -63,7 +63,7 @@ type PresetCommon = {
   readonly images: boolean;
 };
 
-/** Issue 16 item 9: a preset has the fields its wire format reads, and only those. */
+/** A preset has the fields its wire format reads, and only those. */
 export type OpenAiChatPreset = PresetCommon & {
   readonly wire: "openai-chat";
   readonly maxTokensField: "max_tokens" | "max_completion_tokens";

@@ -5,7 +5,7 @@
  * - HTTP and in-band errors are classified in the seed's order: auth, quota, rate limit, context
  *   overflow, invalid request, server, then `HTTP_<status>`.
  * - Overflow is read from one table of real provider replies, each with its source (./overflow.ts); a
- *   body-size 413 counts only with Anthropic's `request_too_large` (issue 16 item 3).
+ *   body-size 413 counts only with Anthropic's `request_too_large`.
  * - `Retry-After` (seconds or an HTTP date) becomes `retryAfterMs`; a value that cannot be read is ignored.
  * - The provider's message is kept (trimmed to a bounded length) but never the request's credentials:
  *   nothing here sees them.
@@ -106,7 +106,7 @@ export function inBandError(payload: unknown): LlmError {
 }
 
 /**
- * Issue 16 item 5: a 2xx reply whose body is not an event stream. `MALFORMED_RESPONSE` (not retried: the
+ * A 2xx reply whose body is not an event stream. `MALFORMED_RESPONSE` (not retried: the
  * same request gets the same page), naming the content type and the start of the body; a JSON error object
  * in it is classified like an in-stream error (M17), so an overflow sent this way still reaches C10.
  */
@@ -156,7 +156,7 @@ function describeCause(error: Error): string {
 }
 
 /**
- * Issue 15 item 6: the provider's 404 or 400 for a model it does not serve. Each alternative keeps the
+ * The provider's 404 or 400 for a model it does not serve. Each alternative keeps the
  * real message it was taken from:
  * - OpenAI 404 `code: "model_not_found"`: "The model `gpt-9` does not exist or you do not have access to it."
  * - vLLM 404 `NotFoundError`: "The model `foo` does not exist."

@@ -1,5 +1,5 @@
 /**
- * `bdsh doctor --online` (issue 15 item 6): one cheap authenticated request that says whether the key
+ * `bdsh doctor --online`: one cheap authenticated request that says whether the key
  * works, before a real run finds out.
  *
  * Invariants:

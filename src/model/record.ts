@@ -1,5 +1,5 @@
 /**
- * Record and replay (issue 3, item 7): `--record FILE` keeps every raw provider response with the request
+ * Record and replay (item 7): `--record FILE` keeps every raw provider response with the request
  * that produced it; the `replay` provider plays a recording back through the same parsers.
  *
  * File format: JSON Lines, one exchange per line, appended when its response body ends:
@@ -10,7 +10,7 @@
  * Invariants:
  * - Credential headers are never written (INTERFACE: secrets never appear in any output or log), and their
  *   values, with every value the redactor knows, are redacted from the URL, the bodies and the response
- *   headers (issue 14 finding 4: a 401 body that echoes the key).
+ *   headers (a 401 body that echoes the key).
  * - Redaction changes what is written, never what the adapter sees.
  * - Recording does not change what the adapter sees: bytes pass through as they arrive.
  * - Replay serves exchanges in file order, one per request, regardless of the request's content; running

@@ -34,7 +34,7 @@ export type RetryConfig = {
 };
 
 /** The config file's `retry:` slice as a policy's settings (the schema holds the defaults, M18). */
-export function retryConfigFrom(slice: Config["retry"]): Omit<RetryConfig, "retryableCodes"> {
+export function retrySettingsFrom(slice: Config["retry"]): Omit<RetryConfig, "retryableCodes"> {
   return {
     mode: slice.mode,
     maxRetries: slice.max_retries,
@@ -46,7 +46,7 @@ export function retryConfigFrom(slice: Config["retry"]): Omit<RetryConfig, "retr
 
 /** M18's defaults: the config schema's, and the codes worth another attempt. */
 export const DEFAULT_RETRY: Readonly<RetryConfig> = Object.freeze({
-  ...retryConfigFrom(DEFAULT_CONFIG.retry),
+  ...retrySettingsFrom(DEFAULT_CONFIG.retry),
   retryableCodes: Object.freeze(["EMPTY_RESPONSE", "RATE_LIMIT", "SERVER", "TIMEOUT", "TRANSPORT"] as const),
 });
 

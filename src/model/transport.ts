@@ -6,14 +6,14 @@
  * - M19: an idle watchdog, reset by every byte received (events, comments, pings), raises `TIMEOUT`;
  *   there is no total deadline. The caller's signal is combined with the watchdog's: caller abort is
  *   `ABORTED`, never `TIMEOUT`.
- * - SSE framing is done by `eventsource-parser` (issue 3, item 4); this file only moves bytes.
+ * - SSE framing is done by `eventsource-parser` (item 4); this file only moves bytes.
  * - Non-2xx responses are classified by M17 (`httpError`); fetch and socket failures are `TRANSPORT`.
  * - When the consumer stops early the response body is cancelled, so no socket is left open.
  * - L7: an abort (caller or watchdog) ends the read at once. Node's fetch does not always error a body
- *   that is already flowing when its signal aborts (issue 15: Ctrl-C printed "cancelling" and the text
+ *   that is already flowing when its signal aborts (Ctrl-C printed "cancelling" and the text
  *   streamed to the end), so every read is raced against the abort here, not left to fetch.
  * - Redirects are errors (M1): a key is never re-sent to a host it was not meant for.
- * - Issue 16 item 5: a 2xx reply that is not an event stream (an HTML page, a non-streaming JSON reply, an
+ * - A 2xx reply that is not an event stream (an HTML page, a non-streaming JSON reply, an
  *   empty body) is `MALFORMED_RESPONSE` naming the content type received, not retried (the same request
  *   gets the same page). A body of another declared type that still parses as SSE is read as a stream; one
  *   that yields no event by its end (or within `NOT_A_STREAM_BYTES`) is the error. A JSON error object in
@@ -144,7 +144,7 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
   }
 }
 
-/** Issue 16 item 5: what of a non-stream body is kept for the error message. */
+/** What of a non-stream body is kept for the error message. */
 const HEAD_CHARS = 2_000;
 /** A body of another content type that has not produced one SSE event by this many bytes is not a stream. */
 const NOT_A_STREAM_BYTES = 64 * 1024;

@@ -56,7 +56,7 @@ export type ToolCallPart = {
   /** The model's original text when `arguments` is a repair of it. */
   repairedFrom?: string;
   /**
-   * Issue 16 item 4: the id the provider sent, when `id` had to be made unique (a server that numbers calls
+   * The id the provider sent, when `id` had to be made unique (a server that numbers calls
    * `call_0` in every reply). `id` is what the log, the tools and every later request use.
    */
   providerCallId?: string;

@@ -16,10 +16,11 @@
  *
  * Model-visible strings (our words): the NUDGE_* texts below.
  */
-import { todosFromLog } from "../context/compaction/reinjection.js";
+
 import type { MessageAbout } from "../log/events.js";
 import type { TurnStoppingEvent } from "../loop/hooks.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
+import { todosFromLog } from "../tools/todo/todos-from-log.js";
 import { announcesAction } from "./announced-action.js";
 
 export const NUDGE_EMPTY =

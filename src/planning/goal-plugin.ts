@@ -22,10 +22,10 @@ import type { Config } from "../config/schema.js";
 import type { ChildWaiter } from "../loop/headless.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import type { GoalRow } from "../store/planning-rows.js";
+import { opensTurn } from "../store/store.js";
 import { GoalService } from "./goal-service.js";
 import { goalRoundText, roundLimitText } from "./goal-texts.js";
 import { goalTools } from "./goal-tools.js";
-import { installTools } from "./tool-installer.js";
 
 declare module "../tools/types.js" {
   interface ToolServiceMap {
@@ -92,7 +92,7 @@ export class GoalRoundDriver {
 
   private async inputQueued(): Promise<boolean> {
     const pending = await this.ctx.store.pendingInbox(this.ctx.sessionId);
-    return pending.some((item) => item.mode !== "inject");
+    return opensTurn(pending);
   }
 }
 
@@ -131,7 +131,8 @@ export function goalPlugin(options: GoalPluginOptions): Plugin {
       ctx.services.set("goalService", goals);
       ctx.services.set("goals", goals);
       ctx.services.set("goalRounds", driver);
-      if (options.tools !== false) installTools(ctx, goalTools);
+      if (options.tools !== false)
+        for (const tool of goalTools) ctx.tools.register(tool, { source: "planning" });
 
       ctx.hooks.onWaterfall(
         "agent/pre-step",

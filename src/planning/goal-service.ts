@@ -38,7 +38,7 @@ export class GoalRefusal extends ToolRefusal {
 }
 
 export type GoalServiceOptions = {
-  /** Only the goals part of the store (issue 16 item 8). */
+  /** Only the goals part of the store. */
   goals: PlanningStore;
   sessionId: string;
   maxRounds: number;

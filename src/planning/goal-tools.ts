@@ -5,6 +5,8 @@
  * (`{goal:{id,revision,objective,phase,roundsStarted,maxGoalRounds,blockedReason?},activation}`).
  * `create_goal` works only in a turn with direct human input, on a top-level agent.
  */
+
+import { type Static, StringEnum, Type, toolParameters } from "../tools/schema.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
 import type { GoalService } from "./goal-service.js";
 import {
@@ -22,16 +24,18 @@ function errorText(text: string, code: string): ToolOutput {
 
 const goalsOf = (exec: ToolExec): GoalService => exec.services.require("goalService");
 
-export const createGoalTool: ToolDefinition<{ objective: string }> = {
+const CreateGoalSchema = Type.Object(
+  {
+    objective: Type.String({ minLength: 1, description: "The objective, in full." }),
+  },
+  { additionalProperties: false },
+);
+
+export const createGoalTool: ToolDefinition<Static<typeof CreateGoalSchema>> = {
   name: "create_goal",
   toolset: "goal",
   description: CREATE_GOAL_DESCRIPTION,
-  parameters: {
-    type: "object",
-    properties: { objective: { type: "string", minLength: 1, description: "The objective, in full." } },
-    required: ["objective"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(CreateGoalSchema),
   isAvailable: ({ session }) => session.kind === "main" && session.depth === 0,
   async execute(args, exec) {
     if (exec.session.kind !== "main" || exec.session.depth > 0)
@@ -43,11 +47,13 @@ export const createGoalTool: ToolDefinition<{ objective: string }> = {
   },
 };
 
-export const getGoalTool: ToolDefinition<Record<string, never>> = {
+const GetGoalSchema = Type.Object({}, { additionalProperties: false });
+
+export const getGoalTool: ToolDefinition<Static<typeof GetGoalSchema>> = {
   name: "get_goal",
   toolset: "goal",
   description: GET_GOAL_DESCRIPTION,
-  parameters: { type: "object", properties: {}, additionalProperties: false },
+  parameters: toolParameters(GetGoalSchema),
   concurrency: "safe",
   readOnly: true,
   async execute(_args, exec) {
@@ -56,24 +62,20 @@ export const getGoalTool: ToolDefinition<Record<string, never>> = {
   },
 };
 
-export const updateGoalTool: ToolDefinition<{
-  action: "edit" | "pause" | "resume" | "complete" | "blocked";
-  objective?: string;
-  reason?: string;
-}> = {
+const UpdateGoalSchema = Type.Object(
+  {
+    action: StringEnum(["edit", "pause", "resume", "complete", "blocked"]),
+    objective: Type.Optional(Type.String({ description: "The new objective (edit)." })),
+    reason: Type.Optional(Type.String({ description: "The concrete blocking condition (blocked)." })),
+  },
+  { additionalProperties: false },
+);
+
+export const updateGoalTool: ToolDefinition<Static<typeof UpdateGoalSchema>> = {
   name: "update_goal",
   toolset: "goal",
   description: UPDATE_GOAL_DESCRIPTION,
-  parameters: {
-    type: "object",
-    properties: {
-      action: { type: "string", enum: ["edit", "pause", "resume", "complete", "blocked"] },
-      objective: { type: "string", description: "The new objective (edit)." },
-      reason: { type: "string", description: "The concrete blocking condition (blocked)." },
-    },
-    required: ["action"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(UpdateGoalSchema),
   async execute(args, exec) {
     const goals = goalsOf(exec);
     const details = {

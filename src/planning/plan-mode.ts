@@ -16,8 +16,8 @@
 import type { NewEvent } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { SECTION_ORDER } from "../loop/prompt.js";
+import { type Static, Type, toolParameters } from "../tools/schema.js";
 import type { ToolDefinition } from "../tools/types.js";
-import { installTools } from "./tool-installer.js";
 
 export const PLAN_SECTION =
   "Plan mode. When the user switches this session to plan mode, research and design only: read, search and ask questions, but do not edit files or run anything that changes state. When the plan is complete, present it with exit_plan_mode(plan); the user approves it or asks you to keep planning. Tools stay listed in plan mode, so holding back is up to you. When the user switches back to the default mode, work normally.";
@@ -80,17 +80,19 @@ declare module "../tools/types.js" {
   }
 }
 
-export const exitPlanModeTool: ToolDefinition<{ plan: string }> = {
+const ExitPlanModeSchema = Type.Object(
+  {
+    plan: Type.String({ minLength: 1, description: "The plan, in full (markdown)." }),
+  },
+  { additionalProperties: false },
+);
+
+export const exitPlanModeTool: ToolDefinition<Static<typeof ExitPlanModeSchema>> = {
   name: "exit_plan_mode",
   toolset: "planning",
   description:
     "Present your finished plan to the user and ask to leave plan mode. Use it only in plan mode, once the plan is complete.",
-  parameters: {
-    type: "object",
-    properties: { plan: { type: "string", minLength: 1, description: "The plan, in full (markdown)." } },
-    required: ["plan"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(ExitPlanModeSchema),
   async execute(args, exec) {
     const planMode = exec.services.require("planMode");
     if (planMode.mode !== "plan") return { text: `Error: ${NOT_IN_PLAN_MODE}`, isError: true };
@@ -119,7 +121,7 @@ export function planModePlugin(options: { tools?: boolean } = {}): Plugin {
       const service = new PlanModeService((text) => ctx.inbox.inject(text, "mode-switch"));
       ctx.services.set("planMode", service);
       ctx.prompt.addSection({ name: "plan-mode", order: SECTION_ORDER.plan, text: PLAN_SECTION });
-      if (options.tools !== false) installTools(ctx, [exitPlanModeTool]);
+      if (options.tools !== false) ctx.tools.register(exitPlanModeTool, { source: "planning" });
       let restored = false;
       const write = () => {
         const records = service.takeRecords();

@@ -13,6 +13,7 @@
  * Model-visible strings: ralphRoundText, RALPH_REPORT_DESCRIPTION, the validation errors, "Handoff recorded.".
  */
 import type { Store } from "../store/store.js";
+import { type Static, StringEnum, Type, toolParameters } from "../tools/schema.js";
 import type { ToolDefinition } from "../tools/types.js";
 
 export type Handoff = {
@@ -65,21 +66,20 @@ export function validateHandoff(value: unknown): { handoff: Handoff } | { error:
   return { handoff: { status, summary: v.summary, evidence, nextSteps, ...(blocker ? { blocker } : {}) } };
 }
 
-export const ralphReportTool: ToolDefinition<Record<string, unknown>> = {
+const RalphReportSchema = Type.Object({
+  status: StringEnum(["continue", "complete", "blocked"]),
+  summary: Type.String(),
+  evidence: Type.Optional(Type.Array(Type.String())),
+  nextSteps: Type.Optional(Type.Array(Type.String())),
+  blocker: Type.Optional(Type.String()),
+});
+
+/** Its arguments are checked again by `validateHandoff`: the handoff's rules span fields. */
+export const ralphReportTool: ToolDefinition<Static<typeof RalphReportSchema>> = {
   name: RALPH_REPORT,
   toolset: "ralph",
   description: RALPH_REPORT_DESCRIPTION,
-  parameters: {
-    type: "object",
-    properties: {
-      status: { type: "string", enum: ["continue", "complete", "blocked"] },
-      summary: { type: "string" },
-      evidence: { type: "array", items: { type: "string" } },
-      nextSteps: { type: "array", items: { type: "string" } },
-      blocker: { type: "string" },
-    },
-    required: ["status", "summary"],
-  },
+  parameters: toolParameters(RalphReportSchema),
   async execute(args, exec) {
     const checked = validateHandoff(args);
     if ("error" in checked) return { text: `Error: ${checked.error}`, isError: true };

@@ -8,6 +8,7 @@
  * - One-shots (`after_seconds`, `at`) have no next occurrence once claimed.
  */
 import { Cron } from "croner";
+import { type Static, Type } from "../tools/schema.js";
 
 export type Timing =
   | { kind: "after_seconds"; seconds: number; from: number }
@@ -22,16 +23,20 @@ export class TimingError extends Error {}
 const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 const TIME = /^([01]?\d|2[0-3]):([0-5]\d)$/;
 
-/** The timing fields a tool call may give; exactly one must be set. */
-export type TimingArgs = {
-  after_seconds?: number;
-  at?: string;
-  every_seconds?: number;
-  daily?: string;
-  weekly?: string;
-  cron?: string;
-  timezone?: string;
+/** The timing fields a tool call may give (schedule_create, schedule_update); exactly one must be set. */
+export const TIMING_PROPERTIES = {
+  after_seconds: Type.Optional(Type.Number({ description: "Once, this many seconds from now." })),
+  at: Type.Optional(Type.String({ description: "Once, at this ISO-8601 time." })),
+  every_seconds: Type.Optional(Type.Number({ description: "Repeatedly, every N seconds (at least 60)." })),
+  daily: Type.Optional(Type.String({ description: 'Every day at "HH:MM".' })),
+  weekly: Type.Optional(Type.String({ description: 'Every week, "<weekday> HH:MM".' })),
+  cron: Type.Optional(Type.String({ description: "A cron expression." })),
+  timezone: Type.Optional(
+    Type.String({ description: "IANA zone for daily, weekly and cron (default UTC)." }),
+  ),
 };
+const TimingSchema = Type.Object(TIMING_PROPERTIES);
+export type TimingArgs = Static<typeof TimingSchema>;
 
 export function timingFrom(args: TimingArgs, nowMs: number, minEverySeconds: number): Timing {
   const given = (["after_seconds", "at", "every_seconds", "daily", "weekly", "cron"] as const).filter(

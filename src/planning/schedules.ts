@@ -16,19 +16,19 @@
 import type { Plugin } from "../loop/plugin.js";
 import type { ScheduleRow } from "../store/planning-rows.js";
 import type { InboxItem, PlanningStore, Store } from "../store/store.js";
-import type { JsonSchema, ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
+import { type Static, Type, toolParameters } from "../tools/schema.js";
+import type { ToolDefinition, ToolExec, ToolOutput } from "../tools/types.js";
 import {
   claimAt,
   nextOccurrence,
   reminderText,
+  TIMING_PROPERTIES,
   type Timing,
-  type TimingArgs,
   TimingError,
   timingFrom,
 } from "./schedule-timing.js";
-import { installTools } from "./tool-installer.js";
 
-/** What the schedule tools need: the goals-and-schedules part of the store (issue 16 item 8), not all of it. */
+/** What the schedule tools need: the goals-and-schedules part of the store, not all of it. */
 export type ScheduleSettings = { schedules: PlanningStore; minEverySeconds: number; now?: () => number };
 
 declare module "../tools/types.js" {
@@ -36,16 +36,6 @@ declare module "../tools/types.js" {
     scheduleSettings: ScheduleSettings;
   }
 }
-
-const TIMING_PROPERTIES: Record<string, JsonSchema> = {
-  after_seconds: { type: "number", description: "Once, this many seconds from now." },
-  at: { type: "string", description: "Once, at this ISO-8601 time." },
-  every_seconds: { type: "number", description: "Repeatedly, every N seconds (at least 60)." },
-  daily: { type: "string", description: 'Every day at "HH:MM".' },
-  weekly: { type: "string", description: 'Every week, "<weekday> HH:MM".' },
-  cron: { type: "string", description: "A cron expression." },
-  timezone: { type: "string", description: "IANA zone for daily, weekly and cron (default UTC)." },
-};
 
 function view(row: ScheduleRow) {
   return {
@@ -75,21 +65,21 @@ function timed(work: () => Promise<ToolOutput>): Promise<ToolOutput> {
   });
 }
 
-export const scheduleCreateTool: ToolDefinition<TimingArgs & { title: string; prompt: string }> = {
+const ScheduleCreateSchema = Type.Object(
+  {
+    title: Type.String({ minLength: 1 }),
+    prompt: Type.String({ minLength: 1, description: "What you should do when the reminder arrives." }),
+    ...TIMING_PROPERTIES,
+  },
+  { additionalProperties: false },
+);
+
+export const scheduleCreateTool: ToolDefinition<Static<typeof ScheduleCreateSchema>> = {
   name: "schedule_create",
   toolset: "schedule",
   description:
     "Schedule a reminder: at the given time the prompt comes back to this session as a message from the user. Give exactly one timing field; the title is a label only.",
-  parameters: {
-    type: "object",
-    properties: {
-      title: { type: "string", minLength: 1 },
-      prompt: { type: "string", minLength: 1, description: "What you should do when the reminder arrives." },
-      ...TIMING_PROPERTIES,
-    },
-    required: ["title", "prompt"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(ScheduleCreateSchema),
   execute: (args, exec) =>
     timed(async () => {
       const now = nowOf(exec);
@@ -104,11 +94,13 @@ export const scheduleCreateTool: ToolDefinition<TimingArgs & { title: string; pr
     }),
 };
 
-export const scheduleListTool: ToolDefinition<Record<string, never>> = {
+const ScheduleListSchema = Type.Object({}, { additionalProperties: false });
+
+export const scheduleListTool: ToolDefinition<Static<typeof ScheduleListSchema>> = {
   name: "schedule_list",
   toolset: "schedule",
   description: "List this session's scheduled reminders.",
-  parameters: { type: "object", properties: {}, additionalProperties: false },
+  parameters: toolParameters(ScheduleListSchema),
   concurrency: "safe",
   readOnly: true,
   async execute(_args, exec) {
@@ -117,23 +109,21 @@ export const scheduleListTool: ToolDefinition<Record<string, never>> = {
   },
 };
 
-export const scheduleUpdateTool: ToolDefinition<
-  TimingArgs & { id: string; title?: string; prompt?: string }
-> = {
+const ScheduleUpdateSchema = Type.Object(
+  {
+    id: Type.String(),
+    title: Type.Optional(Type.String()),
+    prompt: Type.Optional(Type.String()),
+    ...TIMING_PROPERTIES,
+  },
+  { additionalProperties: false },
+);
+
+export const scheduleUpdateTool: ToolDefinition<Static<typeof ScheduleUpdateSchema>> = {
   name: "schedule_update",
   toolset: "schedule",
   description: "Change a scheduled reminder's title, prompt or timing (a new timing replaces the old one).",
-  parameters: {
-    type: "object",
-    properties: {
-      id: { type: "string" },
-      title: { type: "string" },
-      prompt: { type: "string" },
-      ...TIMING_PROPERTIES,
-    },
-    required: ["id"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(ScheduleUpdateSchema),
   execute: (args, exec) =>
     timed(async () => {
       if (!(await own(exec, args.id))) return err(`no schedule ${args.id} in this session`);
@@ -152,16 +142,18 @@ export const scheduleUpdateTool: ToolDefinition<
     }),
 };
 
-export const scheduleDeleteTool: ToolDefinition<{ id: string }> = {
+const ScheduleDeleteSchema = Type.Object(
+  {
+    id: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const scheduleDeleteTool: ToolDefinition<Static<typeof ScheduleDeleteSchema>> = {
   name: "schedule_delete",
   toolset: "schedule",
   description: "Delete a scheduled reminder.",
-  parameters: {
-    type: "object",
-    properties: { id: { type: "string" } },
-    required: ["id"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(ScheduleDeleteSchema),
   async execute(args, exec) {
     if (!(await own(exec, args.id))) return err(`no schedule ${args.id} in this session`);
     await schedulesOf(exec).deleteSchedule(args.id);
@@ -177,7 +169,7 @@ export function schedulesPlugin(settings: Omit<ScheduleSettings, "schedules">): 
     name: "schedules",
     setup(ctx) {
       ctx.services.set("scheduleSettings", { ...settings, schedules: ctx.store.planning });
-      installTools(ctx, scheduleTools);
+      for (const tool of scheduleTools) ctx.tools.register(tool, { source: "planning" });
     },
   };
 }

@@ -9,16 +9,15 @@
  */
 import { hostname } from "node:os";
 import { instructionGate as gateFor } from "../config/instruction-review.js";
+import { secretValues as mcpSecretValues, referencedVariables } from "../config/mcp-servers.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import { trustedRoot } from "../config/trust.js";
 import { Redactor } from "../log/redact.js";
-import { Agent } from "../loop/agent.js";
+import type { Agent } from "../loop/agent.js";
 import { modelSettingsFor } from "../loop/model-settings.js";
 import { startSession } from "../loop/new-session.js";
 import type { Plugin } from "../loop/plugin.js";
-import type { ToolHost } from "../loop/tool-host.js";
-import { secretValues as mcpSecretValues, referencedVariables } from "../mcp/config.js";
 import { createAdapter } from "../model/adapter.js";
 import { isProviderName, type Route, resolveApiKey, resolveRoute } from "../model/catalog.js";
 import { createRecordingAdapter, createReplayAdapter, readRecording } from "../model/record.js";
@@ -30,8 +29,10 @@ import { LocalChildren } from "../subagents/local-children.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import type { ApprovalPolicy } from "../tools/types.js";
 import { WEB_SEARCH_KEY_VARIABLES, webSearchSecretValues } from "../tools/web/search/settings.js";
+import { ttsSecretValues } from "../tts/credentials.js";
 import { SetupError } from "./setup-error.js";
 import { standardPlugins } from "./standard.js";
+import { StandardAgent } from "./standard-agent.js";
 import { type ToolsPluginOptions, toolsPlugin } from "./standard-tools.js";
 
 export { SetupError };
@@ -43,7 +44,7 @@ export type OpenAgentOptions = {
   /** `$BDSH_HOME`, for plugin tools and instructions. */
   home?: string;
   /**
-   * Workspace trust (issue 14): whether the workspace's `.bdsh/plugins`, `.bdsh/skills` and instruction files
+   * Workspace trust: whether the workspace's `.bdsh/plugins`, `.bdsh/skills` and instruction files
    * load. Default: whether `$BDSH_HOME/trusted.json` trusts the workspace.
    */
   projectTrusted?: boolean;
@@ -59,17 +60,15 @@ export type OpenAgentOptions = {
   recordFile?: string;
   /** The `replay` provider's recording. */
   replayFile?: string;
-  /** A tool host instead of the standard tools (tests, embedding products). */
-  tools?: ToolHost;
-  /** Options of the standard tools plugin (used unless `tools` is given). */
+  /** Options of the standard tools plugin. */
   toolOptions?: Omit<ToolsPluginOptions, "config">;
   plugins?: readonly Plugin[];
   /** Override the configured approval policy (a run without a terminal behaves as `never`). */
   approval?: ApprovalPolicy;
   leaseWaitMs?: number;
-  /** Lease expiry (default 10 s): a dead holder's sessions are taken over after it (issue 8). */
+  /** Lease expiry (default 10 s): a dead holder's sessions are taken over after it. */
   leaseTtlMs?: number;
-  /** Issue 14 finding 4: known secret values; default `secretRedactor(env, config, apiKeyEnv)`. */
+  /** Known secret values; default `secretRedactor(env, config, apiKeyEnv)`. */
   redactor?: Redactor;
   /**
    * S1: how children of this agent are driven. Default: in this process (`LocalChildren`, opened with these
@@ -78,7 +77,7 @@ export type OpenAgentOptions = {
   children?: ChildDriver;
 };
 
-export type OpenedAgent = { agent: Agent; session: SessionRow; adapter: ModelAdapter };
+export type OpenedAgent = { agent: StandardAgent; session: SessionRow; adapter: ModelAdapter };
 
 export function defaultOwner(): string {
   return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
@@ -108,14 +107,16 @@ export function environmentPolicy(config: Config, apiKeyEnv?: string): Environme
 
 /**
  * The one redactor of a process: every value the policy strips from children (the provider key, tokens,
- * passwords, the `DATABASE_URL` password, what MCP servers are given) and every value an MCP server's
- * `env` or `headers` expands to is redacted from what is stored, printed or sent.
+ * passwords, the `DATABASE_URL` password, what MCP servers are given), every value an MCP server's
+ * `env` or `headers` expands to and the web-search and voice providers' keys are redacted from what is
+ * stored, printed or sent.
  */
 export function secretRedactor(env: NodeJS.ProcessEnv, config: Config, apiKeyEnv?: string): Redactor {
   return Redactor.of([
     ...environmentPolicy(config, apiKeyEnv).secretValues(env),
     ...mcpSecretValues(config.mcp_servers, env),
     ...webSearchSecretValues(config.web_search, env), // a key written in the config file too
+    ...ttsSecretValues(config.tts, env), // the same for a voice provider's key
   ]);
 }
 
@@ -130,7 +131,7 @@ export function adapterFor(options: OpenAgentOptions): { adapter: ModelAdapter; 
     try {
       recording = readRecording(options.replayFile);
     } catch (error) {
-      // Issue 14 finding 8: a missing or unreadable recording is a usage error (exit 2), nothing is sent.
+      // A missing or unreadable recording is a usage error (exit 2), nothing is sent.
       throw new SetupError(
         "USAGE",
         `cannot read the recording ${options.replayFile}: ${(error as Error).message}`,
@@ -196,7 +197,7 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
   }
   const delegation = delegationOf(session);
   const workspace = (delegation && (session.metadata.workspace as string | undefined)) || options.workspace;
-  const agent = new Agent({
+  const agent = new StandardAgent({
     store,
     sessionId: session.id,
     owner: options.owner ?? defaultOwner(),
@@ -215,28 +216,27 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
       },
       { provider: adapter.provider },
     ),
-    ...(options.tools ? { tools: options.tools } : {}),
     plugins: standardPlugins({
       config,
       home,
       projectTrusted,
       ...(projectRoot ? { projectRoot } : {}),
       ...(instructionGate ? { instructionGate } : {}),
-      tools: options.tools
-        ? undefined
-        : toolsPlugin({
-            config,
-            home,
-            projectTrusted,
-            ...(projectRoot ? { projectRoot } : {}),
-            redactor,
-            harnessEnvKeys: harnessSecretVariables(config, options.apiKeyEnv),
-            ...options.toolOptions,
-          }),
+      tools: toolsPlugin({
+        config,
+        home,
+        projectTrusted,
+        ...(projectRoot ? { projectRoot } : {}),
+        redactor,
+        harnessEnvKeys: harnessSecretVariables(config, options.apiKeyEnv),
+        ...options.toolOptions,
+      }),
       extra: [...(options.plugins ?? []), ...(local ? [closeWithAgent(local)] : [])],
       children,
     }),
     workspace,
+    // The tools' availability (required env vars) is checked against the environment the tools plugin uses.
+    env: options.toolOptions?.env ?? process.env,
     sandbox: config.sandbox,
     approval: options.approval ?? config.approval,
     session: sessionInfoOf(session),

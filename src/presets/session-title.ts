@@ -1,5 +1,5 @@
 /**
- * Issue 15 item 4: a short title for a session nobody named, written by the session's own model in one side
+ * A short title for a session nobody named, written by the session's own model in one side
  * request after the session's first message from a person (DSH's session-title plugin; M5: titles use the
  * lowest effort, `off`).
  *
@@ -257,7 +257,7 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
   };
 }
 
-/** The plugin as the standard preset installs it, from the configuration. */
-export function sessionTitleFromConfig(config: Config): Plugin {
-  return sessionTitlePlugin({ enabled: config.session.titles, provider: config.model.provider });
+/** What the title plugin reads from the configuration (`session.titles`, the model's provider). */
+export function sessionTitleSettingsFrom(config: Pick<Config, "session" | "model">): SessionTitleOptions {
+  return { enabled: config.session.titles, provider: config.model.provider };
 }

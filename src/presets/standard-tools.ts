@@ -1,13 +1,14 @@
 /**
- * The tools plugin of the standard preset: builds one agent's tool registry, pipeline, policies and
- * services, and offers them to the loop as the `toolHost` service (issue 5, T2, T9, T22).
+ * The tools plugin of the standard preset: registers the builtin tools, `$BDSH_HOME`'s plugin tools and the
+ * MCP servers' tools in the agent's registry (loop/agent-tools.ts, which decides the offer), and installs
+ * the tool policies and the services the tools use (T2, T9, T22).
  *
  * Invariants:
  * - Everything stateful is per agent: file observations (C18) and the repeat chain (G1), both folded from
  *   the log so they are the same on whichever server opens the session; session approvals, jobs. Nothing
  *   lives in process globals.
- * - The tools offered are decided once, when every plugin is set up (`agent/ready`), and stay the same
- *   for the session's requests (SP8, M23).
+ * - The tools offered are decided by the agent once every plugin is set up, and stay the same for the
+ *   session's requests (SP8, M23).
  * - A finished background job's notice is steered into the agent: the next step of a running turn, or a
  *   new turn when idle (T9). A job killed or already collected sends none.
  * - Broken plugin tools are reported and skipped, never fatal.
@@ -16,6 +17,7 @@ import { join } from "node:path";
 import type { Config } from "../config/schema.js";
 import { trustedDirectories } from "../config/trust.js";
 import { saveImage } from "../context/attachments.js";
+import type { ImageMediaType } from "../log/messages.js";
 import { Redactor } from "../log/redact.js";
 import type { Plugin } from "../loop/plugin.js";
 import type { McpPool } from "../mcp/pool.js";
@@ -28,21 +30,17 @@ import { readImageTool } from "../tools/files/read-image.js";
 import type { ExactCommandApprovals } from "../tools/guards/command-guard.js";
 import type { QuestionAnswerer } from "../tools/interaction/ask-user-tool.js";
 import { recordedInteractions } from "../tools/interaction/recorded.js";
-import { ToolPipeline } from "../tools/pipeline.js";
 import { loadPlugins, type PluginReport } from "../tools/plugins.js";
-import type { ToolRegistry } from "../tools/registry.js";
 import { redactingBlobStore } from "../tools/spill/blob-store.js";
 import { quotaBlobStoreFor } from "../tools/spill/spill-quota.js";
-import { createStandardRegistry, installToolPolicies } from "../tools/standard.js";
+import { installToolPolicies, standardTools } from "../tools/standard.js";
 import { setupTerminal, terminalRegistry } from "../tools/terminal/setup.js";
 import { MemoryTodoList } from "../tools/todo/todo-tool.js";
 import { searchClient } from "../tools/web/search/search-client.js";
-import { webSearchSettings } from "../tools/web/search/settings.js";
+import { webSearchSettingsFrom } from "../tools/web/search/settings.js";
 
 declare module "../tools/types.js" {
   interface ToolServiceMap {
-    /** The agent's registry: planning and context plugins register their tools here. */
-    toolRegistry: ToolRegistry;
     toolPluginReport: PluginReport;
   }
 }
@@ -51,7 +49,7 @@ export type ToolsPluginOptions = {
   config: Config;
   /** `$BDSH_HOME`: plugin tools load from `<home>/plugins`. */
   home: string;
-  /** Workspace trust (issue 14): `<workspace>/.bdsh/plugins` loads only when true. Default false. */
+  /** Workspace trust: `<workspace>/.bdsh/plugins` loads only when true. Default false. */
   projectTrusted?: boolean;
   /** The directory whose `.bdsh/plugins` is the project's (the trusted root); default the workspace. */
   projectRoot?: string;
@@ -65,11 +63,11 @@ export type ToolsPluginOptions = {
   exactCommands?: ExactCommandApprovals;
   /** Report plugin tools that failed to load (stderr in the CLI). */
   onPluginFailure?: (failure: PluginReport["failed"][number]) => void;
-  /** Issue 14 finding 4: redacts spilled blobs (openAgent builds it). */
+  /** Redacts spilled blobs (openAgent builds it). */
   redactor?: Redactor;
   /** Harness secrets beyond the built-in ones (the `--api-key-env` variable): never passed to a child. */
   harnessEnvKeys?: readonly string[];
-  /** Issue 18: the process's MCP servers (`bdsh serve`); without it the agent starts and closes its own. */
+  /** The process's MCP servers (`bdsh serve`); without it the agent starts and closes its own. */
   mcp?: McpPool;
 };
 
@@ -79,7 +77,8 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
     name: "tools",
     async setup(ctx) {
       const env = options.env ?? process.env;
-      const registry = createStandardRegistry({
+      const { registry } = ctx.tools;
+      const builtin = standardTools({
         bash: {
           timeoutMs: config.tools.bash.timeout_ms,
           maxTimeoutMs: config.tools.bash.max_timeout_ms,
@@ -87,16 +86,19 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         },
         webFetchAllowPrivate: config.web_fetch.allow_private,
       });
+      for (const tool of builtin) registry.register(tool);
+      const save = (name: string, data: Uint8Array, mediaType: ImageMediaType) =>
+        saveImage(options.home, name, data, mediaType);
       // T22, M10: shows images to a model that takes them, and tells any other model it cannot.
       registry.register(
         readImageTool({
           home: options.home,
           images: imagesFor(config.model.provider, config.model.images),
-          save: (name, data, mediaType) => saveImage(options.home, name, data, mediaType),
+          save,
         }),
       );
-      await attachMcpFromConfig(ctx, registry, { ...options, env }); // issue 18: after core tools (Hermes)
-      // Issue 19: the built-in backends and $BDSH_HOME/plugins/<name>/ (plugin.yaml, kind: backend) ones.
+      await attachMcpFromConfig(ctx, { ...options, env, saveImage: save }); // after core tools (Hermes)
+      // The built-in backends and $BDSH_HOME/plugins/<name>/ (plugin.yaml, kind: backend) ones.
       const { backends, report: backendReport } = await terminalRegistry({
         config,
         home: options.home,
@@ -105,14 +107,14 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       });
       for (const failure of backendReport.failed) options.onPluginFailure?.(failure);
       const report = await loadPlugins({
-        // Issue 14: a project's plugins would run outside the sandbox; they load only from a trusted workspace.
+        // A project's plugins would run outside the sandbox; they load only from a trusted workspace.
         directories: options.projectTrusted
           ? [join(options.home, "plugins"), join(options.projectRoot ?? ctx.workspace, ".bdsh", "plugins")]
           : [join(options.home, "plugins")],
         registry,
         hooks: ctx.hooks,
         backends,
-        backendDirectory: join(options.home, "plugins"), // issue 19: never a project's plugin
+        backendDirectory: join(options.home, "plugins"), // never a project's plugin
         allowToolOverride: config.plugins.allow_tool_override,
       });
       for (const failure of report.failed) options.onPluginFailure?.(failure);
@@ -135,12 +137,12 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       ctx.fold(["turn/start", "tool/call"], (event) => policies.repeatReminder.fold(event));
 
       const services = ctx.services;
-      services.set("toolRegistry", registry);
       services.set("toolPluginReport", report);
-      services.set(
-        "blobs",
-        redactingBlobStore(quotaBlobStoreFor(ctx.store, config), options.redactor ?? Redactor.none),
+      const blobs = redactingBlobStore(
+        quotaBlobStoreFor(ctx.store, config),
+        options.redactor ?? Redactor.none,
       );
+      services.set("blobs", blobs);
       // C18: what this session has read is in its log, so another server that takes it over knows it too.
       const observations = new FileObservations((path, version) => {
         ctx.log.add({
@@ -155,19 +157,29 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       // One list with the terminal's mask: what commands cannot see, the file tools cannot touch either.
       services.set("maskedPaths", [options.home]);
       services.set("todos", new MemoryTodoList());
-      // Issue 19: the selected backend, and jobs that leave a redacted receipt in the store (any server reads it).
-      const terminal = await setupTerminal(ctx, {
-        config,
-        backends,
-        home: options.home,
-        env,
-        harnessEnvKeys: options.harnessEnvKeys ?? [],
-        redactor: options.redactor ?? Redactor.none,
-        projectRoots: trustedDirectories(options.home),
-        onNotice: (notice) => {
-          void ctx.inbox.steer(notice.text, "job-notice"); // T9: next step when running, wakes when idle
+      // The selected backend, and jobs that leave a redacted receipt in the store (any server reads it).
+      const terminal = await setupTerminal(
+        {
+          sessionId: ctx.sessionId,
+          workspace: ctx.workspace,
+          cwd: ctx.facts.cwd,
+          store: ctx.store,
+          blobs,
+          addContext: (context) => ctx.prompt.addContext(context),
         },
-      });
+        {
+          config,
+          backends,
+          home: options.home,
+          env,
+          harnessEnvKeys: options.harnessEnvKeys ?? [],
+          redactor: options.redactor ?? Redactor.none,
+          projectRoots: trustedDirectories(options.home),
+          onNotice: (notice) => {
+            void ctx.inbox.steer(notice.text, "job-notice"); // T9: next step when running, wakes when idle
+          },
+        },
+      );
       services.set("terminal", terminal.terminal);
       services.set("jobs", terminal.jobs);
       services.set("jobReceipts", terminal.receipts);
@@ -179,46 +191,13 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       if (recorded.approvals) services.set("approvals", recorded.approvals);
       if (recorded.questions) services.set("questionAnswerer", recorded.questions);
       // T19: `web_search` is offered only when a provider is configured and its key resolves.
-      const search = webSearchSettings(config.web_search, env);
+      const search = webSearchSettingsFrom(config.web_search, env);
       if (search.available)
         services.set(
           "webSearch",
           searchClient({ spec: search.spec, baseUrl: search.baseUrl, key: search.key?.value }),
         );
 
-      // The tools offered are decided once every plugin is set up (planning and context plugins register
-      // theirs on this registry), and then stay the same for the session (SP8).
-      let declarations: ReturnType<ToolRegistry["declarations"]> = [];
-      let visible = new Set<string>();
-      const pipeline = new ToolPipeline({ registry, hooks: ctx.hooks, visible: () => visible });
-      ctx.hooks.onSerial("agent/ready", async () => {
-        const { toolsAs, allowedToolsets } = ctx.session;
-        const allowed = allowedToolsets && new Set(allowedToolsets);
-        const names = await registry.available(
-          allowed
-            ? registry.names().filter((name) => allowed.has(registry.get(name)?.toolset ?? ""))
-            : registry.names(),
-          {
-            env,
-            services,
-            // Issue 16: a fork, subagent or Ralph session is not offered create_goal; S1: a delegated fork is
-            // offered its parent's tools (the prefix cache), and refuses at call time what it may not do.
-            session: toolsAs ? { ...ctx.session, ...toolsAs } : ctx.session,
-          },
-        );
-        for (const name of names) {
-          const section = registry.get(name)?.promptSection;
-          if (section) ctx.prompt.addSection({ name: `tool:${name}`, ...section, visibleWith: name });
-        }
-        visible = new Set(names);
-        declarations = registry.declarations(names);
-      });
-      services.set("toolHost", {
-        declarations: () => declarations,
-        concurrencyOf: (call) => pipeline.concurrencyOf(call),
-        isReadOnly: (call) => pipeline.isReadOnly(call),
-        run: (call, exec) => pipeline.run(call, exec),
-      });
       ctx.hooks.onSerial("agent/close", async () => {
         await services.get("jobs")?.killAll();
         await services.get("terminal")?.cleanup();

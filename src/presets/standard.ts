@@ -25,7 +25,7 @@ import { gitRepairPlugin } from "../guards/git-repair/plugin.js";
 import { budgetSettingsFrom, sessionBudgetPlugin } from "../guards/session-budget.js";
 import { stepLimitPlugin } from "../guards/step-limit.js";
 import type { Plugin } from "../loop/plugin.js";
-import { retryConfigFrom } from "../model/retry.js";
+import { retrySettingsFrom } from "../model/retry.js";
 import { continuationPlugins } from "../planning/continuation.js";
 import { goalPlugin } from "../planning/goal-plugin.js";
 import { goalStallPlugin } from "../planning/goal-stall.js";
@@ -35,7 +35,7 @@ import { llmRetryPlugin } from "../retry/llm-retry.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
 import { subagentSettingsFrom, subagentsPlugin } from "../subagents/plugin.js";
 import { genAiTracingPlugin } from "../telemetry/genai-tracing.js";
-import { sessionTitleFromConfig } from "./session-title.js";
+import { sessionTitlePlugin, sessionTitleSettingsFrom } from "./session-title.js";
 
 export type StandardPresetOptions = {
   config: Config;
@@ -46,7 +46,7 @@ export type StandardPresetOptions = {
   /** Plugins appended after the standard ones (a product's own). */
   extra?: readonly Plugin[];
   /**
-   * Workspace trust (issue 14): only a trusted workspace's instruction files and `.bdsh/skills` are read.
+   * Workspace trust: only a trusted workspace's instruction files and `.bdsh/skills` are read.
    * Default false.
    */
   projectTrusted?: boolean;
@@ -93,7 +93,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
       ...(options.projectRoot ? { projectRoot: options.projectRoot } : {}),
       ...(gate ? { gate } : {}),
     }), // SP7, T20: after the tools plugin, whose registry takes the skill tool
-    llmRetryPlugin(retryConfigFrom(retry), options.random), // M18, L10
+    llmRetryPlugin(retrySettingsFrom(retry), options.random), // M18, L10
     goalPlugin(options.config.goal), // P3–P5: goal tools and rounds
     goalStallPlugin(), // P4: rounds without a tool call or goal update block the goal (after goalPlugin)
     planModePlugin(), // P2
@@ -107,7 +107,7 @@ export function standardPlugins(options: StandardPresetOptions): Plugin[] {
         ]
       : []), // S1–S5
     ...continuationPlugins(options.config.continuation), // §9: length, empty, todos, announced, report
-    sessionTitleFromConfig(options.config), // issue 15: a title side request, off the hot path (M5: effort off)
+    sessionTitlePlugin(sessionTitleSettingsFrom(options.config)), // a side request off the hot path (M5: effort off)
     genAiTracingPlugin({ captureContent: options.config.telemetry.capture_content }), // off without a tracer provider
     ...(options.extra ?? []),
   ];

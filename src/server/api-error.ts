@@ -2,7 +2,7 @@
  * Errors the HTTP API answers with: `{error: {code, message}}` and a status (STYLE: errors are values with
  * codes at every boundary a user sees). Store errors with a code map to their status here, in one place.
  *
- * Invariants (issue 14 finding 7):
+ * Invariants:
  * - Every answer that is not a success has that shape, whichever layer refused the request: a route, a
  *   hook, the body parser (bad JSON, empty JSON body, wrong content type, too large), the router (no
  *   route, wrong method, a malformed percent-encoding, an over-long path segment: `frameworkErrors`) or

@@ -1,5 +1,5 @@
 /**
- * Who may call the HTTP API (issue 14 findings 3 and 7): the bearer token and the `Host` check.
+ * Who may call the HTTP API: the bearer token and the `Host` check.
  *
  * Invariants:
  * - Every `/v1` route needs the token, on every binding, loopback included. A command the model runs

@@ -1,5 +1,5 @@
 /**
- * The web dashboard's static files, served by the same plugin at `/` (issue 21 item 1; INTERFACE.md
+ * The web dashboard's static files, served by the same plugin at `/` (INTERFACE.md
  * "HTTP API": "The dashboard is served at `/`"). The page is built by `npm run build`
  * (scripts/build-dashboard.mjs, sources in web/) into `dist/dashboard/`; it speaks only to the public API.
  *

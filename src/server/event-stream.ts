@@ -1,5 +1,5 @@
 /**
- * `GET /v1/sessions/:id/events` as Server-Sent Events (issue 8 item 2, INTERFACE.md "HTTP API").
+ * `GET /v1/sessions/:id/events` as Server-Sent Events (INTERFACE.md "HTTP API").
  *
  * Invariants:
  * - One SSE event per durable event, in seq order, `id:` = seq and `data:` = `eventJson` (the `--json` form):

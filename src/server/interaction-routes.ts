@@ -4,7 +4,7 @@
  * the planning layer's own `runGoalCommand` on this server's agent of the session.
  */
 import type { Static } from "typebox";
-import { runGoalCommand } from "../planning/goal-command.js";
+import { FeatureMissingError, type StandardAgent } from "../presets/standard-agent.js";
 import type { Store } from "../store/store.js";
 import type { AnswerSigner } from "./answer-proof.js";
 import { ApiError } from "./api-error.js";
@@ -25,7 +25,7 @@ import type { SessionRunner } from "./session-runner.js";
 
 export function registerInteractionRoutes(
   routes: RouteTable,
-  context: { store: Store; runner: SessionRunner; signer: AnswerSigner },
+  context: { store: Store; runner: SessionRunner<StandardAgent>; signer: AnswerSigner },
 ): void {
   const { store, runner, signer } = context;
 
@@ -128,20 +128,17 @@ export function registerInteractionRoutes(
       if ((body.action === "create" || body.action === "edit") && !body.objective)
         throw new ApiError(400, "BAD_REQUEST", `${body.action} needs an objective`);
       const agent = await runner.agent(id);
-      const goals = agent.services.get("goalService");
-      const rounds = agent.services.get("goalRounds");
-      if (!goals || !rounds) throw new ApiError(409, "NO_GOALS", "this server's agents have no goal plugin");
       const command =
         body.action === "create" || body.action === "edit"
           ? { kind: body.action, objective: body.objective ?? "" }
           : { kind: body.action };
-      const message = await runGoalCommand(command, {
-        goals,
-        queueRound: () => rounds.queueRound(),
-        commit: () => rounds.commit(),
-        kick: () => void runner.wake(id).catch(() => undefined),
-        idle: agent.status === "idle",
-      });
+      const message = await agent
+        .goalCommand(command, () => void runner.wake(id).catch(() => undefined))
+        .catch((error: unknown) => {
+          if (error instanceof FeatureMissingError)
+            throw new ApiError(409, "NO_GOALS", "this server's agents have no goal plugin");
+          throw error;
+        });
       return { message, goal: (await store.planning.getGoal(id)) ?? null };
     },
   );

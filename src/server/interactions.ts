@@ -1,5 +1,5 @@
 /**
- * Approvals (T16) and pending questions (T18) answered over HTTP by any server (issue 8 item 1).
+ * Approvals (T16) and pending questions (T18) answered over HTTP by any server.
  *
  * The request is durable: the driving agent appends `approval/requested` / `question/asked` and flushes it
  * before it waits, so every server can list it from the log. The answer travels as an inert inbox row

@@ -4,7 +4,7 @@
  * Invariants:
  * - One JSON object per line on stderr: `level` (a name), `time`, `msg`, `reqId` on everything a request
  *   logs, `sessionId` on everything a session route or a session's driver logs.
- * - Every line passes the process's redactor before it is written (issue 14 finding 4): a secret in an error
+ * - Every line passes the process's redactor before it is written: a secret in an error
  *   message, a header or a stack never reaches the log. The redactor knows each secret in its JSON-escaped
  *   form too, so redacting the serialized line is enough.
  * - The request id is the caller's `x-request-id` when it is a short token of safe characters (so a proxy's

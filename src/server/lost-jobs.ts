@@ -1,5 +1,5 @@
 /**
- * Background jobs across servers (issue 8 item 5, T9 "Here": job state and notices in the database).
+ * Background jobs across servers (T9 "Here": job state and notices in the database).
  *
  * A job runs on the server that started it; its process cannot move. What must not happen is that the
  * model waits forever for a notice from a job whose server died. So:

@@ -3,7 +3,7 @@
  * published from the same objects as an OpenAPI 3.1 document (`GET /v1/openapi.json`).
  *
  * Invariants:
- * - A route that needs the token checks it in `onRequest` (issue 14 finding 7): before Fastify reads,
+ * - A route that needs the token checks it in `onRequest`: before Fastify reads,
  *   parses or validates a byte of the body, so a caller without the token costs the server no parsing and
  *   learns nothing from validation errors.
  * - The table knows every route's path pattern, so a request for a known path with another method is a

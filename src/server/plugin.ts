@@ -1,6 +1,6 @@
 /**
- * `bdshPlugin`: the HTTP API as a Fastify plugin a host application registers on its own server
- * (issue 8 item 1). `bdsh serve` (src/cli/commands/serve.ts) is a thin standalone host around it.
+ * `bdshPlugin`: the HTTP API as a Fastify plugin a host application registers on its own server.
+ * `bdsh serve` (src/cli/commands/serve.ts) is a thin standalone host around it.
  *
  *   const app = Fastify({ ...bdshServerOptions() });
  *   await app.register(bdshPlugin, { store, config, workspace, token: process.env.BDSH_SERVER_TOKEN });
@@ -8,8 +8,9 @@
  *
  * Invariants:
  * - Encapsulated: the error handler, the hooks, the body parser and the routes apply only inside the plugin.
- * - Every `/v1` route needs `Authorization: Bearer <token>`, on every binding, loopback included (issue 14
- *   finding 3, ./auth.ts): the token is a required option, so the host decides it (`bdsh serve`:
+ * - Every `/v1` route needs `Authorization: Bearer <token>`, on every binding, loopback included (any
+ *   local process could call it otherwise; ./auth.ts): the token is a required option, so the host
+ *   decides it (`bdsh serve`:
  *   `BDSH_SERVER_TOKEN`, else one made at start and printed once). It is checked in `onRequest`, before the
  *   body is read (finding 7). `/healthz` and `/readyz` never need it.
  * - On a loopback connection the `Host` header must name loopback (DNS rebinding), for every route.
@@ -28,11 +29,11 @@ import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from "fast
 import { loadApprovalKey } from "../config/approval-key.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
-import type { Agent } from "../loop/agent.js";
 import type { Plugin } from "../loop/plugin.js";
 import { McpPool } from "../mcp/pool.js";
 import { priceFromConfig } from "../model/pricing.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
+import type { StandardAgent } from "../presets/standard-agent.js";
 import type { Store } from "../store/store.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
 import { AnswerSigner } from "./answer-proof.js";
@@ -94,12 +95,12 @@ export type BdshPluginOptions = {
   /** This server's lease owner id (default: host:pid:random). */
   owner?: string;
   /** Opens a session's agent; default: the standard preset with store-backed approvals and questions. */
-  open?: (sessionId: string, owner: string) => Promise<Agent>;
+  open?: (sessionId: string, owner: string) => Promise<StandardAgent>;
   /** Plugins appended to the standard preset of every agent this server opens. */
   plugins?: readonly Plugin[];
   onError?: (error: unknown, sessionId?: string) => void;
   /**
-   * The built web dashboard served at `/` (issue 21): a directory holding `index.html` and `assets/`
+   * The built web dashboard served at `/`: a directory holding `index.html` and `assets/`
    * (default: the one `npm run build` makes, ./dashboard.ts), or `false` for none.
    */
   dashboard?: string | false;
@@ -134,7 +135,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   const signer = new AnswerSigner(
     options.approvalKey ?? loadApprovalKey({ env, home: options.home ?? bdshHome(env) }),
   );
-  // Issue 18: one client per MCP server for the whole process, shared by its sessions, closed on shutdown.
+  // One client per MCP server for the whole process, shared by its sessions, closed on shutdown.
   const mcp = Object.keys(config.mcp_servers).length
     ? new McpPool(config.mcp_servers, {
         env,
@@ -182,7 +183,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
       });
       return agent;
     });
-  const runner = new SessionRunner({
+  const runner: SessionRunner<StandardAgent> = new SessionRunner<StandardAgent>({
     store,
     owner,
     open: (id) => open(id, owner),
@@ -331,7 +332,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   // T22: files a session presented, inside its workspace only, never the harness's home
   registerFileRoutes(routes, { store, home: options.home ?? bdshHome(env) });
   registerInteractionRoutes(routes, { store, runner, signer });
-  registerSubagentRoutes(routes, { store, children, config }); // issue 17: the lifecycle API by handle
+  registerSubagentRoutes(routes, { store, children, config }); // the lifecycle API by handle
   registerSpeechRoutes(app, {
     store,
     runner,
@@ -340,7 +341,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     tokenMatches,
     sessions,
     allowedHosts,
-  }); // issue 20
+  });
   routes.add(
     "GET",
     "/v1/openapi.json",
@@ -352,7 +353,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
       ),
   );
 
-  // Issue 21: the dashboard's static page at `/`, talking to the routes above only.
+  // The dashboard's static page at `/`, talking to the routes above only.
   if (options.dashboard !== false) registerDashboard(app, options.dashboard ?? defaultDashboardDir());
 
   app.addHook("onReady", async () => {

@@ -1,7 +1,7 @@
 /**
  * The HTTP API's request and response schemas, declared once (TypeBox → JSON Schema). Fastify validates
  * requests with them and serializes responses with them, and `openapi.ts` publishes the same objects as
- * the OpenAPI document (issue 8 item 1, INTERFACE.md "HTTP API").
+ * the OpenAPI document (INTERFACE.md "HTTP API").
  *
  * Every error is `{error: {code, message}}` with a 4xx or 5xx status.
  */
@@ -12,7 +12,7 @@ export const ErrorBody = Type.Object({
 });
 
 /**
- * A session id as the API takes it (issue 14 finding 7): printable ASCII without `/`, at most 100 characters
+ * A session id as the API takes it: printable ASCII without `/`, at most 100 characters
  * (the router's own limit on a path segment). Store ids are UUIDs; anything else that matches is a
  * well-formed unknown id (404). A NUL or any other character outside the set is a 400 before the store
  * sees it: PostgreSQL refuses a NUL in text with an error, which would be a 500.

@@ -1,5 +1,5 @@
 /**
- * Sessions, messages and cancel (issue 8 item 1; L4, L7, L18, S1).
+ * Sessions, messages and cancel (L4, L7, L18, S1).
  *
  * Invariants:
  * - A message is an inbox row (L4), never a direct call into an agent: enqueuing NOTIFYs every server, and
@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import type { Static } from "typebox";
 import { forkSession } from "../loop/fork.js";
 import { startSession } from "../loop/new-session.js";
+import { contextFromHeaders, traced } from "../loop/trace-carrier.js";
 import { costOf, type Price } from "../model/pricing.js";
 import { sessionUsage } from "../presets/session-usage.js";
 import {
@@ -21,7 +22,6 @@ import {
   type Store,
   sessionLeaseName,
 } from "../store/store.js";
-import { contextFromHeaders, traced } from "../telemetry/trace-carrier.js";
 import { ApiError, notFound } from "./api-error.js";
 import type { RouteTable } from "./openapi.js";
 import {
@@ -318,7 +318,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
         await agent?.cancel();
         return { outcome: "local" as const, discarded };
       }
-      await store.requestCancel(id); // issue 16 item 6: the driver takes it and cancels (L7)
+      await store.requestCancel(id); // the driver takes it and cancels (L7)
       return { outcome: "remote" as const, discarded };
     },
   );

@@ -1,5 +1,5 @@
 /**
- * Which sessions this server drives (issue 8 items 3 and 4; L4, L16, R1; ARCHITECTURE "Storage").
+ * Which sessions this server drives (L4, L16, R1; ARCHITECTURE "Storage").
  *
  * Invariants:
  * - Ownership is the session lease (`session:<id>`, renewed by the Agent's heartbeat, fenced appends). The
@@ -9,7 +9,7 @@
  * - Capacity: at most `maxRunning` sessions drive here at once. Work beyond that waits in the inbox rows,
  *   where any server with room claims it; a server that fills up claims again as soon as a drive ends.
  * - Wake-ups: an inbox notification for a session this server drives is checked at once: a cancel request
- *   (issue 16 item 6: an inbox row of its own kind, never input) is taken and becomes `agent.cancel()`, L7;
+ *   (an inbox row of its own kind, never input) is taken and becomes `agent.cancel()`, L7;
  *   new input is remembered and re-checked when the drive ends, so input queued between the agent's last
  *   inbox read and its lease release is not stranded. A `resync` looks for cancel requests of every session
  *   driving here (SQLite tells another process's commits only that way). Any other inbox notification, the
@@ -17,7 +17,7 @@
  *   sweep alone would be enough (lost notifications, lapsed owners) for input, not for a cancel.
  * - A session whose lease another live owner holds is never claimed (that owner sees the input; if it dies
  *   its lease lapses and a later claim takes the session, whose Agent repairs the interrupted turn, R1).
- * - Issue 16 item 1, orphaned turns (R1, L9): a pass started by the sweep, the lapse timer, a `resync` or
+ * - Orphaned turns (R1, L9): a pass started by the sweep, the lapse timer, a `resync` or
  *   the runner's start first claims sessions whose last turn is open and whose lease is not live
  *   (`claimOrphanedSessions`), with no input needed. A pass started by new input does not: an orphan appears
  *   only when a lease lapses, which the lapse timer watches, and the query walks every open turn (with many
@@ -37,14 +37,14 @@
  *   each Agent releases its lease when its drive ends.
  */
 import type { Agent } from "../loop/agent.js";
-import { type Store, type StoreNotification, sessionLeaseName } from "../store/store.js";
+import { opensTurn, type Store, type StoreNotification, sessionLeaseName } from "../store/store.js";
 
-export type SessionRunnerOptions = {
+export type SessionRunnerOptions<A extends Agent = Agent> = {
   store: Store;
   /** This server's lease owner id. */
   owner: string;
   /** Creates the Agent of an existing session (the standard preset, `openAgent`). */
-  open: (sessionId: string) => Promise<Agent>;
+  open: (sessionId: string) => Promise<A>;
   sweepIntervalMs: number;
   /** Agents kept in memory, running or idle. */
   maxSessions: number;
@@ -61,22 +61,22 @@ export type SessionRunnerOptions = {
   evictable?: (agent: Agent) => boolean;
 };
 
-type Entry = {
-  agent: Promise<Agent>;
+type Entry<A extends Agent> = {
+  agent: Promise<A>;
   /** The agent once opened. */
-  opened?: Agent;
+  opened?: A;
   /** Resolves when the current drive (and any re-kick) ends; undefined when idle. */
   running: Promise<void> | undefined;
   notifiedWhileRunning: boolean;
   lastUsed: number;
 };
 
-export class SessionRunner {
-  private readonly entries = new Map<string, Entry>();
+export class SessionRunner<A extends Agent = Agent> {
+  private readonly entries = new Map<string, Entry<A>>();
   private running = 0;
   private unsubscribe: (() => void) | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
-  /** A claim pass at the moment the soonest live session lease lapses (issue 16 item 1). */
+  /** A claim pass at the moment the soonest live session lease lapses. */
   private lapseTimer: NodeJS.Timeout | undefined;
   private claiming: Promise<void> | undefined;
   private claimAgain = false;
@@ -86,7 +86,7 @@ export class SessionRunner {
   private orphansDue = true;
   private stopping = false;
 
-  constructor(private readonly options: SessionRunnerOptions) {}
+  constructor(private readonly options: SessionRunnerOptions<A>) {}
 
   get owner(): string {
     return this.options.owner;
@@ -112,12 +112,12 @@ export class SessionRunner {
    * A cached agent needs no rebuild after another server drove the session: its state is folded from the
    * log, which it reads up to date whenever it writes (a drive, an exclusive section).
    */
-  async agent(sessionId: string): Promise<Agent> {
+  async agent(sessionId: string): Promise<A> {
     return this.entry(sessionId).agent;
   }
 
   /** The cached agent, if this server has one (it may or may not be driving). */
-  cachedAgent(sessionId: string): Promise<Agent> | undefined {
+  cachedAgent(sessionId: string): Promise<A> | undefined {
     return this.entries.get(sessionId)?.agent;
   }
 
@@ -224,11 +224,11 @@ export class SessionRunner {
   }
 
   /**
-   * L7 asked on another server (issue 16 item 6): a cancel request for a session driving here is consumed
+   * L7 asked on another server: a cancel request for a session driving here is consumed
    * and becomes `agent.cancel()` (the delivered prefix kept, the pending inbox cleared); it never reaches
    * the model. True when there was one.
    */
-  private async cancelIfAsked(sessionId: string, entry: Entry): Promise<boolean> {
+  private async cancelIfAsked(sessionId: string, entry: Entry<A>): Promise<boolean> {
     if ((await this.options.store.takeCancelRequests(sessionId)) === 0) return false;
     await (await entry.agent).cancel();
     return true;
@@ -239,7 +239,7 @@ export class SessionRunner {
     const room = this.room();
     this.full = room === 0;
     if (this.stopping || room === 0) return;
-    // Issue 16 item 1: orphaned turns first (closing one is short), then sessions with input.
+    // Orphaned turns first (closing one is short), then sessions with input.
     let orphans: { ids: string[] } = { ids: [] };
     if (this.orphansDue) {
       this.orphansDue = false;
@@ -261,7 +261,7 @@ export class SessionRunner {
     }
   }
 
-  /** Issue 16 item 1: a claim pass right after the soonest live session lease lapses. */
+  /** A claim pass right after the soonest live session lease lapses. */
   private watchLapse(nextLapseMs: number | undefined): void {
     if (this.lapseTimer) clearTimeout(this.lapseTimer);
     this.lapseTimer = undefined;
@@ -281,11 +281,11 @@ export class SessionRunner {
     return Math.max(0, this.options.maxRunning - this.running);
   }
 
-  private entry(sessionId: string): Entry {
+  private entry(sessionId: string): Entry<A> {
     let entry = this.entries.get(sessionId);
     if (!entry) {
       const opened = this.options.open(sessionId);
-      const created: Entry = {
+      const created: Entry<A> = {
         agent: opened,
         running: undefined,
         notifiedWhileRunning: false,
@@ -360,11 +360,11 @@ export class SessionRunner {
 
   private async hasTurnInput(sessionId: string): Promise<boolean> {
     const pending = await this.options.store.pendingInbox(sessionId);
-    return pending.some((item) => item.mode !== "inject");
+    return opensTurn(pending);
   }
 
   /** An agent whose drive failed may hold unflushed events: never reuse it. */
-  private drop(sessionId: string, entry: Entry): void {
+  private drop(sessionId: string, entry: Entry<A>): void {
     if (this.entries.get(sessionId) !== entry) return;
     this.entries.delete(sessionId);
     void entry.agent.then((agent) => agent.close()).catch(() => undefined);
@@ -373,7 +373,7 @@ export class SessionRunner {
   /** Makes space for `sessionId`'s agent: evicts the least recently used idle agent when at the cap. */
   private makeRoom(sessionId: string): boolean {
     if (this.entries.has(sessionId) || this.entries.size < this.options.maxSessions) return true;
-    let oldest: [string, Entry] | undefined;
+    let oldest: [string, Entry<A>] | undefined;
     for (const pair of this.entries) {
       if (pair[1].running || !pair[1].opened) continue;
       if (this.options.evictable && !this.options.evictable(pair[1].opened)) continue; // T9: its jobs run here

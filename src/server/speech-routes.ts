@@ -1,5 +1,5 @@
 /**
- * `GET /v1/sessions/:id/speech` as a WebSocket (issue 20 item 6, seed 000 streaming-tts.md "Gateway
+ * `GET /v1/sessions/:id/speech` as a WebSocket (seed 000 streaming-tts.md "Gateway
  * streaming"): the server's own `StreamingTtsAdapter`. For each spoken reply a client gets one JSON header
  * `{"type":"start","turn":N,"mode":"stream"|"whole","format":{"encoding":"pcm_s16le","sample_rate":R,
  * "channels":C}}`, then binary frames of PCM, then `{"type":"end","turn":N}` (or `{"type":"abort",...}`
@@ -8,7 +8,7 @@
  * Invariants:
  * - The upgrade needs the same bearer token as every `/v1` route and, on loopback, a loopback `Host`.
  *   The token travels in the `Authorization` header or, from a browser (whose WebSocket API cannot set
- *   headers: the dashboard, issue 21), as the subprotocol `bdsh.bearer.<base64url of the token>` next to
+ *   headers: the dashboard), as the subprotocol `bdsh.bearer.<base64url of the token>` next to
  *   `bdsh`, which the server then selects. Never a query parameter, which would land in logs. Refusals
  *   are HTTP 400/401/403/404 answers before the upgrade, in the API's `{error: {code, message}}` shape.
  * - No upgrade request ends the process: a malformed escape in the id is a 400, and whatever fails later

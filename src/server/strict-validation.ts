@@ -1,10 +1,10 @@
 /**
- * Request validation for the plugin's routes (issue 8: "clear 4xx errors"; STANDARDS: bad input gets a clear
+ * Request validation for the plugin's routes ("clear 4xx errors"; STANDARDS: bad input gets a clear
  * error). Fastify's default validator silently drops unknown body fields and coerces values, so a typo such
  * as `{"text":"hi","mdoe":"steer"}` would be accepted as a follow-up. Here a body must match its schema
  * exactly; path and query strings are converted to the declared types first (they are text on the wire).
  *
- * Issue 14 finding 7: no string anywhere in a request (values and keys) may hold a NUL or an unpaired
+ * No string anywhere in a request (values and keys) may hold a NUL or an unpaired
  * surrogate. PostgreSQL refuses both (a NUL in text, `\ud800` in jsonb), so such a request would
  * otherwise fail as a 500, or later, as a session whose log cannot be written. The walk is iterative: a
  * body nested a hundred thousand levels deep costs a loop, not the stack.

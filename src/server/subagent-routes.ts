@@ -1,5 +1,5 @@
 /**
- * The Hermes subagent lifecycle API over HTTP (issue 17 item 5): `POST /v1/subagents/{status|wait|cancel|
+ * The Hermes subagent lifecycle API over HTTP: `POST /v1/subagents/{status|wait|cancel|
  * result|reconnect}` with `{"handle": …}`, answering exactly what `SubagentLifecycle` answers, and
  * `GET /v1/sessions/:id/agents`, a session's delegated children with their states (S1).
  *

@@ -1,5 +1,5 @@
 /**
- * One way to hold a lease: take it, renew it by heartbeat, and say when it is lost (issue 16 item 7).
+ * One way to hold a lease: take it, renew it by heartbeat, and say when it is lost.
  * The agent's session lease (L1: one driver per session), the compaction lock (C9), a manual compaction's
  * session lease (C11) and a background job's lease (T9) all use it.
  *

@@ -1,5 +1,5 @@
 /**
- * Versioned schema for both dialects (issue 2 item 3). Each migration runs once, inside the runner's
+ * Versioned schema for both dialects. Each migration runs once, inside the runner's
  * transaction, and is recorded in `schema_migrations`; the runners serialise concurrent starts (PostgreSQL:
  * an advisory transaction lock taken before anything is created; SQLite: a `BEGIN IMMEDIATE` write lock).
  *
@@ -9,7 +9,7 @@
  * - Ids are UUIDv7 text: ordering by id is ordering by creation time, which keeps listings cheap.
  * - Jobs arrive as a later migration. Version 2: goals (P3, one per session) and schedules (S8), with
  *   schedule times as epoch milliseconds so a claim compares them exactly.
- * - Issue 16 (SQLite 3, PostgreSQL 4): the claim reads two small indexed sets instead of grouping the inbox.
+ * - SQLite 3, PostgreSQL 4: the claim reads two small indexed sets instead of grouping the inbox.
  *   `ready_sessions` is the ready queue: one row per session with pending turn input (a follow-up or a
  *   steer; injects never open a turn), `waiting` of them, the oldest at `position`. Triggers on `inbox`
  *   keep it, so every writer of inbox rows (enqueue, goal rounds, schedules, claims in an append, discards)
@@ -17,9 +17,9 @@
  *   sets it from the events it writes); a session with an open turn and no live lease is orphaned (R1).
  *   Both are backfilled from the rows when the migration runs. `leases_expiry` finds the soonest live
  *   lease without reading released ones (the moment to look for orphans again).
- * - Issue 19 (SQLite 6, PostgreSQL 7): `process_receipts`, a background job's checkpoint and receipt
+ * - SQLite 6, PostgreSQL 7: `process_receipts`, a background job's checkpoint and receipt
  *   (store/process-receipts.ts).
- * - Issue 16 item 6 (SQLite 4, PostgreSQL 5): a cross-server cancel (L7) is an inbox row of its own kind,
+ * - SQLite 4, PostgreSQL 5: a cross-server cancel (L7) is an inbox row of its own kind,
  *   `mode = 'cancel'`, no longer an inject marked by `metadata.control`. The ready-queue triggers now name
  *   the modes that open a turn (`followup`, `steer`) instead of excluding `inject`, so a cancel row never
  *   makes a session ready; pending marker rows are converted (a marker a step already spliced stays the
@@ -208,7 +208,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     name: "harness keys",
-    // Issue 17: secrets the servers of one store share (the HMAC key of subagent handles); never shown to tools.
+    // Secrets the servers of one store share (the HMAC key of subagent handles); never shown to tools.
     sql: `
       CREATE TABLE harness_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL);
     `,
@@ -216,7 +216,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   {
     version: 6,
     name: "process receipts",
-    // Issue 19 (tools-runtime): a background job's checkpoint while it runs, its redacted receipt after.
+    // Tools-runtime: a background job's checkpoint while it runs, its redacted receipt after.
     sql: `
       CREATE TABLE process_receipts (
         session_id TEXT NOT NULL,
@@ -463,7 +463,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   {
     version: 7,
     name: "process receipts",
-    // Issue 19 (tools-runtime): a background job's checkpoint while it runs, its redacted receipt after.
+    // Tools-runtime: a background job's checkpoint while it runs, its redacted receipt after.
     sql: `
       CREATE TABLE process_receipts (
         session_id text COLLATE "C" NOT NULL,

@@ -22,7 +22,7 @@ const INBOX_COLUMNS = "id, session_id, queue, mode, source, text, metadata, crea
 const LEASE_COLUMNS =
   "name, owner, round(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at, fence::float8 AS fence";
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
-/** Issue 16 item 6: pending input; a cancel request (mode `cancel`, rows.ts) is not input. */
+/** Pending input; a cancel request (mode `cancel`, rows.ts) is not input. */
 const PENDING_INPUT = `${PENDING} AND mode <> 'cancel'`;
 const LIVE_LEASE = "SELECT 1 FROM leases WHERE name = $3 AND owner = $4 AND expires_at > now()";
 
@@ -75,7 +75,7 @@ const APPEND_CTES = `
  * The append, with or without an inbox claim ($11: the row ids; the claim runs only if the append matched,
  * and if any row is no longer pending `bdsh_refuse_claim` raises, SQLSTATE BD001, and nothing of the
  * statement is kept). $1 session, $2 expected seq, $3 lease name, $4 lease owner or null, $5…$9 parallel
- * event arrays, $10 whether the last turn is open after them (null: unchanged; issue 16 item 1). Without `flushWal` the statement turns `synchronous_commit` off for its own transaction: the
+ * event arrays, $10 whether the last turn is open after them (null: unchanged). Without `flushWal` the statement turns `synchronous_commit` off for its own transaction: the
  * commit returns before its WAL reaches disk (`AppendDurability` "commit").
  */
 type NamedStatement = { name: string; text: string };
@@ -151,7 +151,7 @@ export const SQL = {
       AND ($6::timestamptz IS NULL OR date_trunc('milliseconds', updated_at) < $6::timestamptz
         OR (date_trunc('milliseconds', updated_at) = $6::timestamptz AND id COLLATE "C" < $7::text))
     ORDER BY date_trunc('milliseconds', updated_at) DESC, id COLLATE "C" DESC LIMIT $3`,
-  // Issue 15: a prefix is an id range (session-ids.ts); one more row than is named tells "and more".
+  // A prefix is an id range (session-ids.ts); one more row than is named tells "and more".
   sessionIdsInRange: "SELECT id FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id LIMIT $3",
   latestSession: `
     SELECT ${SESSION_COLUMNS} FROM sessions
@@ -187,13 +187,13 @@ export const SQL = {
       WHERE session_id = $1 AND id = ANY($2::text[]) AND ${PENDING_INPUT} RETURNING id
     )
     SELECT d.id, pg_notify('${INBOX_CHANNEL}', $1) FROM d`,
-  /** Issue 16 item 6: consumes the session's pending cancel requests (not announced: nothing to claim). */
+  /** Consumes the session's pending cancel requests (not announced: nothing to claim). */
   takeCancelRequests: {
     name: "bdsh_take_cancel_requests",
     text: `UPDATE inbox SET claimed_at = now() WHERE session_id = $1 AND mode = 'cancel' AND ${PENDING}`,
   },
   /**
-   * $1 owner, $2 ttl ms, $3 limit. Issue 16 item 12: the candidates come from the ready queue
+   * $1 owner, $2 ttl ms, $3 limit. The candidates come from the ready queue
    * (`ready_sessions`, one row per session with pending turn input, walked in `position` order by its
    * index), so a pass reads about `limit` rows however many sessions wait, plus those at the head whose
    * lease is live (sessions driving now with more input queued). The ON CONFLICT re-check makes a concurrent
@@ -208,7 +208,7 @@ export const SQL = {
         ORDER BY r.position LIMIT $3`),
   },
   /**
-   * Issue 16 item 1 (R1): the same claim over sessions whose last turn is open and whose lease is not live
+   * R1: the same claim over sessions whose last turn is open and whose lease is not live
    * (the partial index `sessions_turn_open` holds only open turns: the sessions driving now, and orphans).
    * `next_lapse_ms`: how long until the soonest live session lease lapses (null: none; `leases_expiry`
    * walks from now), so the runner can look again the moment a driver that died stops renewing. Any live

@@ -1,5 +1,5 @@
 /**
- * Durable process receipts (issue 19; Hermes tools-runtime process registry, seed 000 `tools-runtime.md`):
+ * Durable process receipts (Hermes tools-runtime process registry, seed 000 `tools-runtime.md`):
  * what a background job leaves in the store, so any server can answer `job_output` and `job_list` for it.
  *
  * Invariants:

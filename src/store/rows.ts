@@ -114,7 +114,7 @@ export function encodeEvents(events: readonly NewEvent[], expectedSeq: number): 
 }
 
 /**
- * Issue 16 item 1: whether the session's last turn is open after these events (a `turn/start` with no later
+ * Whether the session's last turn is open after these events (a `turn/start` with no later
  * `turn/end`), or undefined when they open or close no turn (the stored flag stays as it is).
  */
 export function turnOpenAfter(events: readonly { type: EventType }[]): boolean | undefined {
@@ -228,7 +228,7 @@ export function toInboxItem(row: InboxRecord): InboxItem {
 }
 
 /**
- * Issue 16 item 6 (L7 from another server): the `mode` of an inbox row that is a cancel request, not input.
+ * L7 from another server: the `mode` of an inbox row that is a cancel request, not input.
  * Such a row opens no turn (the ready queue counts only follow-ups and steers), is never returned by
  * `pendingInbox` nor claimed into the log, so no model sees it; the driving server takes it
  * (`takeCancelRequests`) and aborts its turn.

@@ -1,5 +1,5 @@
 /**
- * Session ids typed by a person (issue 15 item 4): a unique prefix is enough, as with git. What the two
+ * Session ids typed by a person: a unique prefix is enough, as with git. What the two
  * stores share: the id range a prefix covers, the rule that picks the one match, and the shortest prefix
  * that names an id unambiguously.
  *

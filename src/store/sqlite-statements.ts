@@ -9,7 +9,7 @@ const SESSION_COLUMNS =
 const INBOX_COLUMNS = "id, session_id, queue, mode, source, text, metadata, created_at";
 const LEASE_COLUMNS = "name, owner, expires_at, fence";
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
-/** Issue 16 item 6: pending input; a cancel request (mode `cancel`, rows.ts) is not input. */
+/** Pending input; a cancel request (mode `cancel`, rows.ts) is not input. */
 const PENDING_INPUT = `${PENDING} AND mode <> 'cancel'`;
 
 export const SQLITE_SQL = {
@@ -35,7 +35,7 @@ export const SQLITE_SQL = {
        WHERE parent_id = @parent AND (@before IS NULL OR id < @before) AND (@all = 1 OR archived = 0)
          AND (@workspace IS NULL OR json_extract(metadata, '$.workspace') = @workspace)
        ORDER BY id DESC LIMIT @limit`,
-  // Issue 15: a prefix is an id range (session-ids.ts); one more row than is named tells "and more".
+  // A prefix is an id range (session-ids.ts); one more row than is named tells "and more".
   sessionIdsInRange: "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
   latestSession: `SELECT ${SESSION_COLUMNS} FROM sessions
        WHERE json_extract(metadata, '$.workspace') = @workspace AND (@all = 1 OR archived = 0)
@@ -69,17 +69,17 @@ export const SQLITE_SQL = {
   pendingInbox: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = ? AND ${PENDING_INPUT} ORDER BY position`,
   discardInbox: `UPDATE inbox SET discarded_at = ?
        WHERE session_id = ? AND id IN (SELECT value FROM json_each(?)) AND ${PENDING_INPUT}`,
-  // Issue 16 item 6: consumes the session's pending cancel requests, however many arrived. The read first
+  // Consumes the session's pending cancel requests, however many arrived. The read first
   // keeps the common case (none) out of the write lock: a runner looks on every other process's commit.
   hasCancelRequest: `SELECT 1 FROM inbox WHERE session_id = ? AND mode = 'cancel' AND ${PENDING} LIMIT 1`,
   takeCancelRequests: `UPDATE inbox SET claimed_at = ?
        WHERE session_id = ? AND mode = 'cancel' AND ${PENDING}`,
-  // Issue 16 item 12: from the ready queue in `position` order (its index), skipping sessions held live.
+  // From the ready queue in `position` order (its index), skipping sessions held live.
   claimCandidates: `SELECT r.session_id FROM ready_sessions r
          WHERE NOT EXISTS (
            SELECT 1 FROM leases h WHERE h.name = 'session:' || r.session_id AND h.owner IS NOT NULL AND h.expires_at > ?)
          ORDER BY r.position LIMIT ?`,
-  // Issue 16 item 1: sessions whose last turn is open (partial index) and whose lease is not live.
+  // Sessions whose last turn is open (partial index) and whose lease is not live.
   orphanCandidates: `SELECT s.id FROM sessions s
          WHERE s.turn_open = 1 AND NOT EXISTS (
            SELECT 1 FROM leases h WHERE h.name = 'session:' || s.id AND h.owner IS NOT NULL AND h.expires_at > ?)

@@ -438,7 +438,7 @@ export class SqliteStore implements Store {
 
   /** Statements are prepared on first use: the tables exist only after `migrate()`. */
   /**
-   * Issue 16 (1,000 sessions on one server): the append's transaction, wrapped once per store rather than
+   * 1,000 sessions on one server: the append's transaction, wrapped once per store rather than
    * on every call (better-sqlite3 builds five wrappers per `transaction()`); its checks and writes as the
    * header says.
    */

@@ -71,7 +71,7 @@ export type ListSessionsOptions = {
   before?: string;
   includeArchived?: boolean;
   parentId?: string;
-  /** Only sessions whose `metadata.workspace` is exactly this directory (issue 15: a workspace's sessions). */
+  /** Only sessions whose `metadata.workspace` is exactly this directory (a workspace's sessions). */
   workspace?: string;
   /** Only sessions whose id or title contains this text (ASCII letters compared without case). */
   query?: string;
@@ -136,6 +136,15 @@ export type InboxItem = {
   metadata: Record<string, unknown>;
 };
 
+/**
+ * L4: whether pending input opens a turn. Every pending item does except an `inject`, which waits for a
+ * turn something else opens. The driver, the server's runner, goal rounds and subagent settlement all ask
+ * this one question.
+ */
+export function opensTurn(pending: readonly Pick<InboxItem, "mode">[]): boolean {
+  return pending.some((item) => item.mode !== "inject");
+}
+
 export type NewInboxItem = {
   id?: string;
   queue: InboxQueue;
@@ -198,12 +207,12 @@ export interface Store {
   listSessions(options?: ListSessionsOptions): Promise<SessionRow[]>;
   updateSession(id: string, patch: SessionPatch): Promise<SessionRow>;
   /**
-   * Issue 15: the id of the one session whose id starts with `prefix`; an exact id wins. Several matches
+   * The id of the one session whose id starts with `prefix`; an exact id wins. Several matches
    * throw `AmbiguousSessionIdError` (naming up to 5), none `SessionNotFoundError` (session-ids.ts).
    */
   resolveSessionId(prefix: string): Promise<string>;
   /**
-   * Issue 15 `--continue`: the most recently updated session a person can continue (kind `main` or `fork`)
+   * `--continue`: the most recently updated session a person can continue (kind `main` or `fork`)
    * in this workspace; archived ones only when asked.
    */
   latestSession(options: LatestSessionOptions): Promise<SessionRow | undefined>;
@@ -226,27 +235,27 @@ export interface Store {
   /** Drops pending items without consuming them (L7 cancel clears the inbox); returns how many. */
   discardInbox(sessionId: string, ids: readonly string[]): Promise<number>;
   /**
-   * Issue 16 item 6, L7 from another server: asks whoever drives the session to cancel its turn. The request
+   * L7 from another server: asks whoever drives the session to cancel its turn. The request
    * is an inbox row of its own kind (not input): announced like input on the `inbox` channel, but never
    * returned by `pendingInbox`, never claimable into the log, and it never makes a session claimable.
    */
   requestCancel(sessionId: string): Promise<void>;
   /**
-   * Issue 17: a named secret every process on this store shares (the subagent handles' HMAC key): 32 random
+   * A named secret every process on this store shares (the subagent handles' HMAC key): 32 random
    * bytes, base64, made by whichever process asks first. Never exposed through events or the API.
    */
   harnessKey(name: string): Promise<string>;
   /** Consumes the session's pending cancel requests (the driver's, before it cancels); returns how many. */
   takeCancelRequests(sessionId: string): Promise<number>;
   /**
-   * Issue 8: takes the session lease (`session:<id>`) of up to `limit` sessions that have pending turn input
+   * Takes the session lease (`session:<id>`) of up to `limit` sessions that have pending turn input
    * (a follow-up or steer; injects never open a turn) and no live holder, oldest input first, and returns
    * their ids. One statement: concurrent claimers (other servers) never get the same session, and a lapsed
    * holder's session is taken over with the next fence.
    */
   claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]>;
   /**
-   * Issue 16 item 1 (R1, L9): takes the session lease of up to `limit` sessions whose log has an open turn
+   * R1, L9: takes the session lease of up to `limit` sessions whose log has an open turn
    * (a `turn/start` with no `turn/end` after it) and no live holder: whoever drove that turn died, or gave
    * the lease up, without closing it. The claimer's Agent closes the turn honestly on taking the lease and
    * starts nothing (no new input, no auto-continue). Same one-statement guarantees as
@@ -295,11 +304,11 @@ export interface Store {
 
   /** Goals and schedules (P3–P5, S8): a part of the store of its own, so a plugin can be given just it. */
   readonly planning: PlanningStore;
-  /** Issue 19: background jobs' checkpoints and receipts (store/process-receipts.ts). */
+  /** Background jobs' checkpoints and receipts (store/process-receipts.ts). */
   readonly processReceipts: ProcessReceiptStore;
 }
 
-/** Goals and schedules (issue 16 item 8: a sub-interface, not forwarded method by method). */
+/** Goals and schedules (a sub-interface, not forwarded method by method). */
 export interface PlanningStore {
   // ---- goals (P3–P5): at most one per session, compare-and-set by revision ----
 

@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import type { LogEvent } from "../log/events.js";
 import { childSessions } from "../store/children.js";
-import { type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
+import { opensTurn, type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
 
 export { LIFECYCLE_STATES, type LifecycleState, TERMINAL_STATES } from "./states.js";
 
@@ -94,7 +94,7 @@ export async function childView(store: Store, id: string): Promise<ChildView | u
   const lastEnd = events.findLast((e) => e.type === "turn/end");
   const lastSettled = events.findLast((e) => e.type === "subagent/settled");
   const turnOpen = lastStart !== undefined && (lastEnd === undefined || lastEnd.seq < lastStart.seq);
-  const waiting = (await store.pendingInbox(id)).some((item) => item.mode !== "inject");
+  const waiting = opensTurn(await store.pendingInbox(id));
   const settledSinceStart =
     lastSettled !== undefined && (lastStart === undefined || lastSettled.seq > lastStart.seq);
   // Cancelled before it ever started (its task was discarded): nothing will run, so it is over.

@@ -20,7 +20,7 @@ import type { Config } from "../config/schema.js";
 import type { LogEvent, MessageAbout } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { CONTEXT_ORDER } from "../loop/prompt.js";
-import { installTools } from "../planning/tool-installer.js";
+import { opensTurn } from "../store/store.js";
 import type { ObjectSchema } from "../tools/types.js";
 import { type Delegation, delegationOf } from "./ledger.js";
 import type { ChildDriver } from "./lifecycle.js";
@@ -80,13 +80,14 @@ export function subagentsPlugin(options: SubagentsPluginOptions): Plugin {
       });
       ctx.services.set("subagents", service);
       ctx.services.set("childWaiter", { waitForChildren: (id) => service.waitForChildren(id) });
-      installTools(ctx, [
+      for (const tool of [
         subagentTool,
         subagentForkTool,
         sendMessageTool,
         interruptAgentTool,
         listAgentsTool,
-      ]);
+      ])
+        ctx.tools.register(tool, { source: "subagents" });
 
       ctx.hooks.onSerial(
         "agent/status",
@@ -144,12 +145,14 @@ function setupChild(
       recorded: () => recorded(),
       busy: async () =>
         (await service.children()).some((child) => child.active) ||
-        (await ctx.store.pendingInbox(ctx.sessionId)).some((item) => item.mode !== "inject"),
+        opensTurn(await ctx.store.pendingInbox(ctx.sessionId)),
       record: (value: Record<string, unknown>) => {
         recordedNow = { turnSeq: turnSeq(), value };
       },
     };
-    installTools(ctx, [structuredOutputTool(delegation.schema as ObjectSchema, gate)]);
+    ctx.tools.register(structuredOutputTool(delegation.schema as ObjectSchema, gate), {
+      source: "subagents",
+    });
     // S4: after a recorded result, every later tool call of the turn is refused.
     ctx.hooks.onWaterfall(
       "tools/pre-execute",
@@ -170,7 +173,7 @@ function setupChild(
       const end = ctx.log.last("turn/end");
       const previous = ctx.log.last("subagent/settled");
       if (!end || (previous && previous.seq > end.seq)) return;
-      if ((await ctx.store.pendingInbox(ctx.sessionId)).some((item) => item.mode !== "inject")) return;
+      if (opensTurn(await ctx.store.pendingInbox(ctx.sessionId))) return;
       const closingMessage = closingMessageOf(ctx.log.events);
       const structured = delegation.schema ? structuredOfTurn(ctx.log.events) : undefined;
       const error = end.data.error;
@@ -215,18 +218,19 @@ function setupChild(
   );
 }
 
-/** The tools this agent is offered (decided at `agent/ready`; known before the first request is built). */
+/** The tools this agent is offered (decided before `agent/ready`; known before the first request is built). */
 function offeredTools(ctx: PluginContext): string[] {
-  return (ctx.services.get("toolHost")?.declarations() ?? ctx.currentTools()).map((t) => t.name);
+  return ctx.tools.declarations().map((t) => t.name);
 }
 
 const offers = (ctx: PluginContext, name: string): boolean => offeredTools(ctx).includes(name);
 
 /** The toolsets of the tools this agent is offered. */
 function offeredToolsets(ctx: PluginContext): string[] {
-  const registry = ctx.services.get("toolRegistry");
   const names = offeredTools(ctx);
-  return [...new Set(names.map((name) => registry?.get(name)?.toolset).filter((t): t is string => !!t))];
+  return [
+    ...new Set(names.map((name) => ctx.tools.registry.get(name)?.toolset).filter((t): t is string => !!t)),
+  ];
 }
 
 /** Children whose turn is open with no live driver (their driver died with this parent's process). */

@@ -20,8 +20,9 @@
  */
 import type { NewEvent } from "../log/events.js";
 import { forkSession } from "../loop/fork.js";
+import { beginSession } from "../loop/new-session.js";
+import { traced } from "../loop/trace-carrier.js";
 import type { SessionRow, Store } from "../store/store.js";
-import { traced } from "../telemetry/trace-carrier.js";
 import { ToolRefusal } from "../tools/refusal.js";
 import type { SubagentHandle } from "./handles.js";
 import { type ChildView, childrenOf, childView, type Delegation, REPORT_TOOLSET } from "./ledger.js";
@@ -283,18 +284,16 @@ export class SubagentService {
   private async spawnSession(workspace: string, delegation: Delegation): Promise<SessionRow> {
     const { store } = this.options;
     const firstLine = delegation.task.split("\n", 1)[0] ?? "";
-    const child = await store.createSession({
-      parentId: this.sessionId,
-      kind: "subagent",
-      title: firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine || null,
-      metadata: { workspace, delegation },
-    });
-    await store.append(
-      child.id,
-      [{ type: "session/start", data: { kind: "subagent", cwd: this.options.cwd() } }],
-      0,
+    return beginSession(
+      store,
+      {
+        parentId: this.sessionId,
+        kind: "subagent",
+        title: firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine || null,
+        metadata: { workspace, delegation },
+      },
+      { cwd: this.options.cwd() },
     );
-    return child;
   }
 
   /** Active children in this session tree (S1: the limit is per tree, from its root). */

@@ -6,6 +6,7 @@
  * Model-visible strings: ./texts.ts. Details (`subagent`): the agent a launch, message or interrupt is about.
  */
 import { canonicalJson } from "../tools/arguments.js";
+import { AnyObject, type Static, Type, toolParameters } from "../tools/schema.js";
 import type { ObjectSchema, ToolDefinition, ToolExec } from "../tools/types.js";
 import { type ChildView, REPORT_TOOLSET } from "./ledger.js";
 import { SubagentRefusal, type SubagentService } from "./service.js";
@@ -51,29 +52,29 @@ const canLaunch: ToolDefinition["isAvailable"] = ({ services, session }) => {
 
 const hasService: ToolDefinition["isAvailable"] = ({ services }) => services.get("subagents") !== undefined;
 
-const TASK = {
-  type: "string",
+const TASK = Type.String({
   minLength: 1,
   description: "The task, self-contained: what to do, where, and what to report back.",
-} as const;
+});
 
-export const subagentTool: ToolDefinition<{ task: string; output_schema?: Record<string, unknown> }> = {
+const SubagentSchema = Type.Object(
+  {
+    task: TASK,
+    output_schema: Type.Optional(
+      AnyObject({
+        description:
+          'Optional JSON schema (type "object") the subagent must report its result in, through its structured_output tool.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const subagentTool: ToolDefinition<Static<typeof SubagentSchema>> = {
   name: "subagent",
   toolset: SUBAGENT_TOOLSET,
   description: SUBAGENT_DESCRIPTION + LAUNCH_SUFFIX,
-  parameters: {
-    type: "object",
-    properties: {
-      task: TASK,
-      output_schema: {
-        type: "object",
-        description:
-          'Optional JSON schema (type "object") the subagent must report its result in, through its structured_output tool.',
-      },
-    },
-    required: ["task"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(SubagentSchema),
   isAvailable: canLaunch,
   concurrency: "safe", // S2: launches may run side by side
   async execute(args, exec) {
@@ -98,11 +99,18 @@ export const subagentTool: ToolDefinition<{ task: string; output_schema?: Record
   },
 };
 
-export const subagentForkTool: ToolDefinition<{ task: string }> = {
+const SubagentForkSchema = Type.Object(
+  {
+    task: TASK,
+  },
+  { additionalProperties: false },
+);
+
+export const subagentForkTool: ToolDefinition<Static<typeof SubagentForkSchema>> = {
   name: "subagent_fork",
   toolset: SUBAGENT_TOOLSET,
   description: SUBAGENT_FORK_DESCRIPTION + LAUNCH_SUFFIX,
-  parameters: { type: "object", properties: { task: TASK }, required: ["task"], additionalProperties: false },
+  parameters: toolParameters(SubagentForkSchema),
   isAvailable: canLaunch,
   concurrency: "safe",
   async execute(args, exec) {
@@ -115,23 +123,19 @@ export const subagentForkTool: ToolDefinition<{ task: string }> = {
   },
 };
 
-export const sendMessageTool: ToolDefinition<{ agent_id: string; message: string }> = {
+const SendMessageSchema = Type.Object(
+  {
+    agent_id: Type.String({ minLength: 1, description: "Your parent's id, or one of your subagents' ids." }),
+    message: Type.String({ minLength: 1, description: "The message, self-contained." }),
+  },
+  { additionalProperties: false },
+);
+
+export const sendMessageTool: ToolDefinition<Static<typeof SendMessageSchema>> = {
   name: "send_message",
   toolset: SUBAGENT_TOOLSET,
   description: SEND_MESSAGE_DESCRIPTION,
-  parameters: {
-    type: "object",
-    properties: {
-      agent_id: {
-        type: "string",
-        minLength: 1,
-        description: "Your parent's id, or one of your subagents' ids.",
-      },
-      message: { type: "string", minLength: 1, description: "The message, self-contained." },
-    },
-    required: ["agent_id", "message"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(SendMessageSchema),
   isAvailable: hasService,
   concurrency: "safe",
   async execute(args, exec) {
@@ -143,18 +147,18 @@ export const sendMessageTool: ToolDefinition<{ agent_id: string; message: string
   },
 };
 
-export const interruptAgentTool: ToolDefinition<{ agent_id: string }> = {
+const InterruptAgentSchema = Type.Object(
+  {
+    agent_id: Type.String({ minLength: 1, description: "The id of one of your subagents." }),
+  },
+  { additionalProperties: false },
+);
+
+export const interruptAgentTool: ToolDefinition<Static<typeof InterruptAgentSchema>> = {
   name: "interrupt_agent",
   toolset: SUBAGENT_TOOLSET,
   description: INTERRUPT_AGENT_DESCRIPTION,
-  parameters: {
-    type: "object",
-    properties: {
-      agent_id: { type: "string", minLength: 1, description: "The id of one of your subagents." },
-    },
-    required: ["agent_id"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(InterruptAgentSchema),
   isAvailable: hasService,
   concurrency: "safe",
   async execute(args, exec) {
@@ -168,11 +172,13 @@ export const interruptAgentTool: ToolDefinition<{ agent_id: string }> = {
   },
 };
 
-export const listAgentsTool: ToolDefinition<Record<string, never>> = {
+const ListAgentsSchema = Type.Object({}, { additionalProperties: false });
+
+export const listAgentsTool: ToolDefinition<Static<typeof ListAgentsSchema>> = {
   name: "list_agents",
   toolset: SUBAGENT_TOOLSET,
   description: LIST_AGENTS_DESCRIPTION,
-  parameters: { type: "object", properties: {}, additionalProperties: false },
+  parameters: toolParameters(ListAgentsSchema),
   isAvailable: hasService,
   concurrency: "safe",
   readOnly: true,

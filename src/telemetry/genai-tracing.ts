@@ -32,7 +32,7 @@ import {
 import type { LogEvent } from "../log/events.js";
 import { usageTotalsOf } from "../log/usage.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
-import { contextFromMetadata, tracingEnabled } from "./trace-carrier.js";
+import { contextFromMetadata, tracingEnabled } from "../loop/trace-carrier.js";
 
 export const TRACER_NAME = "better-dsh";
 /** `gen_ai.agent.name` and the `invoke_agent` span's name suffix. */

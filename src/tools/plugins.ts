@@ -7,7 +7,7 @@
  *   never fatal; nothing it registered before failing is kept (registrations are staged, then committed).
  * - A plugin may replace an existing tool only when its name is in `allowToolOverride` (config opt-in, as
  *   Hermes's `allow_tool_override`); plugin terminal backends may not take reserved names, and only a
- *   plugin under `backendDirectory` (`$BDSH_HOME/plugins`) may register one (issue 19).
+ *   plugin under `backendDirectory` (`$BDSH_HOME/plugins`) may register one.
  * - Directories load in the order given, files in name order, so the tool order is stable.
  */
 import { readdir, stat } from "node:fs/promises";
@@ -39,7 +39,7 @@ export type LoadPluginsOptions = {
   hooks: HookBus;
   backends?: TerminalBackendRegistry;
   /**
-   * Issue 19: the one directory whose plugins may register terminal backends (`$BDSH_HOME/plugins`). A
+   * The one directory whose plugins may register terminal backends (`$BDSH_HOME/plugins`). A
    * backend runs every command outside the sandbox, so a project's plugin (which the model may have
    * written into a workspace later trusted) never registers one. Unset: no plugin may.
    */
@@ -71,7 +71,7 @@ async function discover(directory: string): Promise<{ name: string; path: string
     if (info?.isFile() && [".js", ".mjs"].includes(extname(entry))) {
       found.push({ name: basename(entry, extname(entry)), path });
     } else if (info?.isDirectory()) {
-      // Issue 19: a backend plugin (plugin.yaml `kind: backend`) is loaded by terminal/backend-plugins.ts.
+      // A backend plugin (plugin.yaml `kind: backend`) is loaded by terminal/backend-plugins.ts.
       if (await isBackendPluginDirectory(path)) continue;
       for (const index of ["index.mjs", "index.js"]) {
         if (

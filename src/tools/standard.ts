@@ -1,5 +1,5 @@
 /**
- * The standard tool list and tool policies (T22, issue 5): what a coding agent gets by default.
+ * The standard tool list and tool policies (T22): what a coding agent gets by default.
  *
  * `standardTools()` returns the builtin definitions in a fixed order; `createStandardRegistry()` registers
  * them. `installToolPolicies()` puts the pipeline listeners on the bus in DSH's order: the spill policy

@@ -1,8 +1,9 @@
 /**
  * What a tool is and what it gets when it runs (T1–T6, T15; Hermes tools runtime).
  *
- * A tool is declared once: name, toolset, JSON-Schema parameters (snake_case), description, availability,
- * required env vars, concurrency class and timeout, and `execute(args, exec)`. The pipeline validates the
+ * A tool is declared once: name, toolset, parameters (snake_case; a TypeBox schema given as
+ * `toolParameters(Schema)`, ./schema.ts, or plain JSON Schema from a plugin or MCP server), description,
+ * availability, required env vars, concurrency class and timeout, and `execute(args, exec)`. The pipeline validates the
  * arguments before `execute` is called, so `execute` receives arguments that match its schema.
  *
  * Invariants:

@@ -120,8 +120,6 @@ export type TranscriptItem =
   | (Base & { kind: "instructions-withheld"; withheld: EventDataMap["instructions/withheld"] })
   | (Base & { kind: "note"; text: string });
 
-export type ItemKind = TranscriptItem["kind"];
-
 /** An item's own fields, without the ones every item has. */
 export type ItemFields = TranscriptItem extends infer I
   ? I extends TranscriptItem

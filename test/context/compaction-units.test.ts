@@ -8,12 +8,13 @@ import {
   pruneToolResults,
 } from "../../src/context/compaction/pruner.js";
 import { selectRange } from "../../src/context/compaction/range.js";
-import { taskStateText, todosFromLog } from "../../src/context/compaction/reinjection.js";
+import { taskStateText } from "../../src/context/compaction/reinjection.js";
 import { PRUNE_MARKER } from "../../src/context/compaction/texts.js";
 import type { LogEvent, NewEvent } from "../../src/log/events.js";
 import type { SurfaceMessage, SurfaceNode } from "../../src/log/messages.js";
 import { findPairingError } from "../../src/log/pairing.js";
 import { SurfaceProjector } from "../../src/log/surface.js";
+import { todosFromLog } from "../../src/tools/todo/todos-from-log.js";
 
 const sys: SurfaceMessage = { role: "system", text: "system" };
 const user = (text: string): SurfaceMessage => ({ role: "user", text });

@@ -231,6 +231,7 @@ describe("SP7 T20 skills", () => {
     const s = skills();
     const f = await loopFixture({
       script: [{ text: "one" }, { text: "two" }, { text: "three" }],
+      registry: true,
       plugins: [personaPlugin, skillsPlugin({ home: s.home, directories: s.dirs })],
       agent: { workspace: s.workspace },
     });
@@ -282,6 +283,7 @@ describe("SP7 T20 skills", () => {
     } as unknown as ToolExec;
     const f = await loopFixture({
       script: [],
+      registry: true,
       plugins: [skillsPlugin({ home: s.home, directories: s.dirs })],
     });
     try {

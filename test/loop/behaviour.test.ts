@@ -274,15 +274,16 @@ describe("L9 failed step", () => {
       tools: { t: { run: () => ({ text: "ran" }) } },
     });
     // A pipeline failure outside any tool body: the second class check throws.
-    const agent = fixture.makeAgent({ tools: undefined });
-    agent.services.set("toolHost", {
-      declarations: () => [],
-      concurrencyOf: () => {
-        dispatches++;
-        if (dispatches === 2) throw new Error("classifier crashed");
-        return "exclusive";
+    const agent = fixture.makeAgent({
+      tools: {
+        declarations: () => [],
+        concurrencyOf: () => {
+          dispatches++;
+          if (dispatches === 2) throw new Error("classifier crashed");
+          return "exclusive";
+        },
+        run: async () => ({ text: "ran" }),
       },
-      run: async () => ({ text: "ran" }),
     });
     await agent.followup("go");
     await agent.whenIdle();

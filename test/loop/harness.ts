@@ -48,6 +48,29 @@ export function testToolHost(tools: Record<string, TestTool>): ToolHost {
   };
 }
 
+/**
+ * The same test tools as definitions in the agent's own registry (declared alike), for tests whose plugins
+ * register tools of their own (planning, subagents): the calls go through the agent's pipeline.
+ */
+export function testToolsPlugin(tools: Record<string, TestTool>): Plugin {
+  return {
+    name: "test-tools",
+    setup(ctx) {
+      for (const [name, tool] of Object.entries(tools)) {
+        ctx.tools.register({
+          name,
+          toolset: "test",
+          description: `test tool ${name}`,
+          parameters: { type: "object", properties: {} },
+          ...(tool.concurrency ? { concurrency: tool.concurrency } : {}),
+          ...(tool.readOnly ? { readOnly: true } : {}),
+          execute: async (args, exec) => tool.run(args, exec),
+        });
+      }
+    },
+  };
+}
+
 /** A one-section system prompt, so node 0 exists (SP1 interpolation included). */
 export const personaPlugin: Plugin = {
   name: "test-persona",
@@ -69,6 +92,11 @@ export type LoopFixture = {
 export async function loopFixture(options: {
   script: FakeScript;
   tools?: Record<string, TestTool>;
+  /**
+   * The test tools in the agent's own registry (`testToolsPlugin` first) instead of a fixed tool host: for
+   * plugins that register tools of their own.
+   */
+  registry?: boolean;
   plugins?: Plugin[];
   databaseUrl?: string;
   agent?: Partial<AgentOptions>;
@@ -90,8 +118,9 @@ export async function loopFixture(options: {
       owner: `test-${Math.random().toString(36).slice(2)}`,
       adapter,
       model: TEST_MODEL,
-      tools: testToolHost(options.tools ?? {}),
-      plugins: options.plugins ?? [personaPlugin],
+      ...(options.registry
+        ? { plugins: [testToolsPlugin(options.tools ?? {}), ...(options.plugins ?? [personaPlugin])] }
+        : { tools: testToolHost(options.tools ?? {}), plugins: options.plugins ?? [personaPlugin] }),
       workspace: home,
       ...options.agent,
       ...overrides,

@@ -45,6 +45,7 @@ describe("M23 prefix reuse across runtime-context changes", () => {
           },
         },
       },
+      registry: true,
       plugins: standardPlugins({ config: DEFAULT_CONFIG }),
     });
     await fixture.agent.followup("work");

@@ -7,14 +7,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
-import { Redactor } from "../../src/log/redact.js";
 import {
   expandVariables,
   mcpServersSchema,
   secretValues,
-  serverSettings,
+  serverSettingsFrom,
   toolAllowed,
-} from "../../src/mcp/config.js";
+} from "../../src/config/mcp-servers.js";
+import { Redactor } from "../../src/log/redact.js";
 import { mcpToolNames } from "../../src/mcp/names.js";
 import { emptyResultText, resultToOutput } from "../../src/mcp/results.js";
 import { TOOL_NAME } from "../../src/tools/registry.js";
@@ -52,7 +52,7 @@ describe("MCP config", () => {
       a: { command: "x", env: { K: ref("TOKEN") } },
       b: { url: "http://127.0.0.1:1/mcp", headers: { Authorization: `Bearer ${ref("TOKEN")}` } },
     });
-    expect(serverSettings(servers.a!)).toMatchObject({
+    expect(serverSettingsFrom(servers.a!)).toMatchObject({
       enabled: true,
       timeout_ms: 60_000,
       startup_timeout_ms: 10_000,

@@ -1,6 +1,6 @@
 /**
- * Planning test fixture: the loop fixture (real store, fake provider over HTTP) with small test tools served
- * as the `toolHost` service, so the planning plugins can add theirs, and the planning plugins in preset order.
+ * Planning test fixture: the loop fixture (real store, fake provider over HTTP) with small test tools in the
+ * agent's registry beside the planning plugins' own, and the planning plugins in preset order.
  */
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { LogEvent } from "../../src/log/events.js";
@@ -14,20 +14,12 @@ import {
   loopFixture,
   personaPlugin,
   type TestTool,
-  testToolHost,
+  testToolsPlugin,
 } from "../loop/harness.js";
 
-export type PlanningFixture = LoopFixture;
+export { testToolsPlugin };
 
-/** Serves test tools as the `toolHost` service (first plugin, as the tools plugin would be). */
-export function testToolsPlugin(tools: Record<string, TestTool>): Plugin {
-  return {
-    name: "test-tools",
-    setup(ctx) {
-      ctx.services.set("toolHost", testToolHost(tools));
-    },
-  };
-}
+export type PlanningFixture = LoopFixture;
 
 /**
  * The planning plugins as the standard preset orders them, with checks on or off, after DSH's M13/M18 retry
@@ -52,13 +44,9 @@ export async function planningFixture(options: {
     script: options.script,
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
     ...(options.home ? { home: options.home } : {}),
-    plugins: [
-      personaPlugin,
-      testToolsPlugin(options.tools ?? {}),
-      ...(options.plugins ?? planningPlugins({ checks: true })),
-    ],
-    // The test tools come from the plugin above (as the tools plugin would serve them), not the option.
-    agent: { tools: undefined },
+    ...(options.tools ? { tools: options.tools } : {}),
+    registry: true,
+    plugins: [personaPlugin, ...(options.plugins ?? planningPlugins({ checks: true }))],
   });
   await fixture.agent.setup();
   return fixture;

@@ -9,7 +9,6 @@ import { createAdapter } from "../../src/model/adapter.js";
 import { resolveRoute } from "../../src/model/catalog.js";
 import { reportToolCheck } from "../../src/planning/continuation.js";
 import { RALPH_REPORT, ralphReportTool, runRalph, validateHandoff } from "../../src/planning/ralph.js";
-import { installTools } from "../../src/planning/tool-installer.js";
 import type { FakeRequest } from "../../testing/fake-provider/index.js";
 import { personaPlugin } from "../loop/harness.js";
 import { TEST_MODEL } from "../support/test-model.js";
@@ -81,7 +80,7 @@ describe("P7 Ralph loop", () => {
           plugins: [
             personaPlugin,
             testToolsPlugin({}),
-            { name: "ralph-report", setup: (ctx) => installTools(ctx, [ralphReportTool]) },
+            { name: "ralph-report", setup: (ctx) => ctx.tools.register(ralphReportTool) },
             reportToolCheck(2, RALPH_REPORT),
           ],
         });

@@ -18,7 +18,6 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Plugin } from "../../src/loop/plugin.js";
-import { installTools } from "../../src/planning/tool-installer.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { SubagentHandle } from "../../src/subagents/handles.js";
@@ -78,7 +77,7 @@ const lifecyclePlugin: Plugin = {
         return { text: JSON.stringify(handle) };
       },
     };
-    installTools(ctx, [launchTool]);
+    ctx.tools.register(launchTool);
   },
 };
 

@@ -23,7 +23,6 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Config, DEFAULT_CONFIG } from "../../src/config/schema.js";
 import type { Agent } from "../../src/loop/agent.js";
 import type { Plugin } from "../../src/loop/plugin.js";
-import { installTools } from "../../src/planning/tool-installer.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { SubagentHandle } from "../../src/subagents/handles.js";
@@ -126,7 +125,7 @@ function lifecyclePlugin(world: Pick<World, "launches" | "holdSettle">): Plugin 
   return {
     name: "lifecycle-test",
     async setup(ctx) {
-      installTools(ctx, [launchTool, hiddenTool]);
+      for (const tool of [launchTool, hiddenTool]) ctx.tools.register(tool);
       const task = delegationOf(await ctx.store.getSession(ctx.sessionId))?.task ?? "";
       for (const [marker, held] of world.holdSettle) {
         if (!task.includes(marker)) continue;
@@ -543,7 +542,7 @@ describe("subagent lifecycle API (Hermes) through a real agent", () => {
         schema: { type: "object", properties: { files: { type: "number" } }, required: ["files"] },
       },
     });
-    const registry = world.agent.services.require("toolRegistry");
+    const { registry } = world.agent.tools;
     const parentTools = toolNames(world.fake.requests[0]!);
     expect(parentTools).toContain("bash");
     expect(parentTools).toContain("launch_child");

@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
+import { tracingEnabled } from "../../src/loop/trace-carrier.js";
 import { openStore } from "../../src/store/open-store.js";
 import { otlpTracesConfigured, tracesUrl } from "../../src/telemetry/otlp-export.js";
-import { tracingEnabled } from "../../src/telemetry/trace-carrier.js";
 import { openTestAgent } from "../support/test-agent.js";
 
 const home = mkdtempSync(join(tmpdir(), "bdsh-tracing-off-"));

@@ -235,19 +235,18 @@ describe("process receipts (T9 jobs read on any server; Hermes tools runtime)", 
       startedAt: 3,
     });
 
-    const services = new Map<string, unknown>();
     const contexts: string[] = [];
-    const ctx = {
+    const agent = {
       sessionId: session.id,
       store,
+      blobs: store,
       workspace: tempDir(),
-      facts: { cwd: tempDir() },
-      prompt: { addContext: (c: { name: string }) => contexts.push(c.name) },
-      services: { set: (k: string, v: unknown) => services.set(k, v), get: (k: string) => services.get(k) },
+      cwd: tempDir(),
+      addContext: (c: { name: string }) => contexts.push(c.name),
     };
     const { builtinRegistry } = await import("../../src/tools/terminal/providers/index.js");
     const { DEFAULT_CONFIG } = await import("../../src/config/schema.js");
-    const setup = await setupTerminal(ctx as never, {
+    const setup = await setupTerminal(agent, {
       config: DEFAULT_CONFIG,
       backends: builtinRegistry(),
       home: tempDir(),

@@ -241,4 +241,11 @@ describe("issue 14 finding 4: the CLI's error line", () => {
     expect(line).toBe(`bdsh: STORE: auth failed for ${REDACTED} at postgres://u:${REDACTED}@h`);
     expect(describeFailure(error, Redactor.none).line).toContain(KEY);
   });
+
+  it("knows a voice provider's key written in the configuration, as it knows a web-search key", () => {
+    const voiceKey = "el-config-key-7731c0ffee";
+    const config = { ...DEFAULT_CONFIG, tts: { ...DEFAULT_CONFIG.tts, elevenlabs: { api_key: voiceKey } } };
+    const redactor = secretRedactor({}, config);
+    expect(redactor.text(`401 for key ${voiceKey}`)).toBe(`401 for key ${REDACTED}`);
+  });
 });

@@ -10,7 +10,7 @@ import { ToolRegistry } from "../../src/tools/registry.js";
 import type { AnyToolDefinition } from "../../src/tools/types.js";
 import { SEARCH_PROVIDERS } from "../../src/tools/web/search/providers.js";
 import { searchClient } from "../../src/tools/web/search/search-client.js";
-import { webSearchSettings } from "../../src/tools/web/search/settings.js";
+import { webSearchSettingsFrom } from "../../src/tools/web/search/settings.js";
 import { CITE_LINE, UNTRUSTED_FRAMING, webSearchTool } from "../../src/tools/web/web-tools.js";
 import { SEARCH_KEY, type SearchServer, startSearchServer } from "./search-servers.js";
 import { call, makeExec, tempDir } from "./support.js";
@@ -35,7 +35,7 @@ const ENV_KEY: Record<Name, string> = {
 
 /** The tool run through the real pipeline, with the provider the settings name. */
 async function search(name: Name, queries: unknown, tool: AnyToolDefinition = webSearchTool) {
-  const settings = webSearchSettings(configFor(name, server!.url), { [ENV_KEY[name]]: SEARCH_KEY });
+  const settings = webSearchSettingsFrom(configFor(name, server!.url), { [ENV_KEY[name]]: SEARCH_KEY });
   if (!settings.available) throw new Error(settings.reason);
   const provider = searchClient({ spec: settings.spec, baseUrl: settings.baseUrl, key: settings.key?.value });
   const registry = new ToolRegistry();
@@ -105,10 +105,10 @@ describe("T19 web_search on each provider's wire format", () => {
   });
 
   it("SearXNG needs no key, only its address", () => {
-    const settings = webSearchSettings(configFor("searxng", "http://127.0.0.1:9"), {});
+    const settings = webSearchSettingsFrom(configFor("searxng", "http://127.0.0.1:9"), {});
     expect(settings.available).toBe(true);
     expect(settings.available && settings.key).toBeUndefined();
-    const missing = webSearchSettings({ ...DEFAULT_CONFIG.web_search, provider: "searxng" }, {});
+    const missing = webSearchSettingsFrom({ ...DEFAULT_CONFIG.web_search, provider: "searxng" }, {});
     expect(missing).toMatchObject({
       available: false,
       reason: expect.stringContaining("web_search.searxng.base_url"),
@@ -225,13 +225,13 @@ describe("T19 web_search provider errors are results the model can act on", () =
 
 describe("T19 web_search availability", () => {
   it("is not declared without a configured provider, or without the provider's key", async () => {
-    expect(webSearchSettings(DEFAULT_CONFIG.web_search, { BRAVE_SEARCH_API_KEY: "k" })).toMatchObject({
+    expect(webSearchSettingsFrom(DEFAULT_CONFIG.web_search, { BRAVE_SEARCH_API_KEY: "k" })).toMatchObject({
       available: false,
       reason: "no provider configured (web_search.provider)",
     });
-    const noKey = webSearchSettings({ ...DEFAULT_CONFIG.web_search, provider: "tavily" }, {});
+    const noKey = webSearchSettingsFrom({ ...DEFAULT_CONFIG.web_search, provider: "tavily" }, {});
     expect(noKey).toMatchObject({ available: false, reason: expect.stringContaining("TAVILY_API_KEY") });
-    const withKey = webSearchSettings(
+    const withKey = webSearchSettingsFrom(
       { ...DEFAULT_CONFIG.web_search, provider: "tavily" },
       { TAVILY_API_KEY: "k" },
     );

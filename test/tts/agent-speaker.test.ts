@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { speakAgentReplies } from "../../src/cli/speech.js";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import { HookBus } from "../../src/hooks/hook-bus.js";
 import type { EventType, LogEvent } from "../../src/log/events.js";
 import type { LiveDelta } from "../../src/loop/agent.js";
-import { speakAgentReplies } from "../../src/tts/cli-speech.js";
 import { parseWav } from "../../src/tts/pcm.js";
 import { pieces, startWireServer, TEST_KEY, type WireServer } from "./wire-servers.js";
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { speakCommand } from "../../src/tts/cli-speech.js";
+import { speakCommand } from "../../src/cli/speech.js";
 import { parseWav } from "../../src/tts/pcm.js";
 import { pieces, startWireServer, TEST_KEY, type WireServer } from "./wire-servers.js";
 

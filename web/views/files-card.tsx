@@ -6,7 +6,7 @@
  *
  * Paths are model output: rendered as text nodes and URL-encoded, never as HTML.
  */
-import { fileKindOf, formatBytes, type PresentedFile } from "../../src/cli/render/file-kind.js";
+import { fileKindOf, formatBytes, type PresentedFile } from "../../src/transcript/file-kind.js";
 import { apiUrl } from "../api.js";
 
 /** The route that serves one presented file of one session. */

@@ -5,11 +5,10 @@
  */
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
-import { formatElapsed } from "../../src/cli/render/elapsed.js";
-import { presentedFilesOf } from "../../src/cli/render/file-kind.js";
-import { detailSummary, parseArgs } from "../../src/cli/render/tool-card.js";
 import type { ToolDetailsOf } from "../../src/log/tool-details.js";
 import { formatTokens } from "../../src/log/usage.js";
+import { formatElapsed } from "../../src/transcript/elapsed.js";
+import { presentedFilesOf } from "../../src/transcript/file-kind.js";
 import {
   childStateLabel,
   gitRepairLines,
@@ -18,6 +17,7 @@ import {
   sourceLabel,
   turnEndLabel,
 } from "../../src/transcript/labels.js";
+import { detailSummary, parseArgs } from "../../src/transcript/tool-summary.js";
 import type { Decision } from "../api.js";
 import type { ApprovalState, Item, ToolState } from "../conversation.js";
 import { Icon } from "../icons.js";

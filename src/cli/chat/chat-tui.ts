@@ -22,9 +22,9 @@ import { PassThrough } from "node:stream";
 import { render } from "ink";
 import { createElement } from "react";
 import type { Config } from "../../config/schema.js";
-import type { Agent } from "../../loop/agent.js";
 import { priceFromConfig } from "../../model/pricing.js";
 import { SetupError } from "../../presets/setup-error.js";
+import type { StandardAgent } from "../../presets/standard-agent.js";
 import type { Store } from "../../store/store.js";
 import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
@@ -47,7 +47,7 @@ export type OpenChatAgent = (options: {
   effortExplicit?: boolean;
   approvals: Approvals;
   questions: QuestionAnswerer;
-}) => Promise<Agent>;
+}) => Promise<StandardAgent>;
 
 export type ChatTuiOptions = {
   store: Store;
@@ -72,7 +72,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
   const screen = new ChatScreen(p, stdout.columns || 80, () => priceFromConfig(config.model));
   const history = new InputHistory(options.historyFile);
   const decoder = new KeyDecoder();
-  let agent: Agent | undefined;
+  let agent: StandardAgent | undefined;
   /** The session whose conversation the screen shows. */
   let shownSession: string | undefined;
   let detach: (() => void) | undefined;
@@ -241,7 +241,7 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
       try {
         const reply = await runSlashCommand(trimmed, control);
         if (reply) screen.note(reply);
-        const plan = agent?.services.get("planMode");
+        const plan = agent?.planMode;
         if (plan) screen.setPlanMode(plan.mode === "plan"); // `/plan` and `/default` take effect at once
       } catch (error) {
         showError(error);

@@ -9,8 +9,8 @@
 import { createInterface } from "node:readline";
 import type { Config } from "../../config/schema.js";
 import { usageOf } from "../../log/usage.js";
-import type { Agent } from "../../loop/agent.js";
 import { costOf, formatUsage, priceFromConfig } from "../../model/pricing.js";
+import type { StandardAgent } from "../../presets/standard-agent.js";
 import type { Store } from "../../store/store.js";
 import type { Output } from "../output.js";
 import { sanitize } from "../render/terminal-text.js";
@@ -28,14 +28,14 @@ export type PlainChatOptions = {
   firstMessage?: string;
   env: NodeJS.ProcessEnv;
   output: Output;
-  open: (options: { sessionId?: string; config: Config; effortExplicit?: boolean }) => Promise<Agent>;
+  open: (options: { sessionId?: string; config: Config; effortExplicit?: boolean }) => Promise<StandardAgent>;
 };
 
 export async function runPlainChat(options: PlainChatOptions): Promise<void> {
   const { output } = options;
   let config = options.config;
   let effortChosen = false;
-  let agent: Agent | undefined;
+  let agent: StandardAgent | undefined;
   let view: RunView | undefined;
   let detach: (() => void) | undefined;
   let leaving = false;

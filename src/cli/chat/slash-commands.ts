@@ -6,11 +6,11 @@
  * answered with the list, so a typo cannot become a message.
  */
 import type { Config } from "../../config/schema.js";
-import type { Agent } from "../../loop/agent.js";
 import { isProviderName, PRESETS } from "../../model/catalog.js";
 import { knownModels } from "../../model/pricing.js";
 import { EFFORTS, type Effort } from "../../model/types.js";
-import { parseGoalCommand, runGoalCommand } from "../../planning/goal-command.js";
+import { parseGoalCommand } from "../../planning/goal-command.js";
+import { FeatureMissingError, type StandardAgent } from "../../presets/standard-agent.js";
 import type { SessionRow, Store } from "../../store/store.js";
 import { resumableSessions, sessionLine } from "../session-picker.js";
 import { findSession, refuseArchived } from "../session-select.js";
@@ -95,7 +95,7 @@ export type ChatModel = { provider: string; id: string; effort: Effort };
 
 export type ChatControl = {
   /** The open session's agent; `undefined` when none could be opened. */
-  agent(): Agent | undefined;
+  agent(): StandardAgent | undefined;
   store: Store;
   workspace: string;
   model(): ChatModel;
@@ -257,14 +257,11 @@ export async function runSlashCommand(line: string, chat: ChatControl): Promise<
   switch (name) {
     case "/compact": {
       if (agent.status === "running") return "Compaction is unavailable while the agent is running.";
-      const compaction = agent.services.get("compaction");
-      return compaction
-        ? (await compaction.compactNow()).message
-        : "Compaction is not available in this preset.";
+      return withFeature(async () => (await agent.compactNow()).message);
     }
     case "/plan":
     case "/default": {
-      const plan = agent.services.get("planMode");
+      const plan = agent.planMode;
       if (!plan) return "Plan mode is not available in this preset.";
       await plan.switchTo(name === "/plan" ? "plan" : "default");
       return name === "/plan" ? "Plan mode on." : "Back to the default mode.";
@@ -274,18 +271,22 @@ export async function runSlashCommand(line: string, chat: ChatControl): Promise<
   }
   const goal = parseGoalCommand(line);
   if (goal) {
-    const goals = agent.services.get("goalService");
-    const rounds = agent.services.get("goalRounds");
-    if (!goals || !rounds) return "Goals are not available in this preset.";
-    return runGoalCommand(goal, {
-      goals,
-      queueRound: () => rounds.queueRound(),
-      commit: () => rounds.commit(),
-      kick: () => agent.kick(),
-      idle: agent.status === "idle",
-    });
+    return withFeature(() => agent.goalCommand(goal, () => agent.kick()));
   }
   return `unknown command ${name} — /help lists the commands`; // not reached: the table lists every name
+}
+
+/** An operation this preset's agent lacks (no compaction, no goals) answers in words, not as an error. */
+async function withFeature(run: () => Promise<string>): Promise<string> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof FeatureMissingError)
+      return error.code === "NO_GOALS"
+        ? "Goals are not available in this preset."
+        : "Compaction is not available in this preset.";
+    throw error;
+  }
 }
 
 async function sessionList(chat: ChatControl): Promise<string> {

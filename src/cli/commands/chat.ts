@@ -17,7 +17,6 @@ import { acceptInstructions, projectFiles, trustDirectory } from "../../config/t
 import { openAgent } from "../../presets/open-agent.js";
 import type { Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
-import { speakAgentReplies } from "../../tts/cli-speech.js";
 import { historyFile } from "../chat/history.js";
 import { runPlainChat } from "../chat/plain-chat.js";
 import {
@@ -33,6 +32,7 @@ import type { Output } from "../output.js";
 import { pickSession } from "../session-picker.js";
 import { chooseSession } from "../session-select.js";
 import { addSharedOptions, type SessionFlags } from "../shared-options.js";
+import { speakAgentReplies } from "../speech.js";
 
 export function registerChat(program: Command, output: Output, setExitCode: (code: number) => void): void {
   addSharedOptions(program.command("chat").description("interactive session in the terminal"))

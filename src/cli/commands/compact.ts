@@ -33,7 +33,7 @@ export function registerCompact(program: Command, output: Output, setExitCode: (
           home: environment.home,
           approval: "never",
         });
-        const outcome = await opened.agent.services.require("compaction").compactNow();
+        const outcome = await opened.agent.compactNow();
         if (outcome.kind === "compacted" || outcome.kind === "nothing") {
           output.out(sanitize(outcome.message));
           setExitCode(EXIT_OK);

@@ -17,7 +17,7 @@ import { checkKey } from "../../model/key-check.js";
 import { RG_PATH_ENV, ripgrepBinary } from "../../tools/files/ripgrep.js";
 import { bubblewrapAvailable, networkIsolationAvailable } from "../../tools/terminal/bubblewrap.js";
 import { terminalRegistry } from "../../tools/terminal/setup.js";
-import { webSearchSettings } from "../../tools/web/search/settings.js";
+import { webSearchSettingsFrom } from "../../tools/web/search/settings.js";
 import { BUBBLEWRAP_INSTALL, cliEnvironment, type GlobalOptions, withStore } from "../environment.js";
 import { EXIT_FAILED, EXIT_OK } from "../errors.js";
 import { humanOutput, type Output } from "../output.js";
@@ -155,7 +155,7 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
 
 /** T19: which search provider `web_search` uses and whether its key is set (never the key). */
 function webSearchCheck(config: Config["web_search"], env: NodeJS.ProcessEnv): Check {
-  const settings = webSearchSettings(config, env);
+  const settings = webSearchSettingsFrom(config, env);
   if (!settings.available)
     return {
       status: settings.name ? "warn" : "ok",

@@ -17,7 +17,7 @@ import { sanitize } from "../render/terminal-text.js";
 const ralphReportPlugin: Plugin = {
   name: "ralph-report",
   setup(ctx) {
-    ctx.services.require("toolRegistry").register(ralphReportTool);
+    ctx.tools.register(ralphReportTool, { source: "ralph" });
   },
 };
 

@@ -22,7 +22,6 @@ import { costOf, priceFromConfig } from "../../model/pricing.js";
 import { armGoal, goalOutcome } from "../../planning/goal-run.js";
 import { openAgent } from "../../presets/open-agent.js";
 import { startOtlpTracing } from "../../telemetry/otlp-export.js";
-import { speakAgentReplies } from "../../tts/cli-speech.js";
 import { cliEnvironment, type GlobalOptions, printStartupWarnings, withStore } from "../environment.js";
 import { CliError, EXIT_USAGE, usageError } from "../errors.js";
 import { warnWithheld } from "../instruction-review.js";
@@ -31,6 +30,7 @@ import { sanitize } from "../render/terminal-text.js";
 import { jsonView, RunView, type View } from "../run-view.js";
 import { chooseSession, showConversationTail } from "../session-select.js";
 import { addSharedOptions } from "../shared-options.js";
+import { speakAgentReplies } from "../speech.js";
 import { type PromptHold, terminalPrompts } from "../terminal-approvals.js";
 import { runRalphCommand } from "./ralph-run.js";
 

@@ -10,10 +10,10 @@
  * sizes and kinds come from ./file-kind.ts, which the dashboard's card (web/views/files-card.tsx) shares.
  */
 import { isAbsolute, join } from "node:path";
-import { fileKindOf, formatBytes, type PresentedFile } from "./file-kind.js";
+import { fileKindOf, formatBytes, type PresentedFile } from "../../transcript/file-kind.js";
 import { type Palette, sanitize, truncate } from "./style.js";
 
-export { type PresentedFile, presentedFilesOf } from "./file-kind.js";
+export { type PresentedFile, presentedFilesOf } from "../../transcript/file-kind.js";
 
 /** The command that opens a file with its default application on `platform`. */
 export function openCommand(path: string, platform: NodeJS.Platform): string {

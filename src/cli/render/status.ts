@@ -5,7 +5,7 @@
 
 import type { LogEvent } from "../../log/events.js";
 import { formatCost, formatTokens } from "../../model/pricing.js";
-import { formatElapsed } from "./elapsed.js";
+import { formatElapsed } from "../../transcript/elapsed.js";
 import type { Palette } from "./style.js";
 import { sanitize, truncate } from "./style.js";
 

@@ -15,7 +15,8 @@
  * sanitised and cut to `width`.
  */
 import { type ToolDetails, type ToolDetailsOf, toolDetailsOf } from "../../log/tool-details.js";
-import { formatElapsed } from "./elapsed.js";
+import { formatElapsed } from "../../transcript/elapsed.js";
+import { type Args, detailSummary, parseArgs, plural } from "../../transcript/tool-summary.js";
 import { type Palette, sanitize, truncate } from "./style.js";
 
 export const OUTPUT_TAIL_LINES = 6;
@@ -27,7 +28,6 @@ const SHOWN_DURATION_MS = 1_000;
 type Call = { name: string; arguments: string };
 /** A result as `tool/result` stores it; `details` is read with `toolDetailsOf` (any stored shape). */
 export type CardResult = { text: string; isError?: boolean; details?: unknown; durationMs?: number };
-type Args = Record<string, unknown>;
 
 export function toolCard(call: Call, result: CardResult | undefined, p: Palette, width: number): string[] {
   let lines: string[];
@@ -41,18 +41,7 @@ export function toolCard(call: Call, result: CardResult | undefined, p: Palette,
   return lines.map((line) => truncate(line, Math.max(8, width - 1)));
 }
 
-/** A call's arguments as an object (model output: anything else is `{}`). */
-export function parseArgs(text: string): Args {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Args) : {};
-  } catch {
-    return {};
-  }
-}
-
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 function mark(result: CardResult | undefined, p: Palette, failed = result?.isError === true): string {
   if (result === undefined) return p.yellow("•");
@@ -193,44 +182,6 @@ function todoCard(name: string, details: ToolDetailsOf<"todos">, result: CardRes
 }
 
 // --- one summary line from details ---
-
-/** One line saying what the call did, from its details. */
-export function detailSummary(details: ToolDetails): string {
-  switch (details.kind) {
-    case "read": {
-      const { startLine, endLine, totalLines } = details;
-      if (endLine < startLine) return `no lines (${plural(totalLines, "line")} in all)`;
-      if (startLine === 1 && endLine === totalLines) return plural(totalLines, "line");
-      return `lines ${startLine}-${endLine} of ${totalLines}`;
-    }
-    case "search": {
-      // grep counts matching lines in files; glob counts paths.
-      const found =
-        details.files === undefined
-          ? plural(details.matches, "path")
-          : `${plural(details.matches, "match", "matches")} in ${plural(details.files, "file")}`;
-      return `${found}${details.truncated ? " (the first ones shown)" : ""}`;
-    }
-    case "image":
-      return `${details.mimeType}, ${plural(details.bytes, "byte")}`;
-    case "subagent":
-      return `${details.mode === undefined ? "agent" : details.mode === "fork" ? "fork" : "subagent"} ${details.childId}`;
-    case "mcp":
-      return `MCP ${details.server} · ${details.tool}`;
-    case "fetch":
-      return `${details.status} · ${plural(details.bytes, "byte")}${details.truncated ? " (cut)" : ""}`;
-    case "web-search":
-      return plural(details.results.length, "result");
-    case "files":
-      return details.files.map((file) => file.path).join(", ");
-    case "job":
-      return `job ${details.jobId}${details.status ? ` ${details.status}` : ""}${details.exitCode === undefined ? "" : ` (exit ${details.exitCode})`}`;
-    case "command":
-    case "file-change":
-    case "todos":
-      return "";
-  }
-}
 
 function summaryCard(
   name: string,

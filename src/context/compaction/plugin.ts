@@ -18,6 +18,7 @@ import { TokenMeter } from "../../log/token-meter.js";
 import type { Plugin, PluginContext } from "../../loop/plugin.js";
 import { isContextOverflow } from "../../model/errors.js";
 import type { LlmError, ModelRequest } from "../../model/types.js";
+import { todosFromLog } from "../../tools/todo/todos-from-log.js";
 import { type CompactionSettings, compactionBudget, DEFAULT_COMPACTION } from "./budget.js";
 import {
   type CompactionOutcome,
@@ -28,7 +29,7 @@ import {
   withCompactionLock,
 } from "./engine.js";
 import { type CompactionLog, pruneToolResults } from "./pruner.js";
-import { taskStateText, todosFromLog } from "./reinjection.js";
+import { taskStateText } from "./reinjection.js";
 import {
   COMPACTION_BUSY,
   compactedMessage,
@@ -262,7 +263,6 @@ class Compactor {
 function manualBase(ctx: PluginContext): ModelRequest {
   const request = ctx.currentRequest();
   const head = ctx.log.surface.surface[0]?.message;
-  const tools =
-    request.tools.length > 0 ? request.tools : (ctx.services.get("toolHost")?.declarations() ?? []);
+  const tools = request.tools.length > 0 ? request.tools : ctx.tools.declarations();
   return { ...request, system: head?.role === "system" ? head.text : request.system, tools };
 }

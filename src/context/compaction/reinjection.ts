@@ -5,7 +5,7 @@
  *
  * - Todos: the arguments of the newest `todo_write` call whose result was not an error, read from the log
  *   (the log is the truth: this survives restarts and other processes).
- * - Goal: `services.get("goals")?.active()` (issue 7's service; only `active()` is needed here).
+ * - Goal: `services.get("goals")?.active()` (the goal service; only `active()` is needed here).
  *
  * Model experience:
  *   <system-reminder>
@@ -15,11 +15,11 @@
  *   - [in_progress] <content>
  *   </system-reminder>
  */
-import type { LogEvent } from "../../log/events.js";
+import type { TodoEntry } from "../../tools/todo/todos-from-log.js";
 
 export type ActiveGoal = { objective: string; phase: string };
 
-/** What compaction needs from the goal service (issue 7); kept minimal on purpose. */
+/** What compaction needs from the goal service; kept minimal on purpose. */
 export interface GoalReader {
   active(): Promise<ActiveGoal | undefined>;
 }
@@ -27,47 +27,6 @@ export interface GoalReader {
 declare module "../../tools/types.js" {
   interface ToolServiceMap {
     goals: GoalReader;
-  }
-}
-
-export type TodoEntry = { content: string; status: string };
-
-export const TODO_TOOL = "todo_write";
-
-/** The current todo list as the log records it, or undefined when the model never wrote one. */
-export function todosFromLog(events: readonly LogEvent[]): TodoEntry[] | undefined {
-  const failed = new Set<string>();
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i]!;
-    if (event.type === "tool/result" && event.data.name === TODO_TOOL && event.data.isError) {
-      failed.add(event.data.callId);
-    }
-    if (event.type !== "tool/call" || event.data.name !== TODO_TOOL || failed.has(event.data.callId))
-      continue;
-    const todos = parseTodos(event.data.arguments);
-    if (todos) return todos;
-  }
-  return undefined;
-}
-
-function parseTodos(argumentsText: string): TodoEntry[] | undefined {
-  try {
-    const parsed: unknown = JSON.parse(argumentsText);
-    if (typeof parsed !== "object" || parsed === null || !("todos" in parsed)) return undefined;
-    const list = parsed.todos;
-    if (!Array.isArray(list)) return undefined;
-    return list.flatMap((item: unknown) =>
-      typeof item === "object" &&
-      item !== null &&
-      "content" in item &&
-      "status" in item &&
-      typeof item.content === "string" &&
-      typeof item.status === "string"
-        ? [{ content: item.content, status: item.status }]
-        : [],
-    );
-  } catch {
-    return undefined;
   }
 }
 

@@ -23,7 +23,7 @@ type Frame = Record<string, unknown> & { type: string };
 
 export async function* anthropicParts(
   frames: AsyncIterable<EventSourceMessage[]>,
-  /** The tool-call ids of the request's history: a reply's ids are kept out of them (issue 16 item 4). */
+  /** The tool-call ids of the request's history: a reply's ids are kept out of them. */
   usedCallIds?: () => ReadonlySet<string>,
 ): AsyncGenerator<ModelPart> {
   const assembler = new ReplyAssembler(usedCallIds);

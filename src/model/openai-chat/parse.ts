@@ -34,7 +34,7 @@ type Chunk = {
 
 export async function* openAiChatParts(
   frames: AsyncIterable<EventSourceMessage[]>,
-  /** The tool-call ids of the request's history: a reply's ids are kept out of them (issue 16 item 4). */
+  /** The tool-call ids of the request's history: a reply's ids are kept out of them. */
   usedCallIds?: () => ReadonlySet<string>,
 ): AsyncGenerator<ModelPart> {
   const assembler = new ReplyAssembler(usedCallIds);

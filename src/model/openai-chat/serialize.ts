@@ -40,7 +40,7 @@ export type OpenAiHistory = GrowingJsonList<SurfaceMessage, Route>;
 
 /**
  * The history's wire JSON, made once per message and preset: a request costs its new messages. One per
- * adapter (issue 16 item 9): an adapter serves one session (its conversation and the side requests that
+ * adapter: an adapter serves one session (its conversation and the side requests that
  * share its prefix), so a server driving many sessions never evicts one session's text for another's, as
  * the process-wide cache of 32 conversations did past 32 sessions.
  */

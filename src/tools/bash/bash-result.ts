@@ -12,7 +12,7 @@
  *   [sandbox: file access denied under <mode> mode] (+ the escalation line when `escalation` allows it)
  *   [sandbox: network access denied under sandbox_network <off|proxy> — …] (`networkDenied`)
  *
- * `sandboxDenialSeen` decides the denial marker (issue 14 finding 5): stderr says `Read-only file system`
+ * `sandboxDenialSeen` decides the denial marker: stderr says `Read-only file system`
  * (EROFS: every path outside the writable roots, `/tmp` included, is a read-only mount), `Device or
  * resource busy` (EBUSY: replacing a protected mount point), or `Permission
  * denied` (EACCES) for a path outside the writable roots.

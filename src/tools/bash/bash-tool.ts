@@ -8,7 +8,7 @@
  * - On the deadline the command is not killed when a job store exists: it becomes a background job (T8).
  *   Without one it is killed (SIGTERM, SIGKILL after 3 s) and the result says `[timed out after <ms>ms]`.
  * - `sandbox_permissions` wider than the session's mode needs the user's approval every time (T17).
- * - Issue 19: the command runs on the session's backend (local, ssh, docker, a plugin); on a remote one
+ * - The command runs on the session's backend (local, ssh, docker, a plugin); on a remote one
  *   `workdir` is resolved against the remote working directory. A backend that lost the command (an SSH
  *   connection dropped) is reported as `[stopped: <why>]` with no exit code: the outcome is unknown.
  * - Details (`command`): the same facts as the text's markers (exit code, signal, timeout, the full
@@ -18,6 +18,7 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { requestApproval } from "../approvals.js";
 import { remoteJoin } from "../files/remote-files.js";
+import { type Static, StringEnum, Type, toolParameters } from "../schema.js";
 import { spillLocator } from "../spill/blob-store.js";
 import { droppedNotice, SpillQuotaError } from "../spill/spill-quota.js";
 import type { RunningCommand } from "../terminal/environment.js";
@@ -26,15 +27,7 @@ import type { SandboxMode, ToolDefinition, ToolExec, ToolOutput } from "../types
 import { formatBashResult, movedToBackgroundText, sandboxDenialSeen } from "./bash-result.js";
 import { StreamCapture } from "./output-capture.js";
 
-export type BashArgs = {
-  description: string;
-  command: string;
-  timeout_ms?: number;
-  workdir?: string;
-  run_in_background?: boolean;
-  sandbox_permissions?: SandboxMode;
-  justification?: string;
-};
+export type BashArgs = Static<ReturnType<typeof bashSchema>>;
 
 export type BashToolOptions = { timeoutMs: number; maxTimeoutMs: number; maxOutputBytes: number };
 
@@ -67,48 +60,50 @@ const DESCRIPTION =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR:?}` is shell syntax the model should write.
   "Run a bash command (`bash -c`) and return its stdout and stderr. Every call starts a fresh shell: pass `workdir` rather than using `cd`. The `$BDSH_*` variables describe the harness environment. Long output is cut to its tail, and the full output is stored at a locator given in the result. Put `description` before `command` in the arguments. Before deleting or moving anything, check that the resolved absolute target path is the one you mean; never run such a command on a computed path you have not checked. A variable that is not set expands to nothing, so protect variables used in such paths with `${VAR:?}`. A file sandbox may apply: a refused file operation shows up as `[sandbox: file access denied under <mode> mode]`, which is a policy decision, so do not look for another way around it. The same holds for the network: a connection refused by the sandbox shows up as `[sandbox: network access denied under sandbox_network <mode> …]`.";
 
+/** The arguments; the timeout's bound and default are the configured ones. */
+function bashSchema(options: BashToolOptions) {
+  return Type.Object(
+    {
+      description: Type.String({
+        description: "What this command does, in active voice, 5-10 words (shown in the UI).",
+      }),
+      command: Type.String({ description: "The command to run." }),
+      timeout_ms: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: options.maxTimeoutMs,
+          description: `Deadline in milliseconds (default ${options.timeoutMs}, at most ${options.maxTimeoutMs}). On expiry the command moves to the background as a job instead of being killed.`,
+        }),
+      ),
+      workdir: Type.Optional(
+        Type.String({ description: "Working directory, absolute or relative to the current one." }),
+      ),
+      run_in_background: Type.Optional(
+        Type.Boolean({
+          description:
+            "Run in the background and return a job id at once (read output with job_output, stop with job_kill). No timeout applies.",
+        }),
+      ),
+      sandbox_permissions: Type.Optional(
+        StringEnum(["workspace-write", "danger-full-access"], {
+          description:
+            "Only after a sandbox denial: the narrowest wider sandbox mode this exact command needs. The user is asked to approve.",
+        }),
+      ),
+      justification: Type.Optional(
+        Type.String({ description: "Why the wider sandbox mode is needed (shown to the user)." }),
+      ),
+    },
+    { additionalProperties: false },
+  );
+}
+
 export function createBashTool(options: BashToolOptions = BASH_DEFAULTS): ToolDefinition<BashArgs> {
   return {
     name: "bash",
     toolset: "terminal",
     description: DESCRIPTION,
-    parameters: {
-      type: "object",
-      properties: {
-        description: {
-          type: "string",
-          description: "What this command does, in active voice, 5-10 words (shown in the UI).",
-        },
-        command: { type: "string", description: "The command to run." },
-        timeout_ms: {
-          type: "integer",
-          minimum: 1,
-          maximum: options.maxTimeoutMs,
-          description: `Deadline in milliseconds (default ${options.timeoutMs}, at most ${options.maxTimeoutMs}). On expiry the command moves to the background as a job instead of being killed.`,
-        },
-        workdir: {
-          type: "string",
-          description: "Working directory, absolute or relative to the current one.",
-        },
-        run_in_background: {
-          type: "boolean",
-          description:
-            "Run in the background and return a job id at once (read output with job_output, stop with job_kill). No timeout applies.",
-        },
-        sandbox_permissions: {
-          type: "string",
-          enum: ["workspace-write", "danger-full-access"],
-          description:
-            "Only after a sandbox denial: the narrowest wider sandbox mode this exact command needs. The user is asked to approve.",
-        },
-        justification: {
-          type: "string",
-          description: "Why the wider sandbox mode is needed (shown to the user).",
-        },
-      },
-      required: ["description", "command"],
-      additionalProperties: false,
-    },
+    parameters: toolParameters(bashSchema(options)),
     isAvailable: ({ services }) => services.get("terminal") !== undefined,
     concurrency: "exclusive",
     execute: (args, exec) => runBash(args, exec, options),
@@ -117,7 +112,7 @@ export function createBashTool(options: BashToolOptions = BASH_DEFAULTS): ToolDe
 
 async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions): Promise<ToolOutput> {
   const terminal = exec.services.require("terminal");
-  // Issue 19: on a remote backend the working directory is the remote one, and only it can check it.
+  // On a remote backend the working directory is the remote one, and only it can check it.
   const remote = terminal.remoteCwd !== undefined;
   const cwd = remote
     ? remoteJoin(terminal.remoteCwd ?? ".", args.workdir ?? ".")
@@ -185,7 +180,7 @@ async function runBash(args: BashArgs, exec: ToolExec, options: BashToolOptions)
   const truncated = stdout.truncated || stderr.truncated;
   const locator = truncated ? await spillFullOutput(exec, stdout, stderr) : undefined;
   const stderrTail = stderr.tail();
-  // Issue 14 finding 5: EROFS anywhere, or EACCES on a path outside the writable roots.
+  // EROFS anywhere, or EACCES on a path outside the writable roots.
   const writableRoots = mode === "read-only" ? [] : [exec.workspace];
   if (terminal.tempDir) writableRoots.push(terminal.tempDir);
   const denied =

@@ -3,7 +3,7 @@
  * reader never sees a half-written file. The target's mode is kept.
  *
  * `writeForTool` is what `write` and `edit` call: under workspace-write it writes through
- * contained-write.ts (per-component no-follow opens below the workspace's real path; issue 14 finding 2).
+ * contained-write.ts (per-component no-follow opens below the workspace's real path).
  * Where `/proc/self/fd` is missing it falls back to this plain check-then-write, which is open to a rename
  * race between the sandbox check and the write; the bubblewrap mount still bounds `bash` there.
  */

@@ -1,5 +1,5 @@
 /**
- * Writes that cannot leave a root directory (issue 14 finding 2), whatever is renamed or swapped meanwhile.
+ * Writes that cannot leave a root directory, whatever is renamed or swapped meanwhile.
  *
  * The realpath check in sandbox-paths.ts is policy; this module is enforcement, done where the kernel
  * decides: the root is opened, then every directory below it is opened by one name relative to the

@@ -10,36 +10,31 @@
  * Details: the file's change (file-change.ts), from its content before and after.
  */
 import { readFile } from "node:fs/promises";
+import { type Static, Type, toolParameters } from "../schema.js";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 import { writeForTool } from "./atomic-write.js";
 import { fileChangeDetails } from "./file-change.js";
 import { guardModification } from "./modify-guard.js";
 import { guardRemoteModification, remoteFiles, remotePath, writeRemote } from "./remote-files.js";
 
-export type EditArgs = { file_path: string; old_string: string; new_string: string; replace_all?: boolean };
+const EditSchema = Type.Object(
+  {
+    file_path: Type.String({ description: "Absolute path, or relative to the working directory." }),
+    old_string: Type.String({ description: "The exact text to replace." }),
+    new_string: Type.String({ description: "The replacement. Use an empty string to delete the match." }),
+    replace_all: Type.Optional(
+      Type.Boolean({ description: "Defaults to false; when false, old_string must appear exactly once." }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export const editTool: ToolDefinition<EditArgs> = {
+export const editTool: ToolDefinition<Static<typeof EditSchema>> = {
   name: "edit",
   toolset: "files",
   description:
     "Edit an existing UTF-8 text file by replacing literal text. The file must have been read first, and not changed since.",
-  parameters: {
-    type: "object",
-    properties: {
-      file_path: { type: "string", description: "Absolute path, or relative to the working directory." },
-      old_string: { type: "string", description: "The exact text to replace." },
-      new_string: {
-        type: "string",
-        description: "The replacement. Use an empty string to delete the match.",
-      },
-      replace_all: {
-        type: "boolean",
-        description: "Defaults to false; when false, old_string must appear exactly once.",
-      },
-    },
-    required: ["file_path", "old_string", "new_string"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(EditSchema),
   concurrency: "exclusive",
   async execute(args, exec): Promise<ToolOutput> {
     if (args.old_string === args.new_string) throw new Error("old_string and new_string must differ");
@@ -50,7 +45,7 @@ export const editTool: ToolDefinition<EditArgs> = {
     let original: string;
     let save: (content: string) => Promise<void>;
     if (remote) {
-      // Issue 19: the environment's files, with the same checks (remote-files.ts).
+      // The environment's files, with the same checks (remote-files.ts).
       const path = remotePath(remote, args.file_path);
       if (!(await guardRemoteModification(exec, remote, path, "edit")))
         throw new Error(`cannot edit "${path}": not found`);

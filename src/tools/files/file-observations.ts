@@ -44,7 +44,7 @@ export class FileObservations {
     return seen.mtimeNs === current.mtimeNs && seen.size === current.size ? "ok" : "stale";
   }
 
-  /** The version recorded for `key` (issue 19: remote files are checked against their backend's stat). */
+  /** The version recorded for `key` (remote files are checked against their backend's stat). */
   seen(key: string): FileVersion | undefined {
     return this.versions.get(key);
   }

@@ -6,6 +6,7 @@
 import { stat } from "node:fs/promises";
 import { posix, resolve } from "node:path";
 import type { ToolDetails } from "../../log/tool-details.js";
+import { type Static, Type, toolParameters } from "../schema.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { hiddenReadText, isMasked, maskedRealPaths, shownMaskedDirectories } from "./masked-paths.js";
 import { listWithOverflow } from "./overflow.js";
@@ -15,23 +16,25 @@ import { realPathOf } from "./sandbox-paths.js";
 
 export const GLOB_MAX_PATHS = 100;
 
-export type GlobArgs = { pattern: string; path?: string };
+export type GlobArgs = Static<typeof GlobSchema>;
 
-export const globTool: ToolDefinition<GlobArgs> = {
+const GlobSchema = Type.Object(
+  {
+    pattern: Type.String({ description: "The glob pattern to match file paths against." }),
+    path: Type.Optional(
+      Type.String({ description: "Directory to search in. Defaults to the working directory." }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const globTool: ToolDefinition<Static<typeof GlobSchema>> = {
   name: "glob",
   toolset: "files",
   description:
     "Find files by glob pattern (for example `**/*.ts` or `src/**/test_*.py`). Returns up to 100 absolute paths, most recently modified first.",
-  parameters: {
-    type: "object",
-    properties: {
-      pattern: { type: "string", description: "The glob pattern to match file paths against." },
-      path: { type: "string", description: "Directory to search in. Defaults to the working directory." },
-    },
-    required: ["pattern"],
-    additionalProperties: false,
-  },
-  // Issue 19: a backend with its own files globs there (no local ripgrep needed).
+  parameters: toolParameters(GlobSchema),
+  // A backend with its own files globs there (no local ripgrep needed).
   isAvailable: ({ services }) => services.get("terminal")?.files !== undefined || ripgrepAvailable(),
   concurrency: "exclusive",
   readOnly: true,

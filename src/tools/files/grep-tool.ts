@@ -8,6 +8,7 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { ToolDetails } from "../../log/tool-details.js";
+import { type Static, Type, toolParameters } from "../schema.js";
 import { parseSpillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { hiddenReadText, isMasked, maskedRealPaths, shownMaskedDirectories } from "./masked-paths.js";
@@ -19,31 +20,29 @@ import { realPathOf } from "./sandbox-paths.js";
 export const GREP_MAX_MATCHES = 250;
 export const GREP_MAX_LINE_BYTES = 2000;
 
-export type GrepArgs = { pattern: string; path?: string; glob?: string; ignore_case?: boolean };
+export type GrepArgs = Static<typeof GrepSchema>;
 
-export const grepTool: ToolDefinition<GrepArgs> = {
+const GrepSchema = Type.Object(
+  {
+    pattern: Type.String({ description: "The regular expression to search for." }),
+    path: Type.Optional(
+      Type.String({ description: "File, directory or spill:// locator. Defaults to the working directory." }),
+    ),
+    glob: Type.Optional(
+      Type.String({ description: "Only search files whose path matches this glob (for example `*.ts`)." }),
+    ),
+    ignore_case: Type.Optional(Type.Boolean({ description: "Case-insensitive search. Defaults to false." })),
+  },
+  { additionalProperties: false },
+);
+
+export const grepTool: ToolDefinition<Static<typeof GrepSchema>> = {
   name: "grep",
   toolset: "files",
   description:
     "Search file contents with a regular expression (ripgrep syntax). Returns up to 250 matching lines as `path:line:text`. `path` may be a directory, a file, or a spill:// locator of a stored result.",
-  parameters: {
-    type: "object",
-    properties: {
-      pattern: { type: "string", description: "The regular expression to search for." },
-      path: {
-        type: "string",
-        description: "File, directory or spill:// locator. Defaults to the working directory.",
-      },
-      glob: {
-        type: "string",
-        description: "Only search files whose path matches this glob (for example `*.ts`).",
-      },
-      ignore_case: { type: "boolean", description: "Case-insensitive search. Defaults to false." },
-    },
-    required: ["pattern"],
-    additionalProperties: false,
-  },
-  // Issue 19: a backend with its own files greps there (no local ripgrep needed).
+  parameters: toolParameters(GrepSchema),
+  // A backend with its own files greps there (no local ripgrep needed).
   isAvailable: ({ services }) => services.get("terminal")?.files !== undefined || ripgrepAvailable(),
   concurrency: "exclusive",
   readOnly: true,

@@ -1,7 +1,7 @@
 /**
  * The harness's own files (`$BDSH_HOME`: the database, the user's config, the trust list, tokens), which
- * bubblewrap hides from every command (bubblewrap.ts), are hidden from the file tools as well (issue 14
- * finding 3, extended to the tools that run in the harness process).
+ * bubblewrap hides from every command (bubblewrap.ts), are hidden from the file tools as well: those
+ * run in the harness process, outside bubblewrap, so they would otherwise read what commands cannot.
  *
  * Invariants:
  * - One list for both enforcers: the tools plugin registers `maskedPaths` from the same `home` it gives the

@@ -17,6 +17,7 @@
  */
 import { stat } from "node:fs/promises";
 import { relative } from "node:path";
+import { type Static, Type, toolParameters } from "../schema.js";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 import { mediaTypeOf } from "./media-types.js";
 import { workspacePath } from "./workspace-paths.js";
@@ -28,25 +29,23 @@ export const MAX_PRESENTED_FILES = 20;
 export const PRESENT_SECTION =
   "Show the main results in your reply itself, with a short explanation. Link files as [name](<path>) and embed an image with ![description](<path>) when it helps; keep the angle brackets, and use the file name as the label, not the full path. Call present only for deliverables the user will want to open on their own (images, documents, spreadsheets, slide decks): each one becomes a card below your reply with a preview and an open action. Do not present source files you only edited, and do not repeat as a card what the reply already shows.";
 
-export const presentTool: ToolDefinition<{ files: string[] }> = {
+const PresentSchema = Type.Object(
+  {
+    files: Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      maxItems: MAX_PRESENTED_FILES,
+      description: "Paths of the files, absolute or relative to the working directory.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const presentTool: ToolDefinition<Static<typeof PresentSchema>> = {
   name: "present",
   toolset: "files",
   description:
     "Hand deliverable files to the user: each file (inside the workspace) is shown as a card below your reply, with its size, a preview for images and a way to open or download it.",
-  parameters: {
-    type: "object",
-    properties: {
-      files: {
-        type: "array",
-        minItems: 1,
-        maxItems: MAX_PRESENTED_FILES,
-        items: { type: "string", minLength: 1 },
-        description: "Paths of the files, absolute or relative to the working directory.",
-      },
-    },
-    required: ["files"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(PresentSchema),
   isAvailable: ({ services }) => services.get("terminal")?.files === undefined,
   concurrency: "safe",
   readOnly: true,

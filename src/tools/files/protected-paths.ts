@@ -1,5 +1,5 @@
 /**
- * The paths under a writable workspace that stay read-only (issue 14 finding 1; Codex's "limited git
+ * The paths under a writable workspace that stay read-only (Codex's "limited git
  * writes"): what would make the harness or git run code the model wrote.
  *
  * One computation for both enforcers: the file tools refuse writes there (sandbox-paths.ts) and the

@@ -25,11 +25,12 @@ import { readFile, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { type ImageMediaType, type ImageRef, imageHandlesIn, imageHandleText } from "../../log/messages.js";
 import { MAX_IMAGE_BYTES, sniffImageType } from "../../model/images.js";
+import { type Static, Type, toolParameters } from "../schema.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { isWithin } from "./path-within.js";
 import { absolutePath, realPathOf } from "./sandbox-paths.js";
 
-export type ReadImageArgs = { file_path: string };
+export type ReadImageArgs = Static<typeof ReadImageSchema>;
 
 export type ReadImageOptions = {
   /** `$BDSH_HOME`: its `attachments` folder is readable, the rest never. */
@@ -42,24 +43,23 @@ export type ReadImageOptions = {
   maxBytes?: number;
 };
 
-export function readImageTool(options: ReadImageOptions): ToolDefinition<ReadImageArgs> {
+const ReadImageSchema = Type.Object(
+  {
+    file_path: Type.String({
+      description:
+        "Absolute path, path relative to the working directory, or an attachment's saved path or handle.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export function readImageTool(options: ReadImageOptions): ToolDefinition<Static<typeof ReadImageSchema>> {
   return {
     name: "read_image",
     toolset: "files",
     description:
       "Look at an image file (PNG, JPEG, GIF or WebP, up to 2 MiB): a workspace path, or the saved path or handle of an attached image. The image is shown to you with the next request only; after that the conversation keeps its handle, so call read_image again to look at it again.",
-    parameters: {
-      type: "object",
-      properties: {
-        file_path: {
-          type: "string",
-          description:
-            "Absolute path, path relative to the working directory, or an attachment's saved path or handle.",
-        },
-      },
-      required: ["file_path"],
-      additionalProperties: false,
-    },
+    parameters: toolParameters(ReadImageSchema),
     concurrency: "safe",
     readOnly: true,
     execute: (args, exec) => readImage(args, exec, options),

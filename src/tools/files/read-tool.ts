@@ -15,6 +15,7 @@
  * shows (the text's wrapper and footer lines are not the file's).
  */
 import { readFile, stat } from "node:fs/promises";
+import { type Static, Type, toolParameters } from "../schema.js";
 import { parseSpillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { versionOf } from "./file-observations.js";
@@ -23,28 +24,31 @@ import { hiddenReadText, isMasked, maskedRealPaths } from "./masked-paths.js";
 import { recordRemoteRead, remoteFiles, remotePath } from "./remote-files.js";
 import { absolutePath, realPathOf } from "./sandbox-paths.js";
 
-export type ReadArgs = { file_path: string; offset?: number; limit?: number };
+export type ReadArgs = Static<typeof ReadSchema>;
 
 const BINARY_PROBE_BYTES = 8 * 1024;
 
-export const readTool: ToolDefinition<ReadArgs> = {
+const ReadSchema = Type.Object(
+  {
+    file_path: Type.String({
+      description: "Absolute path, path relative to the working directory, or a spill:// locator.",
+    }),
+    offset: Type.Optional(
+      Type.Integer({ minimum: 1, description: "First line to show, 1-based. Defaults to 1." }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, description: "How many lines to show. Defaults to 2000." }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const readTool: ToolDefinition<Static<typeof ReadSchema>> = {
   name: "read",
   toolset: "files",
   description:
     "Read a UTF-8 text file and return line-numbered content. Reads up to 2000 lines from `offset`; use offset and limit to page through longer files. Also reads `spill://` locators of stored full results.",
-  parameters: {
-    type: "object",
-    properties: {
-      file_path: {
-        type: "string",
-        description: "Absolute path, path relative to the working directory, or a spill:// locator.",
-      },
-      offset: { type: "integer", minimum: 1, description: "First line to show, 1-based. Defaults to 1." },
-      limit: { type: "integer", minimum: 1, description: "How many lines to show. Defaults to 2000." },
-    },
-    required: ["file_path"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(ReadSchema),
   concurrency: "safe",
   readOnly: true,
   execute: (args, exec) => read(args, exec),
@@ -61,7 +65,7 @@ async function read(args: ReadArgs, exec: ToolExec): Promise<ToolOutput> {
   }
   const remote = remoteFiles(exec);
   if (remote) {
-    // Issue 19: the environment's files (SSH: SFTP).
+    // The environment's files (SSH: SFTP).
     const path = remotePath(remote, args.file_path);
     const info = await remote.files.stat(path).catch(() => undefined);
     if (!info) throw new Error(`cannot read "${path}": not found`);

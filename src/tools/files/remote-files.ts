@@ -1,5 +1,5 @@
 /**
- * The file tools on a backend with its own files (issue 19: SSH over SFTP, plugins over `execute`): the
+ * The file tools on a backend with its own files (SSH over SFTP, plugins over `execute`): the
  * same texts and checks as on this host, applied to the environment's `files`.
  *
  * Invariants:

@@ -1,5 +1,5 @@
 /**
- * Running ripgrep for `glob` and `grep` (T13; issue 15 item 7).
+ * Running ripgrep for `glob` and `grep` (T13).
  *
  * Invariants:
  * - The default binary is the one `@vscode/ripgrep` ships in its platform package

@@ -7,11 +7,12 @@
  *   that real path, so neither a symlink nor `..` leads out of the workspace.
  * - In every mode, never into a directory the command sandbox masks (masked-paths.ts: `$BDSH_HOME`).
  * - `read-only`: no writes. `workspace-write`: writes only under the workspace's real path, and never to
- *   its protected paths (protected-paths.ts: `.bdsh/` at any depth, git hooks and config; issue 14
- *   finding 1). `danger-full-access`: no other restriction. Reads are allowed in every mode but the
+ *   its protected paths (protected-paths.ts: `.bdsh/` at any depth, git hooks and config: files the
+ *   model writes there would run with more privilege later). `danger-full-access`: no other
+ *   restriction. Reads are allowed in every mode but the
  *   masked directories.
  * - This is the policy check. Under workspace-write the write itself is enforced again, race-free, by
- *   contained-write.ts (issue 14 finding 2): a path swapped after this check is refused, not followed.
+ *   contained-write.ts: a path swapped after this check is refused, not followed.
  * - A denial is `cannot write "<p>": [sandbox: file access denied under <mode> mode]`.
  */
 import { realpath } from "node:fs/promises";

@@ -4,6 +4,7 @@
  * content read just before the write.
  */
 import { readFile, stat } from "node:fs/promises";
+import { type Static, Type, toolParameters } from "../schema.js";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 import { writeForTool } from "./atomic-write.js";
 import { fileChangeDetails } from "./file-change.js";
@@ -11,27 +12,25 @@ import { guardModification } from "./modify-guard.js";
 import { guardRemoteModification, remoteFiles, remotePath, writeRemote } from "./remote-files.js";
 import { absolutePath } from "./sandbox-paths.js";
 
-export type WriteArgs = { file_path: string; content: string };
+const WriteSchema = Type.Object(
+  {
+    file_path: Type.String({ description: "Absolute path, or relative to the working directory." }),
+    content: Type.String({ description: "The complete new content of the file." }),
+  },
+  { additionalProperties: false },
+);
 
-export const writeTool: ToolDefinition<WriteArgs> = {
+export const writeTool: ToolDefinition<Static<typeof WriteSchema>> = {
   name: "write",
   toolset: "files",
   description:
     "Create or fully replace a UTF-8 text file. An existing file must have been read first, and not changed since.",
-  parameters: {
-    type: "object",
-    properties: {
-      file_path: { type: "string", description: "Absolute path, or relative to the working directory." },
-      content: { type: "string", description: "The complete new content of the file." },
-    },
-    required: ["file_path", "content"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(WriteSchema),
   concurrency: "exclusive",
   async execute(args, exec): Promise<ToolOutput> {
     const remote = remoteFiles(exec);
     if (remote) {
-      // Issue 19: the environment's files, with the same checks (remote-files.ts).
+      // The environment's files, with the same checks (remote-files.ts).
       const path = remotePath(remote, args.file_path);
       if ((await remote.files.stat(path))?.kind === "directory")
         throw new Error(`cannot write "${path}": is a directory`);

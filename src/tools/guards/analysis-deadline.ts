@@ -1,5 +1,5 @@
 /**
- * The deadline of one command analysis (issue 14 finding 6: the detector must stay bounded on hostile
+ * The deadline of one command analysis (the detector must stay bounded on hostile
  * input), measured in the CPU time this process spends, not in wall-clock time.
  *
  * Invariants:

@@ -5,7 +5,7 @@
  * Invariants:
  * - A command longer than `maxCommandBytes` (config `tools.bash.max_command_bytes`) is denied before any
  *   analysis, in O(1) for any longer input, with a model-visible text naming the limit and the key
- *   (issue 14 finding 6: a 140 KB command froze the server). No approval or allowlist lifts it.
+ *   (a 140 KB command froze the server). No approval or allowlist lifts it.
  * - A command matching dangerous-pattern keys (dangerous-commands.ts) asks the user unless every key it
  *   matches was approved for this session or is in `command_allowlist`, or this exact command was approved
  *   for this project (`exactCommands`). The answers, narrowest first: "allow-once" approves this call;
@@ -102,7 +102,7 @@ export class CommandGuard {
     if (typeof command !== "string") return state;
     if (withinBytes(command, this.maxCommandBytes) === undefined)
       return { ...state, decision: { kind: "deny", reason: tooLongText(command, this.maxCommandBytes) } };
-    // Issue 19 (Hermes `skip_container_guards`): the selected backend's trait, read fail-soft by the
+    // Hermes `skip_container_guards`: the selected backend's trait, read fail-soft by the
     // registry, so a provider whose attribute throws keeps the guard on. The size limit always applies.
     if (state.exec.services.get("terminal")?.traits?.skipContainerGuards === true) return state;
     const matches = await detectDangerousCommands(command, this.options.analysis);

@@ -1,6 +1,6 @@
 /**
  * Dangerous-command detection (Hermes `DANGEROUS_PATTERNS`, seed 000 "The DANGEROUS_PATTERNS approval
- * flow"; issue 14 finding 6): the commands that need the user's approval, found on a real shell syntax
+ * flow"): the commands that need the user's approval, found on a real shell syntax
  * tree (tree-sitter-bash, see shell-parse.ts), never by regexes over the command's text.
  *
  * Invariants:
@@ -246,7 +246,262 @@ function programName(text: string): string {
   return versioned ? (versioned[1] as string) : base;
 }
 
+/** A command as a program rule sees it: its name, its words after the name, their texts, and where it is. */
+type RuleCall = {
+  program: string;
+  args: Word[];
+  texts: string[];
+  node: ShellNode;
+  source: string;
+  depth: number;
+};
+type ProgramRule = (analysis: Analysis, call: RuleCall) => void;
+
+/** The rule table: each entry names the programs it applies to. */
+function programRules(entries: [string[], ProgramRule][]): ReadonlyMap<string, ProgramRule> {
+  const table = new Map<string, ProgramRule>();
+  for (const [programs, rule] of entries) for (const program of programs) table.set(program, rule);
+  return table;
+}
+
 class Analysis {
+  /** What each program's own arguments may do, by program name; the rest of `rules` applies to every program. */
+  private static readonly PROGRAM_RULES = programRules([
+    [
+      ["rm"],
+      (d, { texts }) => {
+        if (hasOption(texts, "rR", ["--recursive", "--no-preserve-root"], RM_LONG)) d.add("recursive-delete");
+      },
+    ],
+    [
+      ["find"],
+      (d, { args, node, source, depth }) => {
+        d.find(args, node, source, depth);
+      },
+    ],
+    [
+      ["dd"],
+      (d, { texts }) => {
+        const target = texts.find((t) => t.startsWith("of="))?.slice(3);
+        if (target && BLOCK_DEVICE.test(target)) d.add("disk-write");
+        else if (target && underEtc(target)) d.add("etc-write");
+        else if (texts.some((t) => t.startsWith("if=") || t.startsWith("of="))) d.add("dd-copy");
+      },
+    ],
+    [
+      ["shred"],
+      (d, { texts }) => {
+        if (texts.some((t) => BLOCK_DEVICE.test(t))) d.add("disk-format");
+      },
+    ],
+    [
+      ["chmod"],
+      (d, { texts }) => {
+        d.chmod(texts);
+      },
+    ],
+    [
+      ["chown", "chgrp"],
+      (d, { texts }) => {
+        if (hasOption(texts, "R", ["--recursive"], CHOWN_LONG)) d.add("chown-recursive");
+      },
+    ],
+    [
+      ["git"],
+      (d, { texts, depth }) => {
+        d.git(texts, depth);
+      },
+    ],
+    [
+      ["eval"],
+      (d, { args, source, depth }) => {
+        d.add("eval");
+        for (const word of args) d.substitutionSources(word, source);
+        if (args.some((w) => w.dynamic)) d.add("dynamic-command");
+        d.source(args.map((w) => w.text).join(" "), depth + 1);
+      },
+    ],
+    [
+      ["source", "."],
+      (d, { args, node, source }) => {
+        d.script(args[0], node, source);
+      },
+    ],
+    [
+      ["trap"],
+      (d, { args, source, depth }) => {
+        if (args[0] && !args[0].text.startsWith("-")) d.code(args[0], source, depth);
+      },
+    ],
+    [
+      ["alias"],
+      (d, { texts, depth }) => {
+        for (const text of texts) {
+          const eq = text.indexOf("=");
+          if (eq > 0) d.source(text.slice(eq + 1), depth + 1);
+        }
+      },
+    ],
+    [
+      ["su", "runuser"],
+      (d, { args, node, source, depth }) => {
+        let command = false;
+        for (let i = 0; i < args.length; i += 1) {
+          const t = (args[i] as Word).text;
+          if ((t === "-c" || t === "--command") && args[i + 1]) {
+            command = true;
+            d.add("shell-c");
+            d.code(args[i + 1] as Word, source, depth);
+          }
+        }
+        if (!command) d.add(d.upstreamKind(node, source)); // a shell reading stdin
+      },
+    ],
+    [
+      ["flock"],
+      (d, { args, source, depth }) => {
+        for (let i = 0; i < args.length; i += 1) {
+          const t = (args[i] as Word).text;
+          if ((t === "-c" || t === "--command") && args[i + 1]) {
+            d.add("shell-c");
+            d.code(args[i + 1] as Word, source, depth);
+          }
+        }
+      },
+    ],
+    [
+      ["watch"],
+      (d, { args, depth }) => {
+        const rest = skipOptions(args, ["-n", "--interval", "-d", "-q", "--equexit", "--chgexit"]);
+        if (rest.length > 0) d.source(rest.map((w) => w.text).join(" "), depth + 1);
+      },
+    ],
+    [
+      ["ssh"],
+      (d, { args, depth }) => {
+        const rest = skipOptions(
+          args,
+          [..."BbcDEeFIiJLlmOopQRSWw"].map((c) => `-${c}`),
+        );
+        if (rest.length > 1)
+          d.source(
+            rest
+              .slice(1)
+              .map((w) => w.text)
+              .join(" "),
+            depth + 1,
+          );
+      },
+    ],
+    [
+      ["tee"],
+      (d, { texts }) => {
+        if (texts.some((t) => !t.startsWith("-") && underEtc(t))) d.add("etc-write");
+      },
+    ],
+    [
+      ["cp", "mv", "install", "ln", "rsync", "truncate", "touch"],
+      (d, { program, texts }) => {
+        const operands = texts.filter((t) => !t.startsWith("-"));
+        const targetDir = texts.findIndex((t) => t === "-t" || t === "--target-directory");
+        const explicit =
+          targetDir >= 0
+            ? texts[targetDir + 1]
+            : texts.find((t) => t.startsWith("--target-directory="))?.slice(19);
+        const last = operands[operands.length - 1];
+        const destination = explicit ?? (program === "truncate" || program === "touch" ? undefined : last);
+        if (
+          (destination && underEtc(destination)) ||
+          ((program === "truncate" || program === "touch") && operands.some(underEtc))
+        )
+          d.add("etc-write");
+      },
+    ],
+    [
+      ["sed"],
+      (d, { texts }) => {
+        if (
+          texts.some((t) => t === "--in-place" || t.startsWith("--in-place=") || /^-[a-zA-Z]*i/.test(t)) &&
+          texts.some((t) => !t.startsWith("-") && underEtc(t))
+        )
+          d.add("etc-write");
+      },
+    ],
+    [
+      ["kill"],
+      (d, { texts }) => {
+        d.kill(texts);
+      },
+    ],
+    [
+      ["pkill", "killall", "killall5"],
+      (d, _) => {
+        d.add("mass-kill");
+      },
+    ],
+    [
+      ["systemctl"],
+      (d, { texts }) => {
+        d.systemctl(texts);
+      },
+    ],
+    [
+      ["service", "rc-service"],
+      (d, { texts }) => {
+        if (texts.slice(1, 2).some((t) => t === "stop")) d.add("service-stop");
+      },
+    ],
+    [
+      ["launchctl"],
+      (d, { texts }) => {
+        if (["unload", "bootout", "disable", "remove", "stop"].includes(texts[0] ?? ""))
+          d.add("service-stop");
+      },
+    ],
+    [
+      ["sv"],
+      (d, { texts }) => {
+        if (["stop", "down", "d", "force-stop", "kill"].includes(texts[0] ?? "")) d.add("service-stop");
+      },
+    ],
+    [
+      ["shutdown", "reboot", "halt", "poweroff"],
+      (d, _) => {
+        d.add("power");
+      },
+    ],
+    [
+      ["init", "telinit"],
+      (d, { texts }) => {
+        if (["0", "6"].includes(texts[0] ?? "")) d.add("power");
+      },
+    ],
+    [
+      ["crontab"],
+      (d, { texts }) => {
+        if (hasOption(texts, "r", [])) d.add("crontab-remove");
+      },
+    ],
+    [
+      ["iptables", "ip6tables", "iptables-legacy", "iptables-nft", "ip6tables-legacy", "ip6tables-nft"],
+      (d, { texts }) => {
+        if (hasOption(texts, "FX", ["--flush", "--delete-chain"], IPTABLES_LONG)) d.add("firewall-flush");
+      },
+    ],
+    [
+      ["nft"],
+      (d, { texts }) => {
+        if (texts.includes("flush")) d.add("firewall-flush");
+      },
+    ],
+    [
+      ["ufw"],
+      (d, { texts }) => {
+        if (texts.includes("disable") || texts.includes("reset")) d.add("firewall-flush");
+      },
+    ],
+  ]);
+
   readonly matches = new Map<string, string>();
   readonly downloads = new Set<string>();
   /** Functions, aliases and hashed names the command defines (shell-expand.ts). */
@@ -651,178 +906,7 @@ class Analysis {
       this.interpreter(interpreter, args, node, source);
       return;
     }
-    switch (program) {
-      case "rm":
-        if (hasOption(texts, "rR", ["--recursive", "--no-preserve-root"], RM_LONG))
-          this.add("recursive-delete");
-        return;
-      case "find":
-        this.find(args, node, source, depth);
-        return;
-      case "dd": {
-        const target = texts.find((t) => t.startsWith("of="))?.slice(3);
-        if (target && BLOCK_DEVICE.test(target)) this.add("disk-write");
-        else if (target && underEtc(target)) this.add("etc-write");
-        else if (texts.some((t) => t.startsWith("if=") || t.startsWith("of="))) this.add("dd-copy");
-        return;
-      }
-      case "shred":
-        if (texts.some((t) => BLOCK_DEVICE.test(t))) this.add("disk-format");
-        return;
-      case "chmod":
-        this.chmod(texts);
-        return;
-      case "chown":
-      case "chgrp":
-        if (hasOption(texts, "R", ["--recursive"], CHOWN_LONG)) this.add("chown-recursive");
-        return;
-      case "git":
-        this.git(texts, depth);
-        return;
-      case "eval":
-        this.add("eval");
-        for (const word of args) this.substitutionSources(word, source);
-        if (args.some((w) => w.dynamic)) this.add("dynamic-command");
-        this.source(args.map((w) => w.text).join(" "), depth + 1);
-        return;
-      case "source":
-      case ".":
-        this.script(args[0], node, source);
-        return;
-      case "trap":
-        if (args[0] && !args[0].text.startsWith("-")) this.code(args[0], source, depth);
-        return;
-      case "alias":
-        for (const text of texts) {
-          const eq = text.indexOf("=");
-          if (eq > 0) this.source(text.slice(eq + 1), depth + 1);
-        }
-        return;
-      case "su":
-      case "runuser": {
-        let command = false;
-        for (let i = 0; i < args.length; i += 1) {
-          const t = (args[i] as Word).text;
-          if ((t === "-c" || t === "--command") && args[i + 1]) {
-            command = true;
-            this.add("shell-c");
-            this.code(args[i + 1] as Word, source, depth);
-          }
-        }
-        if (!command) this.add(this.upstreamKind(node, source)); // a shell reading stdin
-        return;
-      }
-      case "flock":
-        for (let i = 0; i < args.length; i += 1) {
-          const t = (args[i] as Word).text;
-          if ((t === "-c" || t === "--command") && args[i + 1]) {
-            this.add("shell-c");
-            this.code(args[i + 1] as Word, source, depth);
-          }
-        }
-        return;
-      case "watch": {
-        const rest = skipOptions(args, ["-n", "--interval", "-d", "-q", "--equexit", "--chgexit"]);
-        if (rest.length > 0) this.source(rest.map((w) => w.text).join(" "), depth + 1);
-        return;
-      }
-      case "ssh": {
-        const rest = skipOptions(
-          args,
-          [..."BbcDEeFIiJLlmOopQRSWw"].map((c) => `-${c}`),
-        );
-        if (rest.length > 1)
-          this.source(
-            rest
-              .slice(1)
-              .map((w) => w.text)
-              .join(" "),
-            depth + 1,
-          );
-        return;
-      }
-      case "tee":
-        if (texts.some((t) => !t.startsWith("-") && underEtc(t))) this.add("etc-write");
-        return;
-      case "cp":
-      case "mv":
-      case "install":
-      case "ln":
-      case "rsync":
-      case "truncate":
-      case "touch": {
-        const operands = texts.filter((t) => !t.startsWith("-"));
-        const targetDir = texts.findIndex((t) => t === "-t" || t === "--target-directory");
-        const explicit =
-          targetDir >= 0
-            ? texts[targetDir + 1]
-            : texts.find((t) => t.startsWith("--target-directory="))?.slice(19);
-        const last = operands[operands.length - 1];
-        const destination = explicit ?? (program === "truncate" || program === "touch" ? undefined : last);
-        if (
-          (destination && underEtc(destination)) ||
-          ((program === "truncate" || program === "touch") && operands.some(underEtc))
-        )
-          this.add("etc-write");
-        return;
-      }
-      case "sed":
-        if (
-          texts.some((t) => t === "--in-place" || t.startsWith("--in-place=") || /^-[a-zA-Z]*i/.test(t)) &&
-          texts.some((t) => !t.startsWith("-") && underEtc(t))
-        )
-          this.add("etc-write");
-        return;
-      case "kill":
-        this.kill(texts);
-        return;
-      case "pkill":
-      case "killall":
-      case "killall5":
-        this.add("mass-kill");
-        return;
-      case "systemctl":
-        this.systemctl(texts);
-        return;
-      case "service":
-      case "rc-service":
-        if (texts.slice(1, 2).some((t) => t === "stop")) this.add("service-stop");
-        return;
-      case "launchctl":
-        if (["unload", "bootout", "disable", "remove", "stop"].includes(texts[0] ?? ""))
-          this.add("service-stop");
-        return;
-      case "sv":
-        if (["stop", "down", "d", "force-stop", "kill"].includes(texts[0] ?? "")) this.add("service-stop");
-        return;
-      case "shutdown":
-      case "reboot":
-      case "halt":
-      case "poweroff":
-        this.add("power");
-        return;
-      case "init":
-      case "telinit":
-        if (["0", "6"].includes(texts[0] ?? "")) this.add("power");
-        return;
-      case "crontab":
-        if (hasOption(texts, "r", [])) this.add("crontab-remove");
-        return;
-      case "iptables":
-      case "ip6tables":
-      case "iptables-legacy":
-      case "iptables-nft":
-      case "ip6tables-legacy":
-      case "ip6tables-nft":
-        if (hasOption(texts, "FX", ["--flush", "--delete-chain"], IPTABLES_LONG)) this.add("firewall-flush");
-        return;
-      case "nft":
-        if (texts.includes("flush")) this.add("firewall-flush");
-        return;
-      case "ufw":
-        if (texts.includes("disable") || texts.includes("reset")) this.add("firewall-flush");
-        return;
-    }
+    Analysis.PROGRAM_RULES.get(program)?.(this, { program, args, texts, node, source, depth });
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * A real shell grammar for the dangerous-command detector (issue 14 finding 6): tree-sitter-bash, run
+ * A real shell grammar for the dangerous-command detector: tree-sitter-bash, run
  * by web-tree-sitter (WebAssembly; no native build, no network: both `.wasm` files ship in the npm
  * packages).
  *

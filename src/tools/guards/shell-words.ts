@@ -1,5 +1,5 @@
 /**
- * Shell words resolved statically, the way the shell would before running them (issue 14 finding 6):
+ * Shell words resolved statically, the way the shell would before running them:
  * quotes and backslashes removed, ANSI-C `$'…'` decoded, and `$1`, `${2}`, `$@`, `$*`, `$#` replaced by
  * a function's or `sh -c`'s arguments when the caller knows them, so a function body is judged with its
  * call's arguments. Everything else the running shell computes marks the word dynamic.

@@ -7,6 +7,8 @@
  * cannot ask: T18's subagent text. No answerer: the no-channel error.
  * Result: `{"answers":[…]}`.
  */
+
+import { type Static, Type, toolParameters } from "../schema.js";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 
 export type Question = { question: string; options?: string[] };
@@ -32,32 +34,28 @@ export const PENDING_MESSAGE =
 export const SUBAGENT_TEXT =
   "human interaction is unavailable while the calling agent is owned by another live agent; include the unresolved question or decision in the child agent's final result";
 
-export const askUserQuestionTool: ToolDefinition<{ questions: Question[] }> = {
+const AskUserQuestionSchema = Type.Object(
+  {
+    questions: Type.Array(
+      Type.Object(
+        {
+          question: Type.String(),
+          options: Type.Optional(Type.Array(Type.String())),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 4 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const askUserQuestionTool: ToolDefinition<Static<typeof AskUserQuestionSchema>> = {
   name: "ask_user_question",
   toolset: "interaction",
   description:
     'Ask the user a short question when you need a confirmation, a choice, or missing information before going on. Offer options when the answer is a choice; put the one you recommend first, marked "(Recommended)".',
-  parameters: {
-    type: "object",
-    properties: {
-      questions: {
-        type: "array",
-        minItems: 1,
-        maxItems: 4,
-        items: {
-          type: "object",
-          properties: {
-            question: { type: "string" },
-            options: { type: "array", items: { type: "string" } },
-          },
-          required: ["question"],
-          additionalProperties: false,
-        },
-      },
-    },
-    required: ["questions"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(AskUserQuestionSchema),
   concurrency: "exclusive",
   async execute(args, exec): Promise<ToolOutput> {
     if (exec.session.depth > 0) throw new Error(SUBAGENT_TEXT);

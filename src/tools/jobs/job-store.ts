@@ -2,7 +2,7 @@
  * Background jobs (T8, T9): commands that outlive their tool call.
  *
  * `JobStore` is the seam. `InMemoryJobStore` holds the live processes of this server; with `receipts`
- * (issue 19, jobs/receipts.ts) every job leaves a checkpoint when it starts and one redacted receipt in the
+ * (jobs/receipts.ts) every job leaves a checkpoint when it starts and one redacted receipt in the
  * store when it ends, which the job tools read when the job is not (or no longer) live here.
  *
  * Invariants:
@@ -20,7 +20,7 @@ import type { JobReceipts } from "./receipts.js";
 
 export const JOB_LIMIT_PER_OWNER = 10;
 
-/** `lost`: the backend lost the process (an SSH connection dropped), so its outcome is unknown (issue 19). */
+/** `lost`: the backend lost the process (an SSH connection dropped), so its outcome is unknown. */
 export type JobState = "running" | "completed" | "failed" | "signaled" | "killed" | "lost";
 
 export type JobInfo = {
@@ -57,7 +57,7 @@ export interface JobStore {
     command: RunningCommand;
     /** Output the caller already captured before handing the command over (T8 timeout → job). */
     initialOutput?: Buffer;
-    /** The command line, for the durable receipt (issue 19); redacted there. */
+    /** The command line, for the durable receipt; redacted there. */
     commandLine?: string;
   }): JobInfo;
   get(id: string): JobInfo | undefined;
@@ -109,7 +109,7 @@ type Job = {
   readOffset: number;
   waiters: number;
   collected: boolean;
-  /** Resolves once the job ended and its receipt is written (issue 19: before the notice). */
+  /** Resolves once the job ended and its receipt is written (before the notice). */
   settled: Promise<void>;
 };
 
@@ -121,7 +121,7 @@ export class InMemoryJobStore implements JobStore {
       onNotice?: (notice: JobNotice) => void;
       limitPerOwner?: number;
       ringBytes?: number;
-      /** Issue 19: durable receipts (jobs/receipts.ts); without them a job lives in this process only. */
+      /** Durable receipts (jobs/receipts.ts); without them a job lives in this process only. */
       receipts?: JobReceipts;
     } = {},
   ) {}

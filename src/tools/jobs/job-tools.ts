@@ -3,13 +3,14 @@
  *
  * Model-visible: `(no new output)`, `[status: <status>]`, `<id> [<kind>] <status> — <label>`,
  * `No background jobs`, `killed background job <id>`, `Error: unknown background job "<id>"`.
- * Jobs are owned by the session; another session's job is unknown here. Issue 19: a job that is not live
+ * Jobs are owned by the session; another session's job is unknown here. A job that is not live
  * on this server is read from its receipt (jobs/receipts.ts): the same session or a fork of it only.
  * Details (`job`): job_output and job_kill name the job and its state after the call; job_list has none.
  */
 
 import type { ToolDetails } from "../../log/tool-details.js";
 import type { ProcessReceipt } from "../../store/process-receipts.js";
+import { type Static, Type, toolParameters } from "../schema.js";
 import { spillLocator } from "../spill/blob-store.js";
 import type { ToolDefinition, ToolExec, ToolOutput } from "../types.js";
 import { type JobInfo, type JobStore, statusText } from "./job-store.js";
@@ -24,7 +25,7 @@ function ownedJob(exec: ToolExec, id: string): JobStore | undefined {
   return info && info.owner === exec.session.sessionId ? jobs : undefined;
 }
 
-/** Issue 19: the job's receipt when it is not live here (another server, or before a restart). */
+/** The job's receipt when it is not live here (another server, or before a restart). */
 async function receiptOf(exec: ToolExec, id: string): Promise<ProcessReceipt | undefined> {
   return exec.services.get("jobReceipts")?.find(exec.session.sessionId, id);
 }
@@ -69,29 +70,29 @@ async function readReceipt(exec: ToolExec, receipt: ProcessReceipt): Promise<Too
   return { text: parts.join("\n"), details: receiptDetails(receipt) };
 }
 
-export const jobOutputTool: ToolDefinition<{ job_id: string; wait?: boolean; timeout_ms?: number }> = {
+const JobOutputSchema = Type.Object(
+  {
+    job_id: Type.String({ description: "The id returned when the job started." }),
+    wait: Type.Optional(
+      Type.Boolean({ description: "Wait for the job to finish (up to timeout_ms). Defaults to false." }),
+    ),
+    timeout_ms: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: JOB_OUTPUT_MAX_TIMEOUT_MS,
+        description: "How long to wait when wait is true. Defaults to 30000; at most 600000.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const jobOutputTool: ToolDefinition<Static<typeof JobOutputSchema>> = {
   name: "job_output",
   toolset: "jobs",
   description:
     "Read the output a background job produced since your last read, followed by its status. Set wait to true to block until the job finishes or timeout_ms passes.",
-  parameters: {
-    type: "object",
-    properties: {
-      job_id: { type: "string", description: "The id returned when the job started." },
-      wait: {
-        type: "boolean",
-        description: "Wait for the job to finish (up to timeout_ms). Defaults to false.",
-      },
-      timeout_ms: {
-        type: "integer",
-        minimum: 1,
-        maximum: JOB_OUTPUT_MAX_TIMEOUT_MS,
-        description: "How long to wait when wait is true. Defaults to 30000; at most 600000.",
-      },
-    },
-    required: ["job_id"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(JobOutputSchema),
   isAvailable: ({ services }) => services.get("jobs") !== undefined,
   async execute(args, exec): Promise<ToolOutput> {
     const jobs = ownedJob(exec, args.job_id);
@@ -124,17 +125,19 @@ export const jobOutputTool: ToolDefinition<{ job_id: string; wait?: boolean; tim
   },
 };
 
-export const jobListTool: ToolDefinition<Record<string, never>> = {
+const JobListSchema = Type.Object({}, { additionalProperties: false });
+
+export const jobListTool: ToolDefinition<Static<typeof JobListSchema>> = {
   name: "job_list",
   toolset: "jobs",
   description: "List this agent's background jobs with their status.",
   readOnly: true,
-  parameters: { type: "object", properties: {}, additionalProperties: false },
+  parameters: toolParameters(JobListSchema),
   isAvailable: ({ services }) => services.get("jobs") !== undefined,
   async execute(_args, exec): Promise<ToolOutput> {
     const live = exec.services.require("jobs").list(exec.session.sessionId);
     const lines = live.map((job) => `${job.id} [${job.kind}] ${statusText(job)} — ${job.label}`);
-    // Issue 19: jobs of this session that another server (or this one before a restart) ran.
+    // Jobs of this session that another server (or this one before a restart) ran.
     const receipts = exec.services.get("jobReceipts");
     if (receipts) {
       const known = new Set(live.map((job) => job.id));
@@ -149,16 +152,18 @@ export const jobListTool: ToolDefinition<Record<string, never>> = {
   },
 };
 
-export const jobKillTool: ToolDefinition<{ job_id: string }> = {
+const JobKillSchema = Type.Object(
+  {
+    job_id: Type.String({ description: "The id of the job to stop." }),
+  },
+  { additionalProperties: false },
+);
+
+export const jobKillTool: ToolDefinition<Static<typeof JobKillSchema>> = {
   name: "job_kill",
   toolset: "jobs",
   description: "Stop a background job (SIGTERM, then SIGKILL after a grace period).",
-  parameters: {
-    type: "object",
-    properties: { job_id: { type: "string", description: "The id of the job to stop." } },
-    required: ["job_id"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(JobKillSchema),
   isAvailable: ({ services }) => services.get("jobs") !== undefined,
   async execute(args, exec): Promise<ToolOutput> {
     const jobs = ownedJob(exec, args.job_id);

@@ -1,5 +1,5 @@
 /**
- * Process receipts for background jobs (issue 19; Hermes tools-runtime process registry, seed 000
+ * Process receipts for background jobs (Hermes tools-runtime process registry, seed 000
  * `tools-runtime.md`; T9 "Here": job state in the database).
  *
  * Invariants:
@@ -233,7 +233,7 @@ export function receiptInfo(receipt: ProcessReceipt): JobInfo & { lost?: string 
 
 declare module "../types.js" {
   interface ToolServiceMap {
-    /** Issue 19: the receipts of finished jobs, readable from any server. */
+    /** The receipts of finished jobs, readable from any server. */
     jobReceipts: JobReceipts;
   }
 }

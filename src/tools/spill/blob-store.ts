@@ -16,7 +16,7 @@ declare module "../types.js" {
   }
 }
 
-/** Issue 14 finding 4: every spilled blob is written with known secret values redacted. */
+/** Every spilled blob is written with known secret values redacted. */
 export function redactingBlobStore(inner: BlobStore, redactor: Redactor): BlobStore {
   if (!redactor.active) return inner;
   return {

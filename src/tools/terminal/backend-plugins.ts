@@ -1,5 +1,5 @@
 /**
- * Backend plugins (issue 19; Hermes terminal environment provider plugins, seed 000): a directory
+ * Backend plugins (Hermes terminal environment provider plugins, seed 000): a directory
  * `$BDSH_HOME/plugins/<name>/` with a `plugin.yaml` (`name`, `version`, `description`, `kind: backend`) and
  * an ES module (`index.mjs` or `index.js`) exporting `register(ctx)`, which calls
  * `ctx.registerTerminalEnvironmentProvider(provider)`.

@@ -1,5 +1,5 @@
 /**
- * Bubblewrap argument lists for the sandbox modes (T17; issue 14 findings 1, 3, 4, 5).
+ * Bubblewrap argument lists for the sandbox modes (T17).
  *
  * Mounts, in order:
  * - `read-only` and `workspace-write`: `/` read-only, a minimal `/dev` remounted read-only (device nodes

@@ -1,5 +1,5 @@
 /**
- * The environment policy of every child process (issue 5 item 3, issue 14 finding 4; Hermes
+ * The environment policy of every child process (Hermes
  * `strip_env_keys`, Codex `shell_environment_policy`), and the secret values it implies for redaction.
  *
  * Invariants:
@@ -98,7 +98,7 @@ export class EnvironmentPolicy {
 
 const DEFAULT_STRIP = globsToRegExp(SECRET_NAME_PATTERNS, "i")!;
 
-/** Kept for the callers of issue 5: `base` stripped by the default policy plus `stripKeys`. */
+/** For callers that predate `EnvironmentPolicy`: `base` stripped by the default policy plus `stripKeys`. */
 export function childEnvironment(
   base: NodeJS.ProcessEnv,
   stripKeys: readonly string[],

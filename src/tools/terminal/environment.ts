@@ -1,6 +1,6 @@
 /**
  * Terminal environments and their providers (Hermes terminal environment provider plugins, seed 000
- * `terminal-environment-plugin.md`; issue 19): where model-authored commands run.
+ * `terminal-environment-plugin.md`): where model-authored commands run.
  *
  * Invariants:
  * - Every child process gets an environment built by the `EnvironmentPolicy` (child-env.ts): provider keys,
@@ -40,7 +40,7 @@ export type ExitStatus = {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   /**
-   * Issue 19: set when the command's outcome is unknown because the backend lost it (an SSH connection
+   * Set when the command's outcome is unknown because the backend lost it (an SSH connection
    * dropped mid-command): the text says so, and `exitCode` is null.
    */
   lost?: string;
@@ -74,7 +74,7 @@ export type FileStat = { kind: "file" | "directory" | "other"; size: number; mti
 
 export type GrepOptions = { glob?: string; ignoreCase?: boolean; signal?: AbortSignal };
 
-/** File operations of an environment (issue 19): what read, write, edit, glob and grep use remotely. */
+/** File operations of an environment: what read, write, edit, glob and grep use remotely. */
 export interface EnvironmentFiles {
   stat(path: string): Promise<FileStat | undefined>;
   readFile(path: string): Promise<Buffer>;
@@ -92,13 +92,13 @@ export interface TerminalEnvironment {
   execute(command: string, options: ExecuteOptions): Promise<ExecuteResult>;
   /** Whether commands under `mode` would be sandboxed here (doctor, T17). */
   sandboxAvailable(): boolean;
-  /** Issue 14 finding 5: a per-session host directory, `$TMPDIR` of every command, removed by `cleanup`. */
+  /** A per-session host directory, `$TMPDIR` of every command, removed by `cleanup`. */
   readonly tempDir?: string;
-  /** Issue 19: file operations that do not touch this host (remote backends). */
+  /** File operations that do not touch this host (remote backends). */
   readonly files?: EnvironmentFiles;
-  /** Issue 19: the environment's own working directory when it is not this host's (remote backends). */
+  /** The environment's own working directory when it is not this host's (remote backends). */
   readonly remoteCwd?: string;
-  /** Issue 19: the provider's classification, resolved fail-soft by the registry. */
+  /** The provider's classification, resolved fail-soft by the registry. */
   readonly traits?: ProviderTraits;
   /**
    * What sandboxed commands (any mode but danger-full-access) may reach on the network, as applied here;
@@ -118,7 +118,7 @@ export type EnvironmentFactoryOptions = {
   cwd: string;
   /** Config `terminal.strip_env_keys`: names or globs (child-env.ts). */
   stripEnvKeys: readonly string[];
-  /** Config `terminal.pass_env_keys`: names or globs let through the default patterns (issue 14). */
+  /** Config `terminal.pass_env_keys`: names or globs let through the default patterns. */
   passEnvKeys?: readonly string[];
   /** Harness secrets beyond the built-in ones (the `--api-key-env` variable): never passed. */
   harnessEnvKeys?: readonly string[];
@@ -126,7 +126,7 @@ export type EnvironmentFactoryOptions = {
   sandboxRequired?: boolean;
   /** The environment children inherit before stripping; default `process.env`. */
   baseEnv?: NodeJS.ProcessEnv;
-  /** `$BDSH_HOME`: masked inside the sandbox (issue 14 finding 3). */
+  /** `$BDSH_HOME`: masked inside the sandbox. */
   home?: string;
   /** Names the session's temp dir. */
   sessionId?: string;
@@ -198,7 +198,7 @@ export interface TerminalEnvironmentProvider {
   createEnvironment(options: CreateEnvironmentOptions): TerminalEnvironment | ProviderEnvironment;
 }
 
-/** Kept for plugins written before issue 19: `create` instead of `createEnvironment`. */
+/** Kept for backend plugins written against the first interface: `create` instead of `createEnvironment`. */
 export type TerminalBackend = TerminalEnvironmentProvider;
 
 export type ProviderTraits = {

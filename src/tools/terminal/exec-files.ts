@@ -1,5 +1,5 @@
 /**
- * The default file operations of an environment, built on its `execute` (issue 19; Hermes: subclassing
+ * The default file operations of an environment, built on its `execute` (Hermes: subclassing
  * `BaseEnvironment` inherits the shared file plumbing): what `read`, `write`, `edit`, `glob` and `grep`
  * use on a backend that does not provide its own (SSH replaces them with SFTP).
  *

@@ -12,10 +12,11 @@
  *   bwrap has exited but the pipes are still open, SIGKILLs the init, which ends the whole namespace.
  * - With `sandboxRequired`, a sandboxed mode without bwrap refuses to spawn instead of running unsandboxed.
  * - Every mode runs under bwrap when it works, danger-full-access included (whole filesystem writable,
- *   host devices, but a new PID namespace and a fresh `/proc`: issue 14 finding 4).
- * - The environment is always the `EnvironmentPolicy`'s (child-env.ts): secrets stripped (issue 5 item 3,
- *   issue 14 finding 4), plus `TMPDIR`.
- * - The session's temp dir (`tempDir`, issue 14 finding 5) is a host directory `<os tmp>/bdsh-<session>-*`,
+ *   host devices, but a new PID namespace and a fresh `/proc`, so a command cannot read the harness's
+ *   environment from `/proc/<pid>/environ`).
+ * - The environment is always the `EnvironmentPolicy`'s (child-env.ts): secrets stripped (a command
+ *   the model writes never sees a key), plus `TMPDIR`.
+ * - The session's temp dir (`tempDir`) is a host directory `<os tmp>/bdsh-<session>-*`,
  *   mode 0700, made on first use, writable in every mode, kept for the environment's life and removed by
  *   `cleanup()` (agent close). `$BDSH_HOME` (`home`) is masked inside the sandbox (finding 3).
  * - The network (`network`, default off; sandbox-network.ts): a sandboxed command in any mode but
@@ -204,7 +205,7 @@ class LocalCommand implements RunningCommand {
     return this.child.pid;
   }
 
-  /** Issue 19: read once, right after the spawn, for PID-safe adoption after a restart. */
+  /** Read once, right after the spawn, for PID-safe adoption after a restart. */
   get startTicks(): number | undefined {
     if (this.ticks === undefined && this.child.pid !== undefined)
       this.ticks = processStartTicks(this.child.pid);
@@ -280,7 +281,7 @@ function readSandboxPid(child: ChildProcess): Promise<number | undefined> {
   });
 }
 
-/** Issue 19: the `local` provider (Hermes's in-tree `local`), with bubblewrap when it works. */
+/** The `local` provider (Hermes's in-tree `local`), with bubblewrap when it works. */
 export const localBackend: TerminalEnvironmentProvider = {
   name: "local",
   displayName: "Local",

@@ -1,6 +1,6 @@
 /**
  * A plugin's minimal environment (Hermes `BaseEnvironment` duck type: `execute` → `{output, exitCode}`
- * and `cleanup`) as a full `TerminalEnvironment` (issue 19).
+ * and `cleanup`) as a full `TerminalEnvironment`.
  *
  * Invariants:
  * - `spawn` uses the plugin's own streaming `spawn` when it has one; otherwise the command runs through

@@ -1,5 +1,5 @@
 /**
- * Commands on a shell this process does not own (SSH, `docker exec`; issue 19): the wrapper that makes a
+ * Commands on a shell this process does not own (SSH, `docker exec`): the wrapper that makes a
  * remote command killable as a process group, and the `RunningCommand` built on a byte channel.
  *
  * Invariants:

@@ -1,5 +1,5 @@
 /**
- * One agent's terminal (issue 19): the backend registry with the built-ins and `$BDSH_HOME`'s backend
+ * One agent's terminal: the backend registry with the built-ins and `$BDSH_HOME`'s backend
  * plugins, the environment `terminal.backend` selects, the job store with durable receipts, adoption of
  * this host's checkpoints after a restart, and the backend's line in the runtime context (L13).
  *
@@ -16,7 +16,7 @@
  */
 import type { Config } from "../../config/schema.js";
 import type { Redactor } from "../../log/redact.js";
-import type { PluginContext } from "../../loop/plugin.js";
+import type { Store } from "../../store/store.js";
 import { InMemoryJobStore, type JobNotice } from "../jobs/job-store.js";
 import { JobReceipts, processHost, receiptInfo } from "../jobs/receipts.js";
 import type { ExitStatus, OutputListener, RunningCommand } from "../terminal/environment.js";
@@ -61,9 +61,21 @@ export type TerminalSetup = {
   receipts: JobReceipts;
 };
 
+/** What the terminal needs from the agent it serves (the tools plugin passes these from its context). */
+export type TerminalHost = {
+  sessionId: string;
+  workspace: string;
+  cwd: string;
+  store: Pick<Store, "processReceipts" | "getSession" | "getLease">;
+  /** Where a job's full output goes: the spill store, so it counts against the same quotas (C14). */
+  blobs: Pick<Store, "putBlob">;
+  /** Registers the backend's runtime-context fact (L13). */
+  addContext(context: { name: string; order: number; render: () => string | undefined }): void;
+};
+
 /** The environment, the job store and the receipts of one agent; registers the runtime-context fact. */
 export async function setupTerminal(
-  ctx: PluginContext,
+  host: TerminalHost,
   options: {
     config: Config;
     backends: TerminalBackendRegistry;
@@ -82,15 +94,15 @@ export async function setupTerminal(
   const containerConfig =
     name === "ssh" ? config.terminal.ssh : name === "docker" ? config.terminal.docker : undefined;
   const terminal = options.backends.create(name, {
-    cwd: ctx.facts.cwd,
-    workspace: ctx.workspace,
+    cwd: host.cwd,
+    workspace: host.workspace,
     stripEnvKeys: config.terminal.strip_env_keys,
     passEnvKeys: config.terminal.pass_env_keys,
     harnessEnvKeys: options.harnessEnvKeys,
     sandboxRequired: config.sandbox_required,
     baseEnv: options.env,
-    home: options.home, // issue 14 finding 3: masked inside the sandbox
-    sessionId: ctx.sessionId,
+    home: options.home, // masked inside the sandbox
+    sessionId: host.sessionId,
     network: { mode: config.sandbox_network, allow: config.sandbox_proxy_allow },
     ...(options.projectRoots ? { projectRoots: options.projectRoots } : {}),
     timeout: config.tools.bash.timeout_ms,
@@ -98,9 +110,7 @@ export async function setupTerminal(
     ...(containerConfig ? { containerConfig } : {}),
     ...(name === "docker" ? { image: config.terminal.docker.image } : {}),
   });
-  const store = ctx.store;
-  // A job's full output counts against the same spill quotas as a tool result's.
-  const blobs = ctx.services.get("blobs") ?? store;
+  const { store, blobs } = host;
   const receipts = new JobReceipts({
     receipts: store.processReceipts,
     redact: (text) => options.redactor.text(text),
@@ -117,8 +127,8 @@ export async function setupTerminal(
       (await store.getLease(`job:${receipt.sessionId}:${receipt.jobId}`)) !== undefined,
   });
   const jobs = new InMemoryJobStore({ onNotice: options.onNotice, receipts });
-  await adoptAfterRestart(ctx.sessionId, receipts, jobs).catch(() => undefined);
-  ctx.prompt.addContext({
+  await adoptAfterRestart(host.sessionId, receipts, jobs).catch(() => undefined);
+  host.addContext({
     name: "terminal-backend",
     order: TERMINAL_CONTEXT_ORDER,
     render: () => backendFact(terminal),

@@ -4,6 +4,8 @@
  * rejected. Several `in_progress` items are allowed (allowParallelInProgress). The list goes to the
  * `todos` service when there is one (UI projection, the loop's end-of-turn nudge). Details: the whole list.
  */
+
+import { type Static, StringEnum, Type, toolParameters } from "../schema.js";
 import type { ToolDefinition, ToolOutput } from "../types.js";
 
 export type TodoStatus = "pending" | "in_progress" | "completed";
@@ -30,30 +32,27 @@ export class MemoryTodoList implements TodoList {
   }
 }
 
-export const todoWriteTool: ToolDefinition<{ todos: TodoItem[] }> = {
+const TodoWriteSchema = Type.Object(
+  {
+    todos: Type.Array(
+      Type.Object(
+        {
+          content: Type.String({ description: "The step, in a few words." }),
+          status: StringEnum(["pending", "in_progress", "completed"]),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const todoWriteTool: ToolDefinition<Static<typeof TodoWriteSchema>> = {
   name: "todo_write",
   toolset: "planning",
   description:
     "Keep a task list to plan multi-step work and show progress; skip it for trivial one-step tasks. Before starting, add one todo per concrete step. While work remains, keep the todos you are working on `in_progress` (several only when the work really runs in parallel). Mark each todo `completed` as soon as it is done. Every call sends the whole list.",
-  parameters: {
-    type: "object",
-    properties: {
-      todos: {
-        type: "array",
-        items: {
-          type: "object",
-          properties: {
-            content: { type: "string", description: "The step, in a few words." },
-            status: { type: "string", enum: ["pending", "in_progress", "completed"] },
-          },
-          required: ["content", "status"],
-          additionalProperties: false,
-        },
-      },
-    },
-    required: ["todos"],
-    additionalProperties: false,
-  },
+  parameters: toolParameters(TodoWriteSchema),
   concurrency: "exclusive",
   async execute(args, exec): Promise<ToolOutput> {
     const seen = new Set<string>();

@@ -1,5 +1,5 @@
 /**
- * `espeak`: the local, offline default (issue 20 item 3), a sync provider: `espeak-ng --stdout` renders one
+ * `espeak`: the local, offline default, a sync provider: `espeak-ng --stdout` renders one
  * sentence to a WAV whose samples are returned whole; the dispatcher plays sentence by sentence.
  *
  * Invariants:

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { fileKindOf, formatBytes, presentedFilesOf } from "../../../src/cli/render/file-kind.js";
 import { filesCard, openCommand } from "../../../src/cli/render/files-card.js";
 import { palette, stripAnsi, visibleWidth } from "../../../src/cli/render/style.js";
+import { fileKindOf, formatBytes, presentedFilesOf } from "../../../src/transcript/file-kind.js";
 
 const plain = palette(false);
 const files = [

@@ -1,5 +1,5 @@
 /**
- * The `docker` terminal backend (issue 19; Hermes in-tree `docker`): commands in a container driven by
+ * The `docker` terminal backend (Hermes in-tree `docker`): commands in a container driven by
  * the `docker` CLI.
  *
  * Invariants:

@@ -1,5 +1,5 @@
 /**
- * The built-in terminal backends (issue 19; Hermes in-tree names, seed 000 `terminal-environment-plugin.md`):
+ * The built-in terminal backends (Hermes in-tree names, seed 000 `terminal-environment-plugin.md`):
  * `local`, `ssh` and `docker` work; the other reserved names are registered as providers that report
  * "not available in this build", so `doctor` and `bdsh backends list` name them and selecting one fails
  * with that message instead of "unknown backend".

@@ -1,5 +1,5 @@
 /**
- * The `ssh` terminal backend (issue 19; Hermes in-tree `ssh`, seed 000 `terminal-environment-plugin.md`):
+ * The `ssh` terminal backend (Hermes in-tree `ssh`, seed 000 `terminal-environment-plugin.md`):
  * commands and file operations on another host over one `ssh2` connection per session.
  *
  * Invariants:

@@ -12,10 +12,9 @@
  *   checks it); results at `results[]` with `title`, `url`, `content`. It takes no result count, so the
  *   list is cut here.
  */
+import type { WEB_SEARCH_PROVIDERS } from "../../../config/schema.js";
 import type { SearchResult } from "../web-tools.js";
 
-/** The provider names `web_search.provider` takes (config/schema.ts reads this list). */
-export const WEB_SEARCH_PROVIDERS = ["brave", "tavily", "searxng"] as const;
 export type WebSearchProviderName = (typeof WEB_SEARCH_PROVIDERS)[number];
 
 export type SearchRequest = {

@@ -37,7 +37,7 @@ export function webSearchKey(
   return undefined;
 }
 
-export function webSearchSettings(config: Config["web_search"], env: Env): WebSearchSettings {
+export function webSearchSettingsFrom(config: Config["web_search"], env: Env): WebSearchSettings {
   const name = config.provider;
   if (name === undefined) return { available: false, reason: "no provider configured (web_search.provider)" };
   const spec = SEARCH_PROVIDERS[name];

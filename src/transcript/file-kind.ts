@@ -1,9 +1,9 @@
 /**
  * A presented file (T22 `present`) in words, for every view: its kind from its media type and its size.
- * Browser-safe (no Node imports): the terminal card (./files-card.ts) and the dashboard's
+ * Browser-safe (no Node imports): the terminal card (src/cli/render/files-card.ts) and the dashboard's
  * (web/views/files-card.tsx) both use it.
  */
-import { type ToolDetails, toolDetailsOf } from "../../log/tool-details.js";
+import { type ToolDetails, toolDetailsOf } from "../log/tool-details.js";
 
 export type PresentedFile = Extract<ToolDetails, { kind: "files" }>["files"][number];
 

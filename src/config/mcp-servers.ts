@@ -1,5 +1,5 @@
 /**
- * The `mcp_servers:` config key (issue 18, T21): one entry per server, stdio (`command`, `args`, `env`,
+ * The `mcp_servers:` config key (T21): one entry per server, stdio (`command`, `args`, `env`,
  * `cwd`) or Streamable HTTP (`url`, `headers`, with the older HTTP+SSE transport as fallback).
  *
  * Invariants:
@@ -14,7 +14,7 @@ import { z } from "zod";
 
 /** T21: 60 s per call. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
-/** How long a server may take to start before a turn stops waiting for it (issue 18 item 4). */
+/** How long a server may take to start before a turn stops waiting for it. */
 export const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
 
 /** A server's name becomes part of tool names (`mcp__<server>__<tool>`), so it is kept to the same alphabet. */
@@ -40,7 +40,7 @@ export const mcpServerSchema = z
     url: z.url().optional(),
     headers: stringMap.optional(),
     // No schema defaults: each config layer is parsed on its own, and a default filled in a later layer would
-    // overwrite an earlier layer's value when they merge. `serverSettings` fills them at use.
+    // overwrite an earlier layer's value when they merge. `serverSettingsFrom` fills them at use.
     enabled: z.boolean().optional(),
     timeout_ms: positiveInt.optional(), // T21: default 60 s
     startup_timeout_ms: positiveInt.optional(),
@@ -87,7 +87,7 @@ export type McpServerSettings = McpServerConfig & {
   startup_timeout_ms: number;
 };
 
-export function serverSettings(server: McpServerConfig): McpServerSettings {
+export function serverSettingsFrom(server: McpServerConfig): McpServerSettings {
   return {
     ...server,
     enabled: server.enabled ?? true,
@@ -98,10 +98,6 @@ export function serverSettings(server: McpServerConfig): McpServerSettings {
 
 export function isStdio(server: McpServerConfig): server is McpServerConfig & { command: string } {
   return server.command !== undefined;
-}
-
-export function transportName(server: McpServerConfig): "stdio" | "http" {
-  return isStdio(server) ? "stdio" : "http";
 }
 
 /** `${VAR}` → the variable's value ("" when unset); `$$` is a literal `$`. */
@@ -120,7 +116,7 @@ export function expandMap(
   return out;
 }
 
-/** Every value a server's `env` and `headers` expand to (issue 18: secrets, redacted everywhere). */
+/** Every value a server's `env` and `headers` expand to (secrets, redacted everywhere). */
 export function secretValues(servers: McpServersConfig, env: NodeJS.ProcessEnv): string[] {
   const out: string[] = [];
   for (const server of Object.values(servers)) {

@@ -10,16 +10,16 @@
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { addSharedOptions } from "../cli/shared-options.js";
 import { loadConfig } from "../config/load.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
 import type { HookBus } from "../hooks/hook-bus.js";
-import { followAgentTurns, type SpeakingAgent } from "./agent-turns.js";
-import { int16Mono, type PcmFormat } from "./pcm.js";
-import { builtinTtsRegistry, planSpeech, type SpeechPlan } from "./registry.js";
-import { type AudioSink, detectPlayer, PlayerSink, RawPcmSink, WavFileSink } from "./sinks.js";
-import { SpeechStream, type TtsReport } from "./speech-stream.js";
+import { followAgentTurns, type SpeakingAgent } from "../tts/agent-turns.js";
+import { int16Mono, type PcmFormat } from "../tts/pcm.js";
+import { builtinTtsRegistry, planSpeech, type SpeechPlan } from "../tts/registry.js";
+import { type AudioSink, detectPlayer, PlayerSink, RawPcmSink, WavFileSink } from "../tts/sinks.js";
+import { SpeechStream, type TtsReport } from "../tts/speech-stream.js";
+import { addSharedOptions } from "./shared-options.js";
 
 type Output = { out(text: string): void; err(text: string): void };
 type Env = Readonly<Record<string, string | undefined>>;
