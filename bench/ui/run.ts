@@ -233,7 +233,10 @@ async function main(): Promise<void> {
       `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "?"}`,
   );
   const results: Result[] = [];
-  for (const scenario of SCENARIOS) {
+  // BENCH_UI_ONLY=<text>: the floor and the scenarios whose name contains the text (e.g. `chat`).
+  const only = process.env.BENCH_UI_ONLY;
+  const chosen = SCENARIOS.filter((s, i) => i === 0 || !only || s.name.includes(only));
+  for (const scenario of chosen) {
     const r = await runScenario(scenario, deltas, rate);
     results.push(r);
     const floor = results[0]!;

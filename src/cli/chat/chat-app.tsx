@@ -31,8 +31,9 @@ export const MAX_REPAINTS_PER_SECOND = 30;
 /** While a reply streams, its changes (and the spinner) are drawn at this rate. Ink lays out and restyles
  * the whole live region on every frame, whatever changed, and the process pays about as much again in the
  * garbage collector's threads: at 38 frames a second a 200 tokens/s stream took ~30 % of a core, at 8 about
- * 6 %, at 6 under 5 % (bench/ui, RESULTS.md). Keys and prompts are still drawn at once (`screen.urgent`). */
-export const STREAMING_REPAINTS_PER_SECOND = 6;
+ * 6 %, at 6 4.2–5.2 % depending on the machine, at 5 4.6 % where 6 took 5.2 (bench/ui, RESULTS.md). Keys and
+ * prompts are still drawn at once (`screen.urgent`). */
+export const STREAMING_REPAINTS_PER_SECOND = 5;
 const SPINNER_INTERVAL_MS = Math.round(1000 / STREAMING_REPAINTS_PER_SECOND);
 const MAX_EDITOR_LINES = 12;
 /** Rows of the slash-command menu shown at once (the rest scroll with the selection). */
