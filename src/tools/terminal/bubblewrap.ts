@@ -13,9 +13,8 @@
  *   the model cannot create it; empty `.bdsh/`, `hooks/` or `config` mean the same as missing ones. Such a
  *   mount point lives as long as the sandboxes that use it: when the last one ends it is removed again if
  *   still empty (`releaseMountPoints`), so running bdsh in a directory leaves no empty `.bdsh/` behind. The
- *   count is per process: a second bdsh process on the same workspace sees the directory as existing and
- *   binds it without holding it, and this process may remove it while that sandbox runs; the file tools
- *   still refuse `.bdsh` at every depth, and nothing is loaded from a `.bdsh` without a person's trust.
+ *   last one counts every bdsh process (./mount-point-holds.ts): removing it under another process's running
+ *   sandbox would detach that sandbox's read-only mount.
  * - `danger-full-access`: `/` read-write, the host `/dev`, and still a fresh `/proc` (finding 4).
  * - Every mode: a new PID namespace, so the fresh `/proc` shows only the command's own processes and never
  *   the harness's `/proc/<pid>/environ`; the hidden paths (`$BDSH_HOME`: database, config, trust list,
@@ -39,6 +38,7 @@ import { mkdirSync, realpathSync, rmdirSync, statSync, unlinkSync, writeFileSync
 import { dirname, isAbsolute, relative, sep } from "node:path";
 import { type ProtectedPaths, protectedPaths } from "../files/protected-paths.js";
 import type { SandboxSpec } from "./environment.js";
+import { holdMadeMountPoint, joinMountPoint, releaseMountPoint } from "./mount-point-holds.js";
 
 let probed: boolean | undefined;
 
@@ -136,6 +136,10 @@ export function prepareProtectedPaths(paths: ProtectedPaths): string[] {
       if (holders !== undefined) {
         madeMountPoints.set(entry.path, holders + 1);
         held.push(entry.path);
+      } else if (joinMountPoint(entry.path)) {
+        // Made by another bdsh process: held here too, so that process's end does not remove it under us.
+        madeMountPoints.set(entry.path, 1);
+        held.push(entry.path);
       }
       continue;
     }
@@ -145,6 +149,7 @@ export function prepareProtectedPaths(paths: ProtectedPaths): string[] {
       else writeFileSync(entry.path, "", { flag: "wx", mode: 0o644 });
       entry.exists = true;
       madeMountPoints.set(entry.path, 1);
+      holdMadeMountPoint(entry.path);
       held.push(entry.path);
     } catch {
       // Created concurrently (EEXIST) or not creatable: `exists` stays false and it is left unbound.
@@ -165,14 +170,17 @@ export function releaseMountPoints(held: readonly string[]): void {
       continue;
     }
     madeMountPoints.delete(path);
-    try {
-      const stat = statSync(path, { throwIfNoEntry: false });
-      if (stat?.isDirectory())
-        rmdirSync(path); // fails, and it stays, unless empty
-      else if (stat?.isFile() && stat.size === 0) unlinkSync(path);
-    } catch {
-      // Not empty, or gone already: left as it is.
-    }
+    // Removed only once no bdsh process holds it (./mount-point-holds.ts).
+    releaseMountPoint(path, () => {
+      try {
+        const stat = statSync(path, { throwIfNoEntry: false });
+        if (stat?.isDirectory())
+          rmdirSync(path); // fails, and it stays, unless empty
+        else if (stat?.isFile() && stat.size === 0) unlinkSync(path);
+      } catch {
+        // Not empty, or gone already: left as it is.
+      }
+    });
   }
 }
 
