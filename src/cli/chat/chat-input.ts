@@ -1,6 +1,6 @@
 /**
- * What a key does in `bdsh chat` (issue 33; issue 35 item 6: the controller split into a reducer and its
- * key bindings): the input's state and a key give the next state and the effects for the controller
+ * What a key does in `bdsh chat`, as a reducer apart from the controller so each binding is a pure
+ * function: the input's state and a key give the next state and the effects for the controller
  * (chat-tui.ts) to carry out. Nothing here touches the screen, the agent or the terminal, so every binding
  * is tested without one.
  *
