@@ -359,10 +359,14 @@ describe.each(Object.keys(SIZES) as (keyof typeof SIZES)[])("the dashboard at %s
   });
 });
 
-describe("the dashboard's session actions and messages (desktop)", () => {
+const SIZE_NAMES = Object.keys(SIZES) as (keyof typeof SIZES)[];
+
+describe.each(SIZE_NAMES)("the dashboard's session actions and messages at %s size", (size) => {
   it("shows a steer as queued until taken, and cancel says what it discarded", async () => {
-    const id = await seeded("steer and cancel", [turnStart(), reply("Working on it.")], { held: true });
-    const { context, page } = await open("desktop", `#/sessions/${id}`);
+    const id = await seeded(`steer and cancel ${size}`, [turnStart(), reply("Working on it.")], {
+      held: true,
+    });
+    const { context, page } = await open(size, `#/sessions/${id}`);
     await page.locator("[data-testid=cancel]:not([disabled])").waitFor();
     await page.fill("textarea[name=message]", "use the staging database instead");
     await page.click("[data-testid=send-steer]");
@@ -370,7 +374,7 @@ describe("the dashboard's session actions and messages (desktop)", () => {
     await pending.waitFor();
     expect(await pending.textContent()).toContain("use the staging database instead");
     expect(await page.inputValue("textarea[name=message]")).toBe("");
-    await shot(page, "pending-desktop");
+    await shot(page, `pending-${size}`);
     await page.click("[data-testid=cancel]");
     const notice = page.locator("[data-testid=reconnect-notice]");
     await notice.waitFor();
@@ -381,21 +385,21 @@ describe("the dashboard's session actions and messages (desktop)", () => {
   });
 
   it("renames, archives, forks, and copies the id and a message", async () => {
-    const id = await seeded("to be renamed", [
+    const id = await seeded(`to be renamed ${size}`, [
       turnStart(),
       { type: "user/message", data: { text: "please summarise", source: "human" }, turn: 1 },
       reply("Here is **the summary**."),
       { type: "turn/end", data: { reason: "completed" }, turn: 1 },
     ]);
-    const { context, page } = await open("desktop", `#/sessions/${id}`);
+    const { context, page } = await open(size, `#/sessions/${id}`);
     await context.grantPermissions(["clipboard-read", "clipboard-write"]);
     await page.click("[data-testid=rename]");
-    await page.fill("input[name=title]", "renamed from the page");
+    await page.fill("input[name=title]", `renamed from the page ${size}`);
     await page.click("[data-testid=rename-save]");
     await page.waitForFunction(
-      "document.querySelector('h1')?.textContent?.includes('renamed from the page')",
+      `document.querySelector('h1')?.textContent?.includes(${JSON.stringify(`renamed from the page ${size}`)})`,
     );
-    expect((await store.getSession(id))!.title).toBe("renamed from the page");
+    expect((await store.getSession(id))!.title).toBe(`renamed from the page ${size}`);
 
     await page.click("[data-testid=copy-id]");
     await page.waitForFunction(`navigator.clipboard.readText().then((t) => t === ${JSON.stringify(id)})`);
@@ -414,7 +418,9 @@ describe("the dashboard's session actions and messages (desktop)", () => {
     expect((await store.getSession(forked))!.parentId).toBe(id);
     await context.close();
   });
+});
 
+describe("the history as pages (desktop: bytes do not depend on the size)", () => {
   it("opens a session from gzip history pages, then follows the stream after the last seq", async () => {
     const events: NewEvent[] = [];
     for (let turn = 1; turn <= 60; turn++)
@@ -453,16 +459,16 @@ describe("the dashboard's session actions and messages (desktop)", () => {
   });
 });
 
-describe("the list over many sessions (desktop)", () => {
+describe.each(SIZE_NAMES)("the list over many sessions at %s size", (size) => {
   it("finds a session older than the first 500 through the server, pages on request, and refreshes with a 304", async () => {
-    const oldest = await store.createSession({ title: "the very first deploy" });
+    const oldest = await store.createSession({ title: `the very first deploy, ${size}` });
     for (let i = 0; i < 520; i++) await store.createSession({ title: `filler session ${i}` });
-    const { context, page } = await open("desktop");
+    const { context, page } = await open(size);
     await page.locator("[data-testid=more-sessions]").waitFor();
     expect(await page.locator("[data-testid=session-row]").count()).toBe(50);
     const notModified = page.waitForResponse((r) => r.url().includes("/v1/sessions?") && r.status() === 304);
     await notModified;
-    await page.fill("input[name=search]", "VERY FIRST");
+    await page.fill("input[name=search]", `VERY FIRST DEPLOY, ${size.toUpperCase()}`);
     await page.locator(`[data-testid=session-row][data-session-id="${oldest.id}"]`).waitFor();
     expect(await page.locator("[data-testid=session-row]").count()).toBe(1);
     await page.fill("input[name=search]", "");
@@ -473,15 +479,16 @@ describe("the list over many sessions (desktop)", () => {
   });
 });
 
-describe("sign-in and transport errors (desktop)", () => {
+describe.each(SIZE_NAMES)("sign-in and transport errors at %s size", (size) => {
   it("says why a token is refused, keeps the draft across a sign-out, and clears a transport error once reconnected", async () => {
-    const id = await seeded("drafts", [
+    const id = await seeded(`drafts ${size}`, [
       turnStart(),
       reply("ok"),
       { type: "turn/end", data: { reason: "completed" }, turn: 1 },
     ]);
     const context = await browser.newContext({
-      viewport: SIZES.desktop,
+      viewport: SIZES[size],
+      colorScheme: SCHEME[size],
       baseURL: balancer.url,
       bypassCSP: true,
     });
@@ -493,7 +500,7 @@ describe("sign-in and transport errors (desktop)", () => {
     await refused.waitFor();
     expect(await refused.textContent()).toContain("not the server's token");
     expect(await page.inputValue("input[name=token]")).toBe("not-the-token");
-    await shot(page, "sign-in-error-desktop");
+    await shot(page, `sign-in-error-${size}`);
     expect(await axe(page)).toEqual([]);
     await page.fill("input[name=token]", TOKEN);
     await page.click("form[data-testid=sign-in] button[type=submit]");
@@ -518,7 +525,7 @@ describe("sign-in and transport errors (desktop)", () => {
     expect(await error.textContent()).toContain("could not be reached");
     expect(await error.textContent()).not.toContain("Failed to fetch");
     expect(await page.inputValue("textarea[name=message]")).toBe("a long draft I do not want to lose");
-    await shot(page, "unreachable-desktop");
+    await shot(page, `unreachable-${size}`);
     balancer.failOver(down, server.url);
     await page.locator("[data-testid=connection][data-state=live]").waitFor({ timeout: 30_000 });
     await error.waitFor({ state: "detached" });
