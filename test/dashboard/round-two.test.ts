@@ -97,13 +97,18 @@ const reply = (text: string, turn = 1): NewEvent => ({
   step: 1,
 });
 
-async function open(size: keyof typeof SIZES, hash = "#/"): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({
+/** A fresh browser at this size and colour scheme, on the balancer (the page's own CSP bypassed for axe). */
+function contextAt(size: keyof typeof SIZES): Promise<BrowserContext> {
+  return browser.newContext({
     viewport: SIZES[size],
     colorScheme: SCHEME[size],
     baseURL: balancer.url,
     bypassCSP: true,
   });
+}
+
+async function open(size: keyof typeof SIZES, hash = "#/"): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await contextAt(size);
   const page = await context.newPage();
   await page.goto(`/${hash}`);
   await page.fill("input[name=token]", TOKEN);
@@ -234,12 +239,7 @@ describe.each(Object.keys(SIZES) as (keyof typeof SIZES)[])("the dashboard at %s
       turnStart(),
       { type: "turn/end", data: { reason: "aborted" }, turn: 1 },
     ]);
-    const context = await browser.newContext({
-      viewport: SIZES[size],
-      colorScheme: SCHEME[size],
-      baseURL: balancer.url,
-      bypassCSP: true,
-    });
+    const context = await contextAt(size);
     await context.grantPermissions(["notifications"]);
     // Records notifications; the tab counts as unfocused (a person looking elsewhere).
     await context.addInitScript(`
@@ -431,11 +431,7 @@ describe("the history as pages (desktop: bytes do not depend on the size)", () =
       });
     const id = await seeded("history pages", events);
     const last = (await store.getSession(id))!.lastSeq;
-    const context = await browser.newContext({
-      viewport: SIZES.desktop,
-      baseURL: balancer.url,
-      bypassCSP: true,
-    });
+    const context = await contextAt("desktop");
     const page = await context.newPage();
     const asked: string[] = [];
     page.on("request", (r) => asked.push(new URL(r.url()).pathname + new URL(r.url()).search));
@@ -486,12 +482,7 @@ describe.each(SIZE_NAMES)("sign-in and transport errors at %s size", (size) => {
       reply("ok"),
       { type: "turn/end", data: { reason: "completed" }, turn: 1 },
     ]);
-    const context = await browser.newContext({
-      viewport: SIZES[size],
-      colorScheme: SCHEME[size],
-      baseURL: balancer.url,
-      bypassCSP: true,
-    });
+    const context = await contextAt(size);
     const page = await context.newPage();
     await page.goto(`/#/sessions/${id}`);
     await page.fill("input[name=token]", "not-the-token");
