@@ -108,6 +108,9 @@ describe("the dashboard on the shared transcript", () => {
       ))
         seen.add(key);
       await page.evaluate(`document.querySelector("[data-testid=conversation]").scrollTop -= 400`);
+      // Wait for the page to draw that position: a scroll event comes with the next frame, and on a loaded
+      // machine several 400 px steps sent before it would arrive as one jump past rows never drawn.
+      await page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))");
       await responsive(page);
     }
     expect(seen.size).toBe(calls);
