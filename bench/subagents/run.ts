@@ -119,7 +119,7 @@ async function sqliteRun(): Promise<{ samples: Sample[]; baseline: number[] }> {
     await agent.followup(`PARENT ${i}: delegate`);
     await untilTrue(async () => arrivals.has(`wake:${i}`));
     await agent.whenIdle();
-    await agent.services.get("childWaiter")?.waitForChildren(agent.sessionId);
+    await agent.api("childWaiter")?.waitForChildren(agent.sessionId);
     await agent.whenIdle();
     if (i >= 5) {
       samples.push(await samplesFrom(store, agent.sessionId, i, arrivals));

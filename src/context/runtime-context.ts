@@ -99,20 +99,7 @@ export const runtimeContextPlugin: Plugin = {
       order: CONTEXT_ORDER.sandbox,
       render: () => sandboxFact(facts.sandbox, ctx.workspace),
     });
-    ctx.prompt.addContext({
-      name: "command-sandbox",
-      order: CONTEXT_ORDER.commandSandbox,
-      render: () => {
-        const terminal = ctx.services.get("terminal");
-        if (!terminal) return undefined;
-        return commandSandboxFact(
-          facts.sandbox,
-          terminal.sandboxAvailable(),
-          terminal.tempDir,
-          terminal.network,
-        );
-      },
-    });
+    // The command-sandbox fact (5) is registered by the plugin that sets up the terminal it describes.
     ctx.prompt.addContext({
       name: "approval",
       order: CONTEXT_ORDER.approval,

@@ -20,7 +20,7 @@ export const archivedSessionGuard: Plugin = {
       "agent/pre-step",
       async (state) => {
         if (!state.firstStepOfTurn) return state;
-        const row = await ctx.store.getSession(ctx.sessionId);
+        const row = await ctx.sessionRecord.read();
         if (!row?.archived) return state;
         return { ...state, reject: { reason: archivedSessionMessage(ctx.sessionId) } };
       },

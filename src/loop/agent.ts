@@ -40,14 +40,17 @@ import { traced } from "./trace-carrier.js";
 import "./hooks.js";
 import { opensTurn } from "../store/store.js";
 import { AgentTools, type AgentToolsControl } from "./agent-tools.js";
+import { storeCapability } from "./capabilities.js";
 import type { ModelSettings } from "./model-settings.js";
 import {
   createServiceRegistry,
   type Plugin,
+  type PluginApiMap,
   type PluginContext,
   type PluginLog,
   type RuntimeFacts,
   type ServiceRegistry,
+  UndeclaredCapabilityError,
 } from "./plugin.js";
 import { PromptRegistry } from "./prompt.js";
 import { abortedBeforeDispatch, closeUnansweredCalls, interruptedTurnClosers } from "./recovery.js";
@@ -107,7 +110,10 @@ export class SessionBusyError extends Error {
 export class Agent {
   readonly hooks = new HookBus();
   readonly prompt = new PromptRegistry();
+  /** The services the tools are given (`ToolExec.services`). */
   readonly services: ServiceRegistry = createServiceRegistry();
+  /** What plugins provide each other (`PluginContext.provide`), by name. */
+  private readonly apis = new Map<string, unknown>();
   /** The agent's one tool registry and pipeline; plugins register into it while they are set up. */
   readonly tools: AgentToolsControl;
   private readonly ownTools: AgentTools;
@@ -173,41 +179,90 @@ export class Agent {
   /** Runs every plugin's setup once, in order. */
   setup(): Promise<void> {
     this.setupDone ??= (async () => {
-      const ctx: PluginContext = {
-        sessionId: this.sessionId,
-        session: this.sessionInfo(),
-        store: this.store,
-        hooks: this.hooks,
-        prompt: this.prompt,
-        services: this.services,
-        log: this.log,
-        tools: this.tools,
-        inbox: {
-          followup: (text, source, about) => this.followup(text, source, about),
-          steer: (text, source, about) => this.steer(text, source, about),
-          inject: (text, source, about) => this.inject(text, source, about),
-        },
-        model: this.options.model,
-        adapter: this.options.adapter,
-        currentRequest: (signal) => this.request.build(signal ?? new AbortController().signal),
-        currentTools: () => this.request.tools,
-        workspace: this.options.workspace,
-        facts: this.facts,
-        redactor: this.options.redactor ?? Redactor.none,
-        onDelta: (listener) => this.onDelta(listener),
-        exclusive: (fn, options) => this.exclusive(fn, options),
-        fold: (types, fold) => foldEvents(this.log, types, fold),
-      };
-      for (const plugin of this.options.plugins ?? []) await plugin.setup(ctx);
+      const session = this.sessionInfo();
+      for (const plugin of this.options.plugins ?? []) await plugin.setup(this.contextFor(plugin, session));
       if (!this.options.tools)
         await this.ownTools.decide({
           env: this.options.env ?? process.env,
           services: this.services,
-          session: ctx.session,
+          session,
         });
       await this.hooks.serial("agent/ready", { sessionId: this.sessionId });
     })();
     return this.setupDone;
+  }
+
+  /** What one plugin is given: the shared context, and only the capabilities and APIs it declared. */
+  private contextFor(plugin: Plugin, session: ToolSessionInfo): PluginContext {
+    const needs = new Set<string>(plugin.needs ?? []);
+    const uses = new Set<string>(plugin.uses ?? []);
+    return {
+      sessionId: this.sessionId,
+      session,
+      sessionRecord: {
+        read: () => this.store.getSession(this.sessionId),
+        setTitle: async (title) => {
+          await this.store.updateSession(this.sessionId, { title });
+        },
+      },
+      hooks: this.hooks,
+      prompt: this.prompt,
+      services: this.services,
+      log: this.log,
+      tools: this.tools,
+      inbox: {
+        followup: (text, source, about) => this.followup(text, source, about),
+        steer: (text, source, about) => this.steer(text, source, about),
+        inject: (text, source, about) => this.inject(text, source, about),
+        // A fresh read: a plugin deciding whether input waits (a goal round, a child's settlement) must see
+        // what another process queued even when its notification has not arrived.
+        pending: () => this.store.pendingInbox(this.sessionId),
+        changed: () => {
+          this.inboxDirty = true; // whoever starts the next drive (the caller's kick, a runner) reads it
+        },
+        discard: (ids) => {
+          this.inboxDirty = true;
+          return this.store.discardInbox(this.sessionId, ids);
+        },
+        watch: (listener) =>
+          this.store.subscribe(
+            (n) => {
+              if (n.channel === "resync" || (n.channel === "inbox" && n.sessionId === this.sessionId))
+                listener();
+            },
+            { sessionId: this.sessionId },
+          ),
+      },
+      model: this.options.model,
+      adapter: this.options.adapter,
+      currentRequest: (signal) => this.request.build(signal ?? new AbortController().signal),
+      currentTools: () => this.request.tools,
+      workspace: this.options.workspace,
+      facts: this.facts,
+      redactor: this.options.redactor ?? Redactor.none,
+      onDelta: (listener) => this.onDelta(listener),
+      exclusive: (fn, options) => this.exclusive(fn, options),
+      fold: (types, fold) => foldEvents(this.log, types, fold),
+      capability: (name) => {
+        if (!needs.has(name)) throw new UndeclaredCapabilityError(plugin.name, "needs", name);
+        return storeCapability(this.store, name);
+      },
+      provide: (name, api) => {
+        this.apis.set(name, api);
+      },
+      use: (name) => {
+        if (!uses.has(name)) throw new UndeclaredCapabilityError(plugin.name, "uses", name);
+        return this.apis.get(name) as never;
+      },
+    };
+  }
+
+  /**
+   * A plugin's API (goals, plan mode, compaction, …) for the agent's owner; undefined when no plugin of
+   * this agent offers it. Products reach them through methods (presets/standard-agent.ts).
+   */
+  api<K extends keyof PluginApiMap>(name: K): PluginApiMap[K] | undefined {
+    return this.apis.get(name) as PluginApiMap[K] | undefined;
   }
 
   // ---- input (L4) ----

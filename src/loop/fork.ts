@@ -4,7 +4,7 @@
  * observations and repeat chains live in the process and start fresh (R2).
  */
 import type { NewEvent } from "../log/events.js";
-import type { SessionRow, Store } from "../store/store.js";
+import type { SessionDirectory, SessionRow } from "../store/store.js";
 import { SessionNotFoundError } from "../store/store.js";
 
 export type ForkOptions = {
@@ -15,7 +15,7 @@ export type ForkOptions = {
 };
 
 export async function forkSession(
-  store: Store,
+  store: SessionDirectory,
   parentId: string,
   options: ForkOptions = {},
 ): Promise<SessionRow> {

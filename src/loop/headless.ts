@@ -21,7 +21,7 @@ export async function runHeadless(
   for (;;) {
     await agent.whenIdle();
     const idleSeq = agent.log.seq;
-    const waiter = children ?? agent.services.get("childWaiter");
+    const waiter = children ?? agent.api("childWaiter");
     const waited = (await waiter?.waitForChildren(agent.sessionId)) ?? false;
     await agent.whenIdle();
     if (!waited && agent.status === "idle" && agent.log.seq === idleSeq) break;

@@ -18,7 +18,7 @@ export async function startSession(
 
 /** Creates the session row and appends its `session/start`. */
 export async function beginSession(
-  store: Store,
+  store: Pick<Store, "createSession" | "append" | "getSession">,
   row: CreateSessionInput,
   start: { cwd: string; title?: string | undefined },
 ): Promise<SessionRow> {

@@ -76,8 +76,8 @@ class NudgeBudget {
   }
 }
 
-declare module "../tools/types.js" {
-  interface ToolServiceMap {
+declare module "../loop/plugin.js" {
+  interface PluginApiMap {
     continuationBudget: NudgeBudget;
   }
 }
@@ -93,10 +93,13 @@ type CheckName = Extract<MessageAbout, { kind: "continuation" }>["check"];
 function checkPlugin(name: CheckName, max: number, oncePerTurn: boolean, check: Check): Plugin {
   return {
     name: `continuation:${name}`,
+    uses: ["continuationBudget"], // §9: the checks share one budget of nudges per turn
     setup(ctx) {
-      if (!ctx.services.get("continuationBudget"))
-        ctx.services.set("continuationBudget", new NudgeBudget(max));
-      const budget = ctx.services.require("continuationBudget");
+      let budget = ctx.use("continuationBudget");
+      if (!budget) {
+        budget = new NudgeBudget(max);
+        ctx.provide("continuationBudget", budget);
+      }
       ctx.hooks.onSerial(
         "agent/turn-stopping",
         async (event) => {
@@ -141,7 +144,7 @@ export const emptyReplyCheck = (max: number): Plugin => {
       : undefined,
   );
   return {
-    name: inTurn.name,
+    ...inTurn,
     async setup(ctx) {
       await inTurn.setup(ctx);
       ctx.hooks.onSerial(

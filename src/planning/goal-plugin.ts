@@ -27,8 +27,8 @@ import { GoalService } from "./goal-service.js";
 import { goalRoundText, roundLimitText } from "./goal-texts.js";
 import { goalTools } from "./goal-tools.js";
 
-declare module "../tools/types.js" {
-  interface ToolServiceMap {
+declare module "../loop/plugin.js" {
+  interface PluginApiMap {
     /** Waits for the agent's running subagents (S1); optional. */
     childWaiter: ChildWaiter;
     goalRounds: GoalRoundDriver;
@@ -60,7 +60,7 @@ export class GoalRoundDriver {
       return undefined;
     }
     if (await this.inputQueued()) return undefined; // human input wins; a queued turn goes first
-    if (await this.ctx.services.get("childWaiter")?.waitForChildren(this.ctx.sessionId)) {
+    if (await this.ctx.use("childWaiter")?.waitForChildren(this.ctx.sessionId)) {
       if (await this.inputQueued()) return undefined;
     }
     const current = (await this.goals.active()) ?? goal;
@@ -70,7 +70,7 @@ export class GoalRoundDriver {
     }
     const round = current.roundsStarted + 1;
     try {
-      const claimed = await this.ctx.store.planning.claimGoalRound(
+      const claimed = await this.ctx.capability("planning").claimGoalRound(
         this.ctx.sessionId,
         { id: current.id, round },
         {
@@ -81,6 +81,7 @@ export class GoalRoundDriver {
         },
       );
       if (!claimed) return undefined; // another process claimed it, or the goal changed
+      this.ctx.inbox.changed();
       this.goals.recordRound(round, current.maxRounds);
       return round;
     } catch (error) {
@@ -91,17 +92,18 @@ export class GoalRoundDriver {
   }
 
   private async inputQueued(): Promise<boolean> {
-    const pending = await this.ctx.store.pendingInbox(this.ctx.sessionId);
-    return opensTurn(pending);
+    return opensTurn(await this.ctx.inbox.pending());
   }
 }
 
 export function goalPlugin(options: GoalPluginOptions): Plugin {
   return {
     name: "goal",
+    needs: ["planning"], // P3–P5: the goal row and its rounds' claims
+    uses: ["childWaiter"], // P4: a round waits for running subagents
     setup(ctx) {
       const goals = new GoalService({
-        goals: ctx.store.planning,
+        goals: ctx.capability("planning"),
         sessionId: ctx.sessionId,
         maxRounds: options.max_rounds,
         blockedMinRounds: options.blocked_min_rounds,
@@ -128,9 +130,10 @@ export function goalPlugin(options: GoalPluginOptions): Plugin {
       };
       const driver = new GoalRoundDriver(ctx, goals, commit);
       ctx.fold(["goal/armed"], (event) => goals.applyArmed(event.data.armed));
-      ctx.services.set("goalService", goals);
-      ctx.services.set("goals", goals);
-      ctx.services.set("goalRounds", driver);
+      ctx.services.set("goalService", goals); // the goal tools'
+      ctx.provide("goalService", goals);
+      ctx.provide("goals", goals);
+      ctx.provide("goalRounds", driver);
       if (options.tools !== false)
         for (const tool of goalTools) ctx.tools.register(tool, { source: "planning" });
 

@@ -11,14 +11,14 @@ export class GoalRunError extends Error {
 }
 
 export async function armGoal(agent: Agent, objective: string): Promise<GoalRow> {
-  const goals = agent.services.get("goalService");
+  const goals = agent.api("goalService");
   if (!goals) throw new GoalRunError("--goal needs the goal plugin (the standard preset has it)");
   return goals.create(objective);
 }
 
 /** 0 when the goal is complete; otherwise 1, with the reason. */
 export async function goalOutcome(agent: Agent): Promise<{ exitCode: 0 | 1; message?: string }> {
-  const goal = await agent.services.get("goalService")?.get();
+  const goal = await agent.api("goalService")?.get();
   if (goal?.phase === "complete") return { exitCode: 0 };
   const detail = goal?.blockedReason ? `: ${goal.blockedReason}` : "";
   return { exitCode: 1, message: `the goal ended ${goal?.phase ?? "missing"}${detail}` };

@@ -65,6 +65,13 @@ declare module "../log/events.js" {
 
 declare module "../tools/types.js" {
   interface ToolServiceMap {
+    /** What the goal tools call. */
+    goalService: GoalService;
+  }
+}
+
+declare module "../loop/plugin.js" {
+  interface PluginApiMap {
     /** The full service; `goals` (declared by the compaction re-injection) is the same object, read-only. */
     goalService: GoalService;
   }

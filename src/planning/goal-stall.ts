@@ -46,11 +46,12 @@ export function goalStallPlugin(options: { rounds?: number } = {}): Plugin {
   const limit = options.rounds ?? STALL_ROUNDS;
   return {
     name: "goal-stall",
+    uses: ["goalService"],
     setup(ctx: PluginContext) {
       ctx.hooks.onSerial(
         "agent/turn-end",
         async () => {
-          const goals = ctx.services.get("goalService");
+          const goals = ctx.use("goalService");
           if (!goals?.armed) return;
           if (roundsWithoutProgress(ctx.log.events) < limit) return;
           if (!(await goals.active())) return;

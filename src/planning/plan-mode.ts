@@ -80,6 +80,13 @@ declare module "../tools/types.js" {
   }
 }
 
+declare module "../loop/plugin.js" {
+  interface PluginApiMap {
+    /** P2: the CLI's and the server's `/plan` and the mode shown to people. */
+    planMode: PlanModeService;
+  }
+}
+
 const ExitPlanModeSchema = Type.Object(
   {
     plan: Type.String({ minLength: 1, description: "The plan, in full (markdown)." }),
@@ -119,7 +126,8 @@ export function planModePlugin(options: { tools?: boolean } = {}): Plugin {
     name: "plan-mode",
     setup(ctx) {
       const service = new PlanModeService((text) => ctx.inbox.inject(text, "mode-switch"));
-      ctx.services.set("planMode", service);
+      ctx.services.set("planMode", service); // exit_plan_mode's
+      ctx.provide("planMode", service);
       ctx.prompt.addSection({ name: "plan-mode", order: SECTION_ORDER.plan, text: PLAN_SECTION });
       if (options.tools !== false) ctx.tools.register(exitPlanModeTool, { source: "planning" });
       let restored = false;

@@ -167,8 +167,9 @@ export const scheduleTools = [scheduleCreateTool, scheduleListTool, scheduleUpda
 export function schedulesPlugin(settings: Omit<ScheduleSettings, "schedules">): Plugin {
   return {
     name: "schedules",
+    needs: ["planning"], // S8: the schedule rows
     setup(ctx) {
-      ctx.services.set("scheduleSettings", { ...settings, schedules: ctx.store.planning });
+      ctx.services.set("scheduleSettings", { ...settings, schedules: ctx.capability("planning") });
       for (const tool of scheduleTools) ctx.tools.register(tool, { source: "planning" });
     },
   };

@@ -122,7 +122,7 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
       let done = false;
 
       const updateColumn = (title: string) =>
-        ctx.store.updateSession(ctx.sessionId, { title }).then(
+        ctx.sessionRecord.setTitle(title).then(
           () => undefined,
           (error: unknown) => note(`the title column was not updated: ${String(error)}`),
         );
@@ -229,9 +229,9 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
           done = true;
           return state;
         }
-        let row: Awaited<ReturnType<typeof ctx.store.getSession>>;
+        let row: Awaited<ReturnType<typeof ctx.sessionRecord.read>>;
         try {
-          row = await ctx.store.getSession(ctx.sessionId);
+          row = await ctx.sessionRecord.read();
         } catch (error) {
           note(`no title: the session row could not be read: ${String(error)}`);
           row = undefined;

@@ -36,8 +36,8 @@ export class StandardAgent extends Agent {
    * the session (this agent, or the server's runner). Returns the line to show.
    */
   goalCommand(command: GoalCommand, kick: () => void): Promise<string> {
-    const goals = this.services.get("goalService");
-    const rounds = this.services.get("goalRounds");
+    const goals = this.api("goalService");
+    const rounds = this.api("goalRounds");
     if (!goals || !rounds) throw new FeatureMissingError("NO_GOALS", "this agent has no goal plugin");
     return runGoalCommand(command, {
       goals,
@@ -48,13 +48,19 @@ export class StandardAgent extends Agent {
     });
   }
 
+  /** T9: a background job of this session runs in this process (its agent must stay open here). */
+  hasRunningJobs(): boolean {
+    const jobs = this.services.get("jobs");
+    return jobs?.list(this.sessionId).some((job) => job.state === "running") ?? false;
+  }
+
   /** Plan mode, when the preset installed it. */
   get planMode(): PlanModeService | undefined {
-    return this.services.get("planMode");
+    return this.api("planMode");
   }
 
   private compaction(): CompactionService {
-    const compaction = this.services.get("compaction");
+    const compaction = this.api("compaction");
     if (!compaction) throw new FeatureMissingError("NO_COMPACTION", "this agent has no compaction plugin");
     return compaction;
   }

@@ -17,9 +17,11 @@ import { join } from "node:path";
 import type { Config } from "../config/schema.js";
 import { trustedDirectories } from "../config/trust.js";
 import { saveImage } from "../context/attachments.js";
+import { commandSandboxFact } from "../context/runtime-context.js";
 import type { ImageMediaType } from "../log/messages.js";
 import { Redactor } from "../log/redact.js";
 import type { Plugin } from "../loop/plugin.js";
+import { CONTEXT_ORDER } from "../loop/prompt.js";
 import type { McpPool } from "../mcp/pool.js";
 import { attachMcpFromConfig } from "../mcp/tools.js";
 import { imagesFor } from "../model/catalog.js";
@@ -38,12 +40,6 @@ import { setupTerminal, terminalRegistry } from "../tools/terminal/setup.js";
 import { MemoryTodoList } from "../tools/todo/todo-tool.js";
 import { searchClient } from "../tools/web/search/search-client.js";
 import { webSearchSettingsFrom } from "../tools/web/search/settings.js";
-
-declare module "../tools/types.js" {
-  interface ToolServiceMap {
-    toolPluginReport: PluginReport;
-  }
-}
 
 export type ToolsPluginOptions = {
   config: Config;
@@ -75,6 +71,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
   const { config } = options;
   return {
     name: "tools",
+    needs: ["blobs", "processes"], // T7 spill; T9 job receipts
     async setup(ctx) {
       const env = options.env ?? process.env;
       const { registry } = ctx.tools;
@@ -137,9 +134,8 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
       ctx.fold(["turn/start", "tool/call"], (event) => policies.repeatReminder.fold(event));
 
       const services = ctx.services;
-      services.set("toolPluginReport", report);
       const blobs = redactingBlobStore(
-        quotaBlobStoreFor(ctx.store, config),
+        quotaBlobStoreFor(ctx.capability("blobs"), config),
         options.redactor ?? Redactor.none,
       );
       services.set("blobs", blobs);
@@ -163,7 +159,7 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
           sessionId: ctx.sessionId,
           workspace: ctx.workspace,
           cwd: ctx.facts.cwd,
-          store: ctx.store,
+          store: ctx.capability("processes"),
           blobs,
           addContext: (context) => ctx.prompt.addContext(context),
         },
@@ -181,6 +177,18 @@ export function toolsPlugin(options: ToolsPluginOptions): Plugin {
         },
       );
       services.set("terminal", terminal.terminal);
+      // L13 (5): how commands run — sandbox, private temp dir, network — as the runtime context says it.
+      ctx.prompt.addContext({
+        name: "command-sandbox",
+        order: CONTEXT_ORDER.commandSandbox,
+        render: () =>
+          commandSandboxFact(
+            ctx.facts.sandbox,
+            terminal.terminal.sandboxAvailable(),
+            terminal.terminal.tempDir,
+            terminal.terminal.network,
+          ),
+      });
       services.set("jobs", terminal.jobs);
       services.set("jobReceipts", terminal.receipts);
       // A person answering at this terminal is recorded as one answering over HTTP is (approval/*, question/*).

@@ -45,19 +45,14 @@ async function awaitAnswer(
   signal: AbortSignal,
   timeoutMs?: number,
 ) {
-  const { store, sessionId } = ctx;
+  const { inbox, sessionId } = ctx;
   let wake: (() => void) | undefined;
   let dirty = true;
   const poke = () => {
     dirty = true;
     wake?.();
   };
-  const unsubscribe = store.subscribe(
-    (n) => {
-      if (n.channel === "resync" || (n.channel === "inbox" && n.sessionId === sessionId)) poke();
-    },
-    { sessionId },
-  );
+  const unsubscribe = inbox.watch(poke);
   signal.addEventListener("abort", poke);
   const timer = timeoutMs === undefined ? undefined : setTimeout(poke, timeoutMs);
   const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
@@ -66,10 +61,10 @@ async function awaitAnswer(
       if (signal.aborted || Date.now() >= deadline) return undefined;
       if (dirty) {
         dirty = false;
-        for (const item of await store.pendingInbox(sessionId)) {
+        for (const item of await inbox.pending()) {
           const answer = answerOf(item);
           if (answer?.id !== id) continue;
-          await store.discardInbox(sessionId, [item.id]);
+          await inbox.discard([item.id]);
           const failure = signer.check(sessionId, answer, item.metadata.proof);
           if (failure === undefined) return answer;
           ctx.log.add({

@@ -13,8 +13,7 @@
  * Model-visible text: LOST_JOB_TEXT.
  */
 import type { Plugin } from "../loop/plugin.js";
-import { holdLease } from "../store/hold-lease.js";
-import type { Store } from "../store/store.js";
+import { holdLease, type LeaseStore } from "../store/hold-lease.js";
 import type { JobStore } from "../tools/jobs/job-store.js";
 
 export const LOST_JOB_TEXT = (jobId: string, label: string) =>
@@ -27,13 +26,13 @@ const doneLease = (sessionId: string, jobId: string) => `job-done:${sessionId}:$
 export function lostJobsPlugin(options: { owner: string; leaseTtlMs: number }): Plugin {
   return {
     name: "lost-jobs",
+    needs: ["leases"], // T9: a job's "alive on this server" and "done" leases
     setup(ctx) {
-      const inner = ctx.services.get("jobs");
-      if (!inner) return;
-      const { store, sessionId } = ctx;
+      const store = ctx.capability("leases");
+      const { sessionId } = ctx;
       const { owner, leaseTtlMs } = options;
       const explicitlyKilled = new Set<string>();
-      const tracked: JobStore = {
+      const tracked = (inner: JobStore): JobStore => ({
         adopt(input) {
           const info = inner.adopt(input);
           ctx.log.add({ type: "job/started", data: { jobId: info.id, kind: info.kind, label: info.label } });
@@ -60,8 +59,15 @@ export function lostJobsPlugin(options: { owner: string; leaseTtlMs: number }): 
           return inner.kill(id);
         },
         killAll: () => inner.killAll(),
-      };
-      ctx.services.set("jobs", tracked);
+      });
+      // Every job the tools start goes through the wrapper, which logs it and holds its lease.
+      let jobs: JobStore | undefined;
+      ctx.services.decorate("jobs", (inner) => {
+        jobs = inner;
+        return tracked(inner);
+      });
+      const local = jobs;
+      if (!local) return;
 
       ctx.hooks.onWaterfall(
         "agent/pre-step",
@@ -71,7 +77,7 @@ export function lostJobsPlugin(options: { owner: string; leaseTtlMs: number }): 
             store,
             sessionId,
             ctx.log.events,
-            (id) => inner.get(id) !== undefined,
+            (id) => local.get(id) !== undefined,
           )) {
             ctx.log.add({ type: "job/finished", data: { jobId: job.jobId, status: "lost" } });
             state.messages.push({ text: LOST_JOB_TEXT(job.jobId, job.label), source: "job-notice" });
@@ -85,7 +91,7 @@ export function lostJobsPlugin(options: { owner: string; leaseTtlMs: number }): 
 }
 
 async function lostJobs(
-  store: Store,
+  store: Pick<LeaseStore, "getLease">,
   sessionId: string,
   events: readonly { type: string; data: unknown }[],
   local: (jobId: string) => boolean,

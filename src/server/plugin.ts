@@ -194,13 +194,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     shutdownGraceMs: settings.shutdown_grace_ms,
     onError,
     onTakeover: (count) => metrics.takeovers.inc(count),
-    evictable: (agent) =>
-      !(
-        agent.services
-          .get("jobs")
-          ?.list(agent.sessionId)
-          .some((j) => j.state === "running") ?? false
-      ),
+    evictable: (agent) => !agent.hasRunningJobs(),
   });
 
   // The request id on the response, and the session id on every line a session route logs.

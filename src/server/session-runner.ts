@@ -58,7 +58,7 @@ export type SessionRunnerOptions<A extends Agent = Agent> = {
   /** Sessions claimed from a holder whose lease lapsed with a turn open (metrics). */
   onTakeover?: (count: number) => void;
   /** Whether an idle agent may be evicted (false while it has running background jobs, T9). */
-  evictable?: (agent: Agent) => boolean;
+  evictable?(agent: A): boolean;
 };
 
 type Entry<A extends Agent> = {

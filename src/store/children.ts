@@ -3,11 +3,11 @@
  * by page through `listSessions({ parentId })`. One helper for whoever walks a session tree (usage roll-up,
  * the subagent ledger).
  */
-import type { SessionRow, Store } from "./store.js";
+import type { SessionDirectory, SessionRow } from "./store.js";
 
 const PAGE = 100;
 
-export async function childSessions(store: Store, parentId: string): Promise<SessionRow[]> {
+export async function childSessions(store: SessionDirectory, parentId: string): Promise<SessionRow[]> {
   const rows: SessionRow[] = [];
   let before: string | undefined;
   for (;;) {

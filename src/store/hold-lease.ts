@@ -27,7 +27,7 @@ export type HoldLeaseOptions = {
   waitMs?: number;
 };
 
-type LeaseStore = Pick<Store, "acquireLease" | "renewLease" | "releaseLease" | "getLease">;
+export type LeaseStore = Pick<Store, "acquireLease" | "renewLease" | "releaseLease" | "getLease">;
 
 export async function holdLease(
   store: LeaseStore,

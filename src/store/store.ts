@@ -308,6 +308,30 @@ export interface Store {
   readonly processReceipts: ProcessReceiptStore;
 }
 
+/**
+ * Other sessions, as an orchestrator of delegated work sees them (S1–S5): create and fork children, read
+ * their rows and logs, queue input to a parent or a child, ask a child to stop. No claims, no leases taken,
+ * no blobs: those belong to whoever drives a session.
+ */
+export type SessionDirectory = Pick<
+  Store,
+  | "kind"
+  | "createSession"
+  | "getSession"
+  | "listSessions"
+  | "updateSession"
+  | "read"
+  | "append"
+  | "enqueueInbox"
+  | "pendingInbox"
+  | "discardInbox"
+  | "requestCancel"
+  | "takeCancelRequests"
+  | "getLease"
+  | "harnessKey"
+  | "subscribe"
+>;
+
 /** Goals and schedules (a sub-interface, not forwarded method by method). */
 export interface PlanningStore {
   // ---- goals (P3–P5): at most one per session, compare-and-set by revision ----

@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import type { LogEvent } from "../log/events.js";
 import { childSessions } from "../store/children.js";
-import { opensTurn, type SessionRow, type Store, sessionLeaseName } from "../store/store.js";
+import { opensTurn, type SessionDirectory, type SessionRow, sessionLeaseName } from "../store/store.js";
 
 export { LIFECYCLE_STATES, type LifecycleState, TERMINAL_STATES } from "./states.js";
 
@@ -84,7 +84,7 @@ export type ChildResult = {
 };
 
 /** The lifecycle view of a child from its row and log. Undefined when the session is not a delegated child. */
-export async function childView(store: Store, id: string): Promise<ChildView | undefined> {
+export async function childView(store: SessionDirectory, id: string): Promise<ChildView | undefined> {
   const row = await store.getSession(id);
   const delegation = delegationOf(row);
   if (!row || !delegation) return undefined;
@@ -131,7 +131,7 @@ function terminalState(data: SettledData, delegation: Delegation): LifecycleStat
   }
 }
 
-async function leaseLive(store: Store, id: string): Promise<boolean> {
+async function leaseLive(store: SessionDirectory, id: string): Promise<boolean> {
   const lease = await store.getLease(sessionLeaseName(id));
   return !!lease?.owner && lease.expiresAt > Date.now();
 }
@@ -155,6 +155,6 @@ export function resultOf(view: ChildView): ChildResult | undefined {
 }
 
 /** The delegated children of a session, oldest first. */
-export async function childrenOf(store: Store, parentId: string): Promise<SessionRow[]> {
+export async function childrenOf(store: SessionDirectory, parentId: string): Promise<SessionRow[]> {
   return (await childSessions(store, parentId)).filter((row) => delegationOf(row));
 }

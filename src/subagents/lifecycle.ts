@@ -14,7 +14,7 @@
  * - `result` is the child's first settlement (immutable, idempotent, at most 32,000 characters, no
  *   transcript or reasoning, SHA-256 of the text); older than the retention it is `RESULT_EXPIRED`.
  */
-import type { Store, StoreNotification } from "../store/store.js";
+import type { SessionDirectory, StoreNotification } from "../store/store.js";
 import { HANDLE_KEY_NAME, issueHandle, type SubagentHandle, verifyHandle } from "./handles.js";
 import {
   type ChildResult,
@@ -49,7 +49,7 @@ export class SubagentLifecycle {
   private key: Promise<string> | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: SessionDirectory,
     private readonly driver: ChildDriver,
     private readonly options: { resultRetentionMs: number; pollMs?: number },
   ) {}
@@ -139,7 +139,7 @@ function waitBudget(timeoutMs: unknown): number {
  * then stops it through the driver.
  */
 export async function requestChildCancel(
-  store: Store,
+  store: SessionDirectory,
   driver: ChildDriver,
   childId: string,
   reason: string,
@@ -163,7 +163,12 @@ export async function requestChildCancel(
 }
 
 /** Resolves on the next event or inbox change of `sessionId`, after `ms`, or when `signal` aborts. */
-export function changeOf(store: Store, sessionId: string, ms: number, signal?: AbortSignal): Promise<void> {
+export function changeOf(
+  store: SessionDirectory,
+  sessionId: string,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
   return new Promise((resolve) => {
     let finished = false;
     let stop: (() => void) | undefined;

@@ -14,7 +14,7 @@
  *   commit) make this process take the child's cancel requests and cancel it, as a server's runner does.
  */
 import type { Agent } from "../loop/agent.js";
-import type { Store } from "../store/store.js";
+import type { SessionDirectory } from "../store/store.js";
 import type { ChildDriver } from "./lifecycle.js";
 
 export class LocalChildren implements ChildDriver {
@@ -24,7 +24,7 @@ export class LocalChildren implements ChildDriver {
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: SessionDirectory,
     private readonly open: (sessionId: string) => Promise<Agent>,
     private readonly onError: (error: unknown, sessionId: string) => void = () => undefined,
   ) {}

@@ -20,7 +20,7 @@ import type { Config } from "../config/schema.js";
 import type { LogEvent, MessageAbout } from "../log/events.js";
 import type { Plugin, PluginContext } from "../loop/plugin.js";
 import { CONTEXT_ORDER } from "../loop/prompt.js";
-import { opensTurn } from "../store/store.js";
+import { opensTurn, type SessionDirectory } from "../store/store.js";
 import type { ObjectSchema } from "../tools/types.js";
 import { type Delegation, delegationOf } from "./ledger.js";
 import type { ChildDriver } from "./lifecycle.js";
@@ -61,12 +61,14 @@ export function subagentSettingsFrom(config: Config["subagents"]): SubagentSetti
 export function subagentsPlugin(options: SubagentsPluginOptions): Plugin {
   return {
     name: "subagents",
+    needs: ["sessions"], // S1–S5: children to create, read and stop; the parent to report to
     async setup(ctx) {
-      const self = await ctx.store.getSession(ctx.sessionId);
+      const sessions = ctx.capability("sessions");
+      const self = await ctx.sessionRecord.read();
       if (!self) return;
       let turnActive = false;
       const service = new SubagentService({
-        store: ctx.store,
+        store: sessions,
         self,
         depth: ctx.session.depth,
         settings: options.settings,
@@ -79,7 +81,7 @@ export function subagentsPlugin(options: SubagentsPluginOptions): Plugin {
         toolsets: () => offeredToolsets(ctx),
       });
       ctx.services.set("subagents", service);
-      ctx.services.set("childWaiter", { waitForChildren: (id) => service.waitForChildren(id) });
+      ctx.provide("childWaiter", { waitForChildren: (id) => service.waitForChildren(id) });
       for (const tool of [
         subagentTool,
         subagentForkTool,
@@ -101,7 +103,7 @@ export function subagentsPlugin(options: SubagentsPluginOptions): Plugin {
       });
 
       const delegation = delegationOf(self);
-      if (delegation) setupChild(ctx, service, delegation, options);
+      if (delegation) setupChild(ctx, sessions, service, delegation, options);
     },
   };
 }
@@ -109,6 +111,7 @@ export function subagentsPlugin(options: SubagentsPluginOptions): Plugin {
 /** What a delegated child has beyond any agent: prompt facts, the report tool, settlement. */
 function setupChild(
   ctx: PluginContext,
+  sessions: SessionDirectory,
   service: SubagentService,
   delegation: Delegation,
   options: SubagentsPluginOptions,
@@ -144,8 +147,7 @@ function setupChild(
     const gate = {
       recorded: () => recorded(),
       busy: async () =>
-        (await service.children()).some((child) => child.active) ||
-        opensTurn(await ctx.store.pendingInbox(ctx.sessionId)),
+        (await service.children()).some((child) => child.active) || opensTurn(await ctx.inbox.pending()),
       record: (value: Record<string, unknown>) => {
         recordedNow = { turnSeq: turnSeq(), value };
       },
@@ -173,7 +175,7 @@ function setupChild(
       const end = ctx.log.last("turn/end");
       const previous = ctx.log.last("subagent/settled");
       if (!end || (previous && previous.seq > end.seq)) return;
-      if (opensTurn(await ctx.store.pendingInbox(ctx.sessionId))) return;
+      if (opensTurn(await ctx.inbox.pending())) return;
       const closingMessage = closingMessageOf(ctx.log.events);
       const structured = delegation.schema ? structuredOfTurn(ctx.log.events) : undefined;
       const error = end.data.error;
@@ -199,7 +201,7 @@ function setupChild(
         ...(diagnostic === undefined ? [] : [diagnosticLine(diagnostic)]),
       ].join("\n\n");
       // S3: a steer starts a new turn of an idle parent and joins the next step of a running one (L4).
-      await ctx.store.enqueueInbox(delegation.parentId, {
+      await sessions.enqueueInbox(delegation.parentId, {
         queue: "next-step",
         mode: "steer",
         source: "subagent-settled",

@@ -22,7 +22,7 @@ import type { NewEvent } from "../log/events.js";
 import { forkSession } from "../loop/fork.js";
 import { beginSession } from "../loop/new-session.js";
 import { traced } from "../loop/trace-carrier.js";
-import type { SessionRow, Store } from "../store/store.js";
+import type { SessionDirectory, SessionRow } from "../store/store.js";
 import { ToolRefusal } from "../tools/refusal.js";
 import type { SubagentHandle } from "./handles.js";
 import { type ChildView, childrenOf, childView, type Delegation, REPORT_TOOLSET } from "./ledger.js";
@@ -70,7 +70,7 @@ export class SubagentRefusal extends ToolRefusal {
 }
 
 export type SubagentServiceOptions = {
-  store: Store;
+  store: SessionDirectory;
   /** This agent's session row (its parent and delegation record, if it is a child). */
   self: SessionRow;
   depth: number;

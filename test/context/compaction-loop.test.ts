@@ -154,7 +154,7 @@ describe("C11 manual compaction", () => {
     });
     try {
       await f.agent.setup();
-      const service = f.agent.services.require("compaction");
+      const service = f.agent.api("compaction")!;
       expect(await service.compactNow()).toEqual({ kind: "nothing", message: NOTHING_TO_COMPACT });
       await f.agent.followup("go");
       await f.agent.whenIdle();
@@ -179,7 +179,7 @@ describe("C11 manual compaction", () => {
     try {
       await f.agent.setup();
       await f.store.acquireLease(sessionLeaseName(f.sessionId), "someone-else", 10_000);
-      expect(await f.agent.services.require("compaction").compactNow()).toEqual({
+      expect(await f.agent.api("compaction")!.compactNow()).toEqual({
         kind: "busy",
         message: COMPACTION_BUSY,
       });
@@ -201,7 +201,7 @@ describe("C9 stale start", () => {
       await f.agent.whenIdle();
       const seq = (await f.events()).length;
       await f.store.append(f.sessionId, [{ type: "compaction/start", data: { reason: "pressure" } }], seq);
-      const outcome = await f.agent.services.require("compaction").compactNow();
+      const outcome = await f.agent.api("compaction")!.compactNow();
       expect(outcome.kind).toBe("compacted");
       const events = await f.events();
       expect(ends(events)[0]).toMatchObject({ ok: false, error: expect.stringContaining("stale") });

@@ -15,7 +15,7 @@ export const GOAL = { objective: "finish the 300-step migration", phase: "active
 export const goalServicePlugin: Plugin = {
   name: "test-goals",
   setup(ctx) {
-    ctx.services.set("goals", { active: async () => GOAL });
+    ctx.provide("goals", { active: async () => GOAL });
   },
 };
 

@@ -24,7 +24,7 @@ const lastUser = (request: FakeRequest) => {
   return typeof last?.content === "string" ? last.content : "";
 };
 const goalsOf = (f: PlanningFixture) => f.agent.services.require("goalService") as GoalService;
-const driverOf = (f: PlanningFixture) => f.agent.services.require("goalRounds") as GoalRoundDriver;
+const driverOf = (f: PlanningFixture) => f.agent.api("goalRounds") as GoalRoundDriver;
 
 describe("P4 goal rounds", () => {
   it("queues <goal_round> with the JSON-quoted objective and Round: N/MAX until the model completes", async () => {
@@ -128,7 +128,7 @@ describe("P4 goal rounds", () => {
     const service = other.services.require("goalService") as GoalService;
     expect(service.armed).toBe(false);
     expect((await service.active())?.objective).toBe("x");
-    expect(await (other.services.require("goalRounds") as GoalRoundDriver).queueRound()).toBeUndefined();
+    expect(await (other.api("goalRounds") as GoalRoundDriver).queueRound()).toBeUndefined();
   });
 });
 

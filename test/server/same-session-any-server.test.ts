@@ -14,7 +14,9 @@
  *   one is started again for the next handover.
  *
  * The requests' bodies are compared byte for byte; the only thing masked is the clock (the time context's
- * timestamp and elapsed time, SP5) the session's own temporary directory and the ids the store gives. Both goals end complete, armed all along (no handover paused or disarmed
+ * timestamp and elapsed time, SP5) and the ids the store gives (the session's own temporary directory is
+ * named after the session, so it is the same path on every server). Both goals end complete, armed all
+ * along (no handover paused or disarmed
  * them: `goal/armed` events say only `create` and `complete`). A SIGKILL mid-turn still disarms the goal as
  * an event: test/server/orphaned-turns.test.ts.
  */
@@ -195,24 +197,15 @@ async function scenario(
 }
 
 /**
- * What two sessions cannot share: the clock (SP5's time context), the session's own temporary directory and
- * the ids the store gives (the goal's). Everything else is the same bytes.
+ * What two sessions cannot share: the clock (SP5's time context) and the ids the store gives (the session's,
+ * in its temporary directory's path, and the goal's). Everything else is the same bytes.
  */
 function maskClock(body: string): string {
-  return (
-    body
-      // Known divergence: the session's temporary directory is made per process (mkdtemp), so a server that
-      // takes the session over announces a new runtime-context snapshot (L13). Left out of the comparison
-      // until that directory is the same on every server; counted apart below.
-      .replace(RUNTIME_SNAPSHOT, "")
-      .replace(/\/tmp\/bdsh-[0-9a-f-]{36}-\w+/g, "<session tmp>")
-      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>")
-      .replace(/(Time sampled while preparing turn \d+, step \d+: )[^\\"]+/g, "$1<time>")
-      .replace(/(Elapsed since the previous (?:message you saw|time context): )[^\\".]+/g, "$1<elapsed>")
-  );
+  return body
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>")
+    .replace(/(Time sampled while preparing turn \d+, step \d+: )[^\\"]+/g, "$1<time>")
+    .replace(/(Elapsed since the previous (?:message you saw|time context): )[^\\".]+/g, "$1<elapsed>");
 }
-
-const RUNTIME_SNAPSHOT = /,\{"role":"user","content":"Runtime context for this session\.(?:[^"\\]|\\.)*"\}/g;
 
 /** Where two lists of bodies first differ (request index and some text around it), for a readable failure. */
 function firstDifference(actual: string[], expected: string[]): string | undefined {

@@ -187,7 +187,7 @@ describe.each(targets)("a cached agent after another server drove its session ($
     const cached = await a.runner.cachedAgent(session.id);
     const given = await a.runner.agent(session.id);
     expect(given).toBe(cached);
-    const rounds = given.services.require("goalRounds");
+    const rounds = given.api("goalRounds")!;
     const message = await runGoalCommand(
       { kind: "create", objective: "keep going" },
       {

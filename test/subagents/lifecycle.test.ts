@@ -126,7 +126,7 @@ function lifecyclePlugin(world: Pick<World, "launches" | "holdSettle">): Plugin 
     name: "lifecycle-test",
     async setup(ctx) {
       for (const tool of [launchTool, hiddenTool]) ctx.tools.register(tool);
-      const task = delegationOf(await ctx.store.getSession(ctx.sessionId))?.task ?? "";
+      const task = delegationOf(await ctx.sessionRecord.read())?.task ?? "";
       for (const [marker, held] of world.holdSettle) {
         if (!task.includes(marker)) continue;
         ctx.hooks.onSerial(

@@ -149,7 +149,7 @@ describe.skipIf(!bubblewrapAvailable())("issue 14 findings 3-5 under bubblewrap"
       expect(await bash('echo kept > "$TMPDIR/a" && echo "$TMPDIR"')).toBe(terminal.tempDir);
       expect(await bash('cat "$TMPDIR/a"')).toBe("kept");
       const dir = terminal.tempDir;
-      expect(dir).toMatch(/\/bdsh-sess-1-/);
+      expect(dir).toMatch(/\/bdsh-sessions-\d+\/sess-1-[0-9a-f]{8}$/);
       expect(existsSync(join(dir, "a"))).toBe(true);
       await terminal.cleanup();
       expect(existsSync(dir)).toBe(false);

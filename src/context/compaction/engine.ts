@@ -21,8 +21,7 @@ import type { NewEvent, Usage } from "../../log/events.js";
 import type { SurfaceMessage, SurfaceNode } from "../../log/messages.js";
 import { messageTokens, type TokenMeter } from "../../log/token-meter.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelRequest } from "../../model/types.js";
-import { withLease } from "../../store/hold-lease.js";
-import type { Store } from "../../store/store.js";
+import { type LeaseStore, withLease } from "../../store/hold-lease.js";
 import type { CompactionLog } from "./pruner.js";
 import { type CompactionRange, selectRange } from "./range.js";
 import {
@@ -68,7 +67,7 @@ export function compactionLeaseName(sessionId: string): string {
  * aborts when the lock is lost (the body must stop: another compaction may start).
  */
 export function withCompactionLock<T>(
-  store: Store,
+  store: LeaseStore,
   sessionId: string,
   body: (signal: AbortSignal) => Promise<T>,
   ttlMs = 30_000,

@@ -47,8 +47,8 @@ export interface CompactionService {
   compactNow(signal?: AbortSignal): Promise<ManualCompaction>;
 }
 
-declare module "../../tools/types.js" {
-  interface ToolServiceMap {
+declare module "../../loop/plugin.js" {
+  interface PluginApiMap {
     compaction: CompactionService;
   }
 }
@@ -61,7 +61,12 @@ export function isOverflowError(error: LlmError): boolean {
 
 export function compactionPlugin(overrides: Partial<CompactionSettings> = {}): Plugin {
   const settings = { ...DEFAULT_COMPACTION, ...overrides };
-  return { name: "compaction", setup: (ctx) => new Compactor(ctx, settings).install() };
+  return {
+    name: "compaction",
+    needs: ["leases"], // C9: the compaction lock
+    uses: ["goals"], // the task state carried over a checkpoint names the active goal
+    setup: (ctx) => new Compactor(ctx, settings).install(),
+  };
 }
 
 class Compactor {
@@ -111,7 +116,7 @@ class Compactor {
     ctx.log.onEvents((events) => {
       if (events.some((e) => e.type === "assistant/message")) this.overflowRetries = 0;
     });
-    ctx.services.set("compaction", { compactNow: (signal) => this.compactNow(signal) });
+    ctx.provide("compaction", { compactNow: (signal) => this.compactNow(signal) });
   }
 
   private budget() {
@@ -132,7 +137,7 @@ class Compactor {
       // Busy (undefined): another process holds the lock and is compacting this session right now.
       // The agent drives (it holds the session lease and its appends are fenced); the lock only keeps a
       // second compaction of this session from running beside this one.
-      await withCompactionLock(ctx.store, ctx.sessionId, async () => {
+      await withCompactionLock(ctx.capability("leases"), ctx.sessionId, async () => {
         if (closeStaleStart(ctx.log, where)) await ctx.log.flush();
         if (pruneToolResults(ctx.log, where) > 0) {
           await ctx.log.flush();
@@ -167,7 +172,7 @@ class Compactor {
   private async recoverOverflow(where: Where): Promise<void> {
     const { ctx } = this;
     try {
-      await withCompactionLock(ctx.store, ctx.sessionId, async () => {
+      await withCompactionLock(ctx.capability("leases"), ctx.sessionId, async () => {
         if (closeStaleStart(ctx.log, where)) await ctx.log.flush();
         if (pruneToolResults(ctx.log, where) > 0) await ctx.log.flush();
         await this.compact(ctx.log, 0, "overflow", where);
@@ -203,7 +208,7 @@ class Compactor {
   }
 
   private async taskState(log: CompactionLog): Promise<TaskStateMessage | undefined> {
-    const goal = await this.ctx.services.get("goals")?.active();
+    const goal = await this.ctx.use("goals")?.active();
     const text = taskStateText(todosFromLog(log.events), goal);
     return text === undefined ? undefined : { text };
   }
@@ -219,7 +224,7 @@ class Compactor {
     try {
       const result = await ctx.exclusive(
         (log, leaseLost) =>
-          withCompactionLock(ctx.store, ctx.sessionId, (lockLost) =>
+          withCompactionLock(ctx.capability("leases"), ctx.sessionId, (lockLost) =>
             this.compactManually(log, AbortSignal.any([lockLost, leaseLost, ...(signal ? [signal] : [])])),
           ),
         { ttlMs: 60_000 },

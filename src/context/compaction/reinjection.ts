@@ -5,7 +5,7 @@
  *
  * - Todos: the arguments of the newest `todo_write` call whose result was not an error, read from the log
  *   (the log is the truth: this survives restarts and other processes).
- * - Goal: `services.get("goals")?.active()` (the goal service; only `active()` is needed here).
+ * - Goal: the `goals` plugin API's `active()` (the goal service; only `active()` is needed here).
  *
  * Model experience:
  *   <system-reminder>
@@ -24,8 +24,8 @@ export interface GoalReader {
   active(): Promise<ActiveGoal | undefined>;
 }
 
-declare module "../../tools/types.js" {
-  interface ToolServiceMap {
+declare module "../../loop/plugin.js" {
+  interface PluginApiMap {
     goals: GoalReader;
   }
 }

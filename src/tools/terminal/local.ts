@@ -16,9 +16,9 @@
  *   environment from `/proc/<pid>/environ`).
  * - The environment is always the `EnvironmentPolicy`'s (child-env.ts): secrets stripped (a command
  *   the model writes never sees a key), plus `TMPDIR`.
- * - The session's temp dir (`tempDir`) is a host directory `<os tmp>/bdsh-<session>-*`,
- *   mode 0700, made on first use, writable in every mode, kept for the environment's life and removed by
- *   `cleanup()` (agent close). `$BDSH_HOME` (`home`) is masked inside the sandbox (finding 3).
+ * - The session's temp dir (`tempDir`) is a host directory `<os tmp>/bdsh-sessions-<uid>/<session>-<hash>`
+ *   (session-temp-dir.ts: the same path on every server), mode 0700, made before each command that runs,
+ *   writable in every mode, removed by `cleanup()` (agent close). `$BDSH_HOME` (`home`) is masked inside the sandbox (finding 3).
  * - The network (`network`, default off; sandbox-network.ts): a sandboxed command in any mode but
  *   danger-full-access gets its own network namespace unless the mode is `on`. Under `proxy` the harness's
  *   egress proxy starts on the first such command and stops in `cleanup()`, and the command runs behind the
@@ -26,9 +26,8 @@
  *   refuses the command; otherwise it runs with the host network and `network` says `on`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { readFileSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
 import {
   bubblewrapArgs,
   bubblewrapAvailable,
@@ -52,6 +51,7 @@ import { policyFor } from "./policy.js";
 import { relayArgv } from "./proxy-bridge.js";
 import { executeBySpawn, RunningCommands } from "./remote-shell.js";
 import type { SandboxNetwork } from "./sandbox-network.js";
+import { ensureSessionTempDir, sessionTempPath } from "./session-temp-dir.js";
 
 const NO_NETWORK: SandboxNetwork = { mode: "off", allow: [] };
 
@@ -94,17 +94,16 @@ export class LocalEnvironment implements TerminalEnvironment {
   }
   private proxy: EgressProxy | undefined;
 
-  /** The session's private temp dir (made on first use; `$TMPDIR` of every command). */
+  /** The session's private temp dir (`$TMPDIR` of every command); made when a command is about to run. */
   get tempDir(): string {
-    if (this.temp === undefined) {
-      const session = (this.options.sessionId ?? "session").replace(/[^A-Za-z0-9_-]/g, "").slice(0, 40);
-      this.temp = mkdtempSync(join(tmpdir(), `bdsh-${session}-`));
-    }
+    this.temp ??= sessionTempPath(this.options.sessionId, this.options.cwd);
     return this.temp;
   }
 
   spawn(command: string, options: SpawnOptions): RunningCommand {
     const tempDir = this.tempDir;
+    // Made again if it went (another process's cleanup after a handover, or a command's own `rm`).
+    ensureSessionTempDir(tempDir);
     const env = this.policy.childEnvironment(this.options.baseEnv ?? process.env, {
       ...options.env,
       TMPDIR: tempDir,
