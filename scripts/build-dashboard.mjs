@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Builds the web dashboard (issue 21): web/main.tsx → dist/dashboard/{index.html, assets/app-<hash>.js,
+ * Builds the web dashboard: web/main.tsx → dist/dashboard/{index.html, assets/app-<hash>.js,
  * assets/app-<hash>.css}, minified, with Preact as the view library. Run by `npm run build`; the tests call
  * `buildDashboard()` so they always serve the current sources. src/server/dashboard.ts serves the result.
  */

@@ -1,5 +1,5 @@
 /**
- * A session's event stream in the browser (issue 21 item 4): `GET v1/sessions/:id/events` read with
+ * A session's event stream in the browser: `GET v1/sessions/:id/events` read with
  * `fetch` (the browser's EventSource cannot send the bearer token), parsed as Server-Sent Events.
  *
  * Invariants:

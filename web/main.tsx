@@ -1,5 +1,5 @@
 /**
- * The better-dsh dashboard (issue 21): sign in with the server's token (traded for an HttpOnly session
+ * The better-dsh dashboard: sign in with the server's token (traded for an HttpOnly session
  * cookie, ./api.ts), then the session list
  * (`#/`) or one session (`#/sessions/<id>`). Hash routes keep every URL under the page's own path, so
  * the dashboard works under any prefix the host app mounts the plugin at.

@@ -1,5 +1,5 @@
 /**
- * The speak button (issue 21 item 2): the session's speech WebSocket (`v1/sessions/:id/speech`, issue 20)
+ * The speak button: the session's speech WebSocket (`v1/sessions/:id/speech`)
  * played through Web Audio. The handshake carries the session cookie like every other request (the server
  * accepts it from this page's own origin only, src/server/speech-routes.ts); the page holds no token.
  * Each reply arrives as a JSON `start` with its PCM format, binary frames of signed 16-bit little-endian

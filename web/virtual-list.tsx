@@ -1,5 +1,5 @@
 /**
- * A virtualised list of items of varying height (issue 21 acceptance: a session of 10,000 events scrolls
+ * A virtualised list of items of varying height (it must hold: a session of 10,000 events scrolls
  * smoothly). Only the rows in and near the viewport are in the DOM; the others are a height.
  *
  * - Heights start from an estimate and are measured once a row is drawn (and again when it resizes, as

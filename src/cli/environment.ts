@@ -26,7 +26,7 @@ export type GlobalOptions = { cwd?: string; config?: string } & ConfigFlags;
 export function cliEnvironment(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): CliEnvironment {
   const home = bdshHome(env);
   const cwd = resolve(options.cwd ?? process.cwd());
-  // Issue 14 finding 8: a workspace that does not exist is a usage error, before anything is sent.
+  // A workspace that does not exist is a usage error, before anything is sent.
   if (options.cwd !== undefined && !isDirectory(cwd))
     throw usageError(`--cwd ${options.cwd}: no such directory`);
   // Commander names `--base-url` `baseUrl`; the loader's flag table says `base-url` (it was ignored).
@@ -56,7 +56,7 @@ function isDirectory(path: string): boolean {
 
 /**
  * The warnings a command that runs an agent prints before it starts, each `bdsh: warning: …` on stderr: an
- * untrusted project, a project key that was ignored, and commands running without an OS sandbox (issue 14).
+ * untrusted project, a project key that was ignored, and commands running without an OS sandbox.
  */
 export function printStartupWarnings(environment: CliEnvironment, output: Output): void {
   for (const warning of environment.loaded.warnings) output.err(`bdsh: warning: ${warning}`);

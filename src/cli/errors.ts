@@ -28,7 +28,7 @@ export function usageError(message: string): CliError {
 
 /**
  * The one stderr line for an error, and the exit code it maps to; known secret values are redacted from it
- * (issue 14 finding 4).
+ * (an error message can carry a key the process read).
  */
 export function describeFailure(
   error: unknown,

@@ -17,7 +17,7 @@ export const processOutput: Output = {
 };
 
 /**
- * Issue 15: `bdsh sessions events ID | head` closes the pipe early. A write to a closed stdout or stderr
+ * `bdsh sessions events ID | head` closes the pipe early. A write to a closed stdout or stderr
  * then fails with EPIPE; the reader has all it wanted, so the process ends at once, without a stack trace
  * (exit 0 for stdout, as `yes | head` does; the session's log is durable either way).
  */

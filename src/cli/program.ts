@@ -44,10 +44,10 @@ export function buildProgram(output: Output, setExitCode: (code: number) => void
   registerSessions(program, output, setExitCode);
   registerSchedules(program, output, setExitCode);
   registerCompact(program, output, setExitCode); // C11
-  registerServe(program, output, setExitCode); // issue 8
-  registerTrust(program, output, setExitCode); // issue 14
-  registerSpeech(program, output, setExitCode); // issue 20: `speak`, `run --speak`, `chat --voice`
-  registerMcp(program, output, setExitCode); // issue 18
+  registerServe(program, output, setExitCode);
+  registerTrust(program, output, setExitCode);
+  registerSpeech(program, output, setExitCode); // `speak`, `run --speak`, `chat --voice`
+  registerMcp(program, output, setExitCode);
   registerApprovals(program, output, setExitCode);
   for (const command of program.commands) {
     command.exitOverride();
@@ -92,7 +92,7 @@ export async function main(argv: string[], output: Output = processOutput): Prom
       if (error.code === "commander.help") return EXIT_OK;
       return EXIT_USAGE;
     }
-    // Issue 14 finding 4: the default policy over this process's environment (config may not have loaded).
+    // Redacted with the default policy over this process's environment: config may not have loaded.
     const redactor = Redactor.of(EnvironmentPolicy.default.secretValues(process.env));
     const { line, exitCode: code } = describeFailure(error, redactor);
     output.err(line);

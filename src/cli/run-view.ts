@@ -1,5 +1,5 @@
 /**
- * The human view of `bdsh run` (issue 15): the reply on stdout, everything about the work on stderr.
+ * The human view of `bdsh run`: the reply on stdout, everything about the work on stderr.
  *
  * - stdout on a terminal: the reply rendered as markdown, line by line as it streams (MarkdownStream).
  * - stdout not a terminal (`codex exec`, `claude -p`): stdout carries the final answer only, exactly as the

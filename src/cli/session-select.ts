@@ -1,5 +1,5 @@
 /**
- * Which session a command means (issue 15 item 4). Every command that takes a session id goes through here:
+ * Which session a command means. Every command that takes a session id goes through here:
  * `run`/`chat --session`, `--continue`/`--last`, `sessions show|events|resume|fork|archive` and `compact`.
  *
  * - An id may be shortened to any unique prefix; an exact id always wins (store/session-ids.ts). An
@@ -110,7 +110,7 @@ export async function chooseSession(
 }
 
 /**
- * Issue 15: a continued session keeps its workspace (it used to switch silently to the current directory).
+ * A continued session keeps its workspace (it used to switch silently to the current directory).
  * Says so when that is not the current directory, and when an explicit `--cwd` moves it.
  */
 export function sessionWorkspace(row: SessionRow, cwdExplicit: boolean, cwd: string, output: Output): string {
@@ -173,7 +173,7 @@ function labelled(label: string, text: string, max: number): string {
 }
 
 /**
- * Issue 15: before a continued session runs, its stored history is read (so the live view shows only what
+ * Before a continued session runs, its stored history is read (so the live view shows only what
  * happens now, not old tool lines as if they ran again) and the conversation's tail is printed on stderr.
  */
 export async function showConversationTail(agent: Agent, output: Output): Promise<void> {

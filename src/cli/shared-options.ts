@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 
-/** Issue 15: how `run`, `chat` and `resume` name the session to continue (session-select.ts). */
+/** How `run`, `chat` and `resume` name the session to continue (session-select.ts). */
 export type SessionFlags = { session?: string; continue?: boolean; last?: boolean };
 
 /** Options every command accepts, before or after its name (INTERFACE "Options shared by run, chat and resume"). */

@@ -1,5 +1,5 @@
 /**
- * The terminal surfaces of speech (issue 20 item 5): `bdsh speak TEXT [--out FILE.wav]` to try a provider,
+ * The terminal surfaces of speech: `bdsh speak TEXT [--out FILE.wav]` to try a provider,
  * `bdsh run --speak [FILE.wav]` and `bdsh chat --voice` to hear replies as they stream.
  *
  * Invariants:

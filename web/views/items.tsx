@@ -1,5 +1,5 @@
 /**
- * One conversation item as the dashboard draws it (issue 21 item 2). Everything shown is model or user
+ * One conversation item as the dashboard draws it. Everything shown is model or user
  * output: it is rendered as text nodes and elements made from Markdown tokens (../markdown.tsx), never
  * as HTML.
  */

@@ -1,5 +1,5 @@
 /**
- * One session (issue 21 item 2): its events as a conversation, streamed live and resumed after any drop
+ * One session: its events as a conversation, streamed live and resumed after any drop
  * (web/event-stream.ts); the composer (follow-up or steer), cancel, approvals and questions in place, the
  * goal, the children, usage and cost, and the speak button.
  */

@@ -1,6 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource react */
 /**
- * The Ink view of `bdsh chat` (issue 15): draws a ChatScreen. No logic lives here: keys are decoded and
+ * The Ink view of `bdsh chat`: draws a ChatScreen. No logic lives here: keys are decoded and
  * handled by chat-tui.ts, state is in chat-screen.ts.
  *
  * Layout, top to bottom: the transcript (each line printed once, above the live region, and left to scroll

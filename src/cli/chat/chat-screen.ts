@@ -1,5 +1,5 @@
 /**
- * What `bdsh chat` shows (issue 15), as state: the transcript lines already final, the live part (the
+ * What `bdsh chat` shows, as state: the transcript lines already final, the live part (the
  * reply's unfinished line, the reasoning's last lines, the status), the editor and a modal prompt. The Ink
  * app (chat-app.tsx) draws it; this module knows nothing of React, so tests and bench/ui drive it alone.
  *

@@ -1,5 +1,5 @@
 /**
- * `bdsh chat` in a terminal (issue 15): the controller between the keyboard, the agent and the screen.
+ * `bdsh chat` in a terminal: the controller between the keyboard, the agent and the screen.
  * What a key does is decided by chat-input.ts (a reducer over the editor, the menu and the footer, and the
  * modals' bindings); this module carries out its effects (send, interrupt, leave) and owns the agent.
  *

@@ -1,5 +1,5 @@
 /**
- * The chat's multi-line input (issue 15): text and a cursor, changed only by these pure functions.
+ * The chat's multi-line input: text and a cursor, changed only by these pure functions.
  *
  * Invariants: `cursor` is always within `0..text.length`; text holds no control characters other than
  * `\n` (pasted tabs become spaces, other controls are dropped), so nothing typed can move the terminal's

@@ -1,10 +1,10 @@
 /**
- * The chat's input history, per project (issue 15: history survives a restart).
+ * The chat's input history, per project (it survives a restart).
  *
  * Invariants:
  * - Kept under `$BDSH_HOME/history/`, one JSON Lines file per workspace (named by a hash of its path),
  *   never in the workspace: a model that writes the workspace cannot plant lines the user would send
- *   again with an arrow key (issue 14: model output is untrusted).
+ *   again with an arrow key (model output is untrusted).
  * - Files are created 0600 in a 0700 directory; an unreadable or corrupt file is an empty history, and
  *   a line that is not a JSON string is skipped.
  * - The same entry twice in a row is kept once; at most `MAX_ENTRIES` are kept (the file is rewritten

@@ -1,5 +1,5 @@
 /**
- * Keys from a raw-mode terminal (issue 15: the chat editor), decoded from the bytes the terminal sends.
+ * Keys from a raw-mode terminal (for the chat editor), decoded from the bytes the terminal sends.
  *
  * Invariants:
  * - Bracketed paste (`ESC[200~ … ESC[201~`, turned on with `PASTE_ON`) is one `paste` key holding the

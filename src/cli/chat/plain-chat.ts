@@ -1,5 +1,5 @@
 /**
- * `bdsh chat` without a terminal (issue 15: "without a TTY it falls back to plain lines"): one line of
+ * `bdsh chat` without a terminal: one line of
  * standard input is one message, the reply and tool cards print as in `bdsh run` (without the status
  * line), slash commands work, and nobody can be asked: approvals fail closed, as in a headless run.
  *

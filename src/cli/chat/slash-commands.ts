@@ -1,5 +1,5 @@
 /**
- * `bdsh chat`'s slash commands (issue 15), shared by the terminal UI and the plain-line fallback.
+ * `bdsh chat`'s slash commands, shared by the terminal UI and the plain-line fallback.
  *
  * A command either answers with text (`reply`) or acts on the chat through `ChatControl` (switch session,
  * switch model, leave). A line that starts with "/" is never sent to the model: an unknown command is

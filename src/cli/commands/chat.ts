@@ -1,5 +1,5 @@
 /**
- * `bdsh chat [PROMPT…]` (INTERFACE.md, issue 15): an interactive session in the terminal; PROMPT, when
+ * `bdsh chat [PROMPT…]` (INTERFACE.md): an interactive session in the terminal; PROMPT, when
  * given, is sent as the first message (`bdsh "task"` on a terminal is `bdsh chat "task"`, default-command.ts).
  *
  * - On a terminal (stdin and stdout both TTYs): the Ink UI (src/cli/chat/chat-tui.ts) — a transcript with
@@ -74,7 +74,7 @@ async function openChat(
   await reviewInstructions(environment, output);
   printStartupWarnings(environment, output);
   await withStore(environment, async (store) => {
-    const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
+    const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // a prefix, --last or --continue
     const config = environment.loaded.config;
     const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
     const base = {
@@ -115,7 +115,7 @@ async function openChat(
           ...(o.questions ? { questionAnswerer: o.questions } : {}),
         },
       });
-      speakAgentReplies(agent, options, { config: o.config, env: environment.env, output }); // issue 20: --voice
+      speakAgentReplies(agent, options, { config: o.config, env: environment.env, output }); // --voice: each reply spoken
       return agent;
     };
     const common = {
@@ -135,7 +135,7 @@ async function openChat(
 }
 
 /**
- * Issue 14: an untrusted workspace that carries project files asks once, at a terminal, whether to trust it
+ * An untrusted workspace that carries project files asks once, at a terminal, whether to trust it
  * (Claude Code's folder-trust question). Only "y" or "yes" trusts; anything else keeps it untrusted.
  * Returns whether the directory was trusted now (the configuration is then loaded again).
  */

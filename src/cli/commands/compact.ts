@@ -20,7 +20,7 @@ export function registerCompact(program: Command, output: Output, setExitCode: (
       const globals = command.optsWithGlobals<GlobalOptions>();
       const environment = cliEnvironment(globals);
       await withStore(environment, async (store) => {
-        // Issue 15: ID may be a unique prefix; the session keeps its own workspace.
+        // ID may be a unique prefix; the session keeps its own workspace.
         const row = await findSession(store, id);
         const workspace = sessionWorkspace(row, globals.cwd !== undefined, environment.cwd, output);
         // A SetupError (no key, unknown provider) exits 2 (cli/errors.ts).

@@ -33,7 +33,7 @@ const TOOL_BINARIES = [
 ];
 
 export function registerDoctor(program: Command, output: Output, setExitCode: (code: number) => void): void {
-  registerBackends(program, output, setExitCode); // issue 19: `bdsh backends list`, next to the doctor
+  registerBackends(program, output, setExitCode); // `bdsh backends list`, next to the doctor
   program
     .command("doctor")
     .description("check configuration, credentials, store, sandbox and tool binaries")
@@ -49,7 +49,7 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
         detail: `${files.length ? files.join(", ") : "defaults only"}; provider ${config.model.provider}, model ${config.model.id}, effort ${config.model.effort}, sandbox ${config.sandbox}, approval ${config.approval}`,
       });
 
-      // Issue 14: say whether the project's own files load, and why not.
+      // Say whether the project's own files load, and why not.
       const { project } = environment.loaded;
       const carried = projectFiles(project.dir);
       const root = trustedRoot(environment.home, project.dir);
@@ -135,7 +135,7 @@ export function registerDoctor(program: Command, output: Output, setExitCode: (c
             },
       );
 
-      // Issue 18: each MCP server, started and stopped (a value of its env or headers is never printed).
+      // Each MCP server, started and stopped (a value of its env or headers is never printed).
       checks.push(
         ...(await mcpDoctorChecks(config.mcp_servers, { env: environment.env, cwd: environment.cwd })),
       );
@@ -171,7 +171,7 @@ function webSearchCheck(config: Config["web_search"], env: NodeJS.ProcessEnv): C
 }
 
 /**
- * Issue 19: the selected terminal backend's own checks (setup hints when it is not usable), backend plugins
+ * The selected terminal backend's own checks (setup hints when it is not usable), backend plugins
  * that failed to load, and one line naming every backend with its probe ("not available in this build" for
  * the reserved names this build does not implement). No check touches the network.
  */
@@ -277,7 +277,7 @@ function credentialVariables(provider: string): string[] {
 }
 
 /**
- * Issue 15 item 6, `--online`: one GET of the provider's model list with the configured key. `ok`, `AUTH`
+ * `--online`: one GET of the provider's model list with the configured key. `ok`, `AUTH`
  * (the key was refused) or unreachable, each naming the provider and the URL (credentials redacted); the
  * key is never printed. A missing key or a refused one fails the check.
  */
@@ -328,7 +328,7 @@ async function onlineCheck(
   }
 }
 
-/** Issue 15 item 7: which ripgrep `glob` and `grep` run (packaged, `BDSH_RG_PATH`, or a system one). */
+/** Which ripgrep `glob` and `grep` run (packaged, `BDSH_RG_PATH`, or a system one). */
 function ripgrepCheck(): Check {
   const rg = ripgrepBinary();
   if (!rg.ok) return { status: "warn", name: "rg", detail: `${rg.error}; glob and grep are unavailable` };

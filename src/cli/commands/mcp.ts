@@ -1,5 +1,5 @@
 /**
- * `bdsh mcp list` and `bdsh mcp tools NAME` (INTERFACE.md, issue 18 item 5): connect the configured MCP
+ * `bdsh mcp list` and `bdsh mcp tools NAME` (INTERFACE.md): connect the configured MCP
  * servers (in parallel, each bounded by its `startup_timeout_ms`), report, disconnect.
  *
  * stdout:

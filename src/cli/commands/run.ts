@@ -88,9 +88,9 @@ export type RunOptions = {
   ralph?: boolean;
   /** M10: files attached to the prompt as read-only copies. */
   attach?: string[];
-  /** Issue 15: only the final answer on stdout. */
+  /** Only the final answer on stdout (for scripts and pipes). */
   quiet?: boolean;
-  /** Issue 15: also write the final answer to this file. */
+  /** Also write the final answer to this file. */
   outputLastMessage?: string;
 };
 
@@ -117,7 +117,7 @@ export function registerRun(program: Command, output: Output, setExitCode: (code
   addRunOptions(program.command("run").description("run one task headless until the agent is done"))
     .argument("<prompt...>", "the task; `-` reads it from standard input")
     .action(async (words: string[], options: RunOptions, command: Command) => {
-      // Issue 14 finding 8: `bdsh run -` reads the prompt from stdin (INTERFACE.md).
+      // `bdsh run -` reads the prompt from stdin (INTERFACE.md).
       const prompt = words.length === 1 && words[0] === "-" ? readFileSync(0, "utf8") : words.join(" ");
       setExitCode(
         await runCommand(prompt, options, command.optsWithGlobals<GlobalOptions & RunOptions>(), output),
@@ -131,7 +131,7 @@ export async function runCommand(
   globals: GlobalOptions,
   output: Output,
 ): Promise<number> {
-  // Issue 14 finding 8: nothing is sent for an empty prompt or a recording that is not there (exit 2).
+  // A usage error costs no model call: nothing is sent for an empty prompt or a missing recording (exit 2).
   if (prompt !== undefined && prompt.trim() === "") throw usageError("the prompt is empty");
   if (options.replay && !existsSync(options.replay))
     throw usageError(`--replay ${options.replay}: no such file`);
@@ -161,7 +161,7 @@ async function runWithStore(
 ): Promise<number> {
   const { config } = environment.loaded;
   return withStore(environment, async (store) => {
-    const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // issue 15
+    const chosen = await chooseSession(store, { ...globals, ...options }, environment.cwd, output); // a prefix, --last or --continue
     // The status line stops painting while a prompt waits for an answer (set once the view exists).
     const prompts: PromptHold = { hold: () => undefined };
     const terminal = terminalPrompts(prompts);
@@ -197,7 +197,7 @@ async function runWithStore(
       config,
       ...(chosen.row ? { sessionId: chosen.row.id } : {}),
     });
-    if (chosen.row && !options.json) await showConversationTail(agent, output); // issue 15: not replayed
+    if (chosen.row && !options.json) await showConversationTail(agent, output); // the stored history is shown, not replayed
     const human = options.json
       ? undefined
       : new RunView({
@@ -217,7 +217,7 @@ async function runWithStore(
       if (human) for (const event of events) if (requestUsage(event)) usageEvents.push(event);
     });
     if (human) agent.onDelta((delta) => human.delta(delta.type, delta.delta));
-    speakAgentReplies(agent, options, { config, env: environment.env, cwd: environment.cwd, output }); // issue 20
+    speakAgentReplies(agent, options, { config, env: environment.env, cwd: environment.cwd, output }); // --speak
     const startSeq = agent.log.seq;
     let interrupts = 0;
     const onSignal = () => {

@@ -1,9 +1,9 @@
 /**
- * `bdsh serve [--port N] [--host H]` (INTERFACE.md, issue 8): a thin standalone Fastify host around
+ * `bdsh serve [--port N] [--host H]` (INTERFACE.md): a thin standalone Fastify host around
  * `bdshPlugin`. Several `serve` processes may share one `DATABASE_URL`.
  *
  * Invariants:
- * - Every `/v1` request needs a bearer token, loopback included (issue 14 finding 3): `BDSH_SERVER_TOKEN`
+ * - Every `/v1` request needs a bearer token, loopback included (another local user or a web page could otherwise drive it): `BDSH_SERVER_TOKEN`
  *   when set (never passed to a model-run command), otherwise a random token made here, held in this
  *   process's memory only and printed once on stderr. It is never written to a file, the store or the
  *   environment of anything this process starts, so no sandboxed command can read it.
@@ -54,7 +54,7 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
       if (!configured && !LOOPBACK.has(options.host))
         throw usageError(`BDSH_SERVER_TOKEN is required to bind ${options.host} (not loopback)`);
       const config = environment.loaded.config;
-      printStartupWarnings(environment, output); // issue 14: no sandbox is said on every start
+      printStartupWarnings(environment, output); // running without an OS sandbox is said on every start
       const store = await openEnvironmentStore(environment);
       try {
         adapterFor({ store, config, workspace: environment.cwd, env: environment.env });

@@ -1,7 +1,7 @@
 /**
  * `bdsh sessions list | show ID | events ID | resume ID | fork ID | archive [--undo] ID`. Every ID may be a
  * unique prefix (session-select.ts). `list` shows this workspace's sessions; `--all` shows every
- * workspace's, `--archived` includes archived ones (issue 15).
+ * workspace's, `--archived` includes archived ones.
  */
 import type { Command } from "commander";
 import type { Config } from "../../config/schema.js";
@@ -120,7 +120,7 @@ export function registerSessions(
       const globals = command.optsWithGlobals<GlobalOptions & RunOptions & SessionFlags>();
       if (globals.continue || globals.last || options.session)
         throw usageError("resume takes the session as its ID argument, not --session/--continue/--last");
-      // Issue 15: the session's own workspace, so its project configuration loads too (not the current
+      // The session's own workspace, so its project configuration loads too (not the current
       // directory's); an explicit --cwd wins.
       const chosen = await withStore(cliEnvironment(globals), async (store) => {
         const row = await findSession(store, id);

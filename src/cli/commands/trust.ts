@@ -1,5 +1,5 @@
 /**
- * `bdsh trust [DIR]` (INTERFACE.md, issue 14): trust a project directory, so its `./.bdsh/config.yaml`,
+ * `bdsh trust [DIR]` (INTERFACE.md): trust a project directory, so its `./.bdsh/config.yaml`,
  * `./.bdsh/plugins`, `./.bdsh/skills` and instruction files load. Trust never lets a project's config loosen
  * a security key (src/config/security-keys.ts). `--list` shows the trusted directories; `--revoke DIR`
  * removes one.

@@ -1,5 +1,5 @@
 /**
- * A tool call and its result as a few terminal lines (issue 15): what ran, and how it went.
+ * A tool call and its result as a few terminal lines: what ran, and how it went.
  *
  * The body comes from the result's `details` (log/tool-details.ts), what the tool itself recorded, never
  * from its text or its arguments; the arguments only name the call in the header (the command, the path).
