@@ -26,13 +26,13 @@ import { priceFromConfig } from "../../model/pricing.js";
 import { SetupError } from "../../presets/setup-error.js";
 import type { StandardAgent } from "../../presets/standard-agent.js";
 import type { Store } from "../../store/store.js";
-import type { ApprovalRequest, Approvals } from "../../tools/approvals.js";
+import type { Approvals } from "../../tools/approvals.js";
 import type { QuestionAnswerer } from "../../tools/interaction/ask-user-tool.js";
-import type { ApprovalAnswer } from "../../tools/types.js";
 import { colorEnabled, palette } from "../render/style.js";
 import { shortId } from "../short-id.js";
-import { ChatApp, MODAL_COMMAND_ROWS } from "./chat-app.js";
+import { ChatApp } from "./chat-app.js";
 import { EMPTY_INPUT, type InputState, inputReducer, modalAction } from "./chat-input.js";
+import { screenApprovals, screenQuestions } from "./chat-modals.js";
 import { ChatScreen, type PickerModal } from "./chat-screen.js";
 import { InputHistory } from "./history.js";
 import { type Key, KeyDecoder, PASTE_OFF, PASTE_ON } from "./keys.js";
@@ -81,57 +81,8 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     leave = resolve;
   });
 
-  const approvals: Approvals = {
-    request: (request: ApprovalRequest) =>
-      new Promise<ApprovalAnswer>((resolve) => {
-        const done = (answer: ApprovalAnswer) => {
-          request.signal.removeEventListener("abort", onAbort);
-          if (screen.modal === modal) screen.closeModal();
-          resolve(answer); // the call's card (or its refusal) shows the outcome, live and reopened alike
-        };
-        const onAbort = () => done("cancel");
-        const modal = {
-          kind: "approval" as const,
-          tool: request.tool,
-          summary: request.summary,
-          reason: request.reason,
-          answer: done,
-        };
-        if (request.signal.aborted) return resolve("cancel");
-        request.signal.addEventListener("abort", onAbort);
-        screen.approvalCommand(request.tool, request.summary, MODAL_COMMAND_ROWS);
-        screen.openModal(modal);
-      }),
-  };
-
-  const questions: QuestionAnswerer = {
-    async ask({ questions: list, signal }) {
-      const answers: string[] = [];
-      for (const { question, options: choices } of list) {
-        const answer = await new Promise<string | undefined>((resolve) => {
-          const done = (value: string | undefined) => {
-            signal.removeEventListener("abort", onAbort);
-            if (screen.modal === modal) screen.closeModal();
-            resolve(value);
-          };
-          const onAbort = () => done(undefined);
-          const modal = {
-            kind: "question" as const,
-            question,
-            options: choices ?? [],
-            typed: "",
-            answer: done,
-          };
-          if (signal.aborted) return resolve(undefined);
-          signal.addEventListener("abort", onAbort);
-          screen.openModal(modal);
-        });
-        if (answer === undefined) return undefined;
-        answers.push(answer);
-      }
-      return answers;
-    },
-  };
+  const approvals = screenApprovals(screen);
+  const questions = screenQuestions(screen);
 
   async function attach(sessionId: string | undefined): Promise<void> {
     const next = await options.open({
