@@ -25,7 +25,7 @@
  * - The plugin starts a SessionRunner on `onReady` and stops it on `onClose` (graceful shutdown: finish or
  *   cancel in-flight turns, release leases).
  */
-import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from "fastify";
+import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import { loadApprovalKey } from "../config/approval-key.js";
 import { bdshHome } from "../config/paths.js";
 import type { Config } from "../config/schema.js";
@@ -37,14 +37,8 @@ import type { StandardAgent } from "../presets/standard-agent.js";
 import type { Store } from "../store/store.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
 import { AnswerSigner } from "./answer-proof.js";
-import {
-  ApiError,
-  clientErrorHandler,
-  errorHandler,
-  frameworkErrors,
-  MISSING_HOST_MESSAGE,
-} from "./api-error.js";
-import { bearerOf, hostAllowed, isLoopbackAddress, tokenChecker } from "./auth.js";
+import { ApiError, clientErrorHandler, frameworkErrors } from "./api-error.js";
+import { bearerOf, tokenChecker } from "./auth.js";
 import { defaultDashboardDir, registerDashboard } from "./dashboard.js";
 import {
   cookieValue,
@@ -61,16 +55,20 @@ import { httpInteractionsPlugin } from "./interactions.js";
 import { lostJobsPlugin } from "./lost-jobs.js";
 import { metricsPlugin, ServerMetrics, timedStore } from "./metrics.js";
 import { RouteTable } from "./openapi.js";
-import { Health, Ready } from "./schemas.js";
+import {
+  answerUnknownRoutes,
+  FORBIDDEN_ORIGIN_MESSAGE,
+  guardRequests,
+  registerMetricsRoute,
+  registerOpenApiRoute,
+  registerProbeRoutes,
+} from "./request-guards.js";
 import { registerSessionRoutes } from "./session-routes.js";
 import { SessionRunner } from "./session-runner.js";
 import { registerSignInRoutes } from "./sign-in-routes.js";
 import { registerSpeechRoutes } from "./speech-routes.js";
 import { strictValidator } from "./strict-validation.js";
 import { registerSubagentRoutes } from "./subagent-routes.js";
-
-const FORBIDDEN_ORIGIN_MESSAGE =
-  "a state-changing request signed in by cookie must come from this server's own origin (Origin header)";
 
 export type BdshPluginOptions = {
   store: Store;
@@ -197,42 +195,8 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     evictable: (agent) => !agent.hasRunningJobs(),
   });
 
-  // The request id on the response, and the session id on every line a session route logs.
-  app.addHook("onRequest", async (request, reply) => {
-    reply.header("x-request-id", request.id);
-  });
-  app.addHook("preHandler", async (request, reply) => {
-    const id = (request.params as { id?: unknown } | undefined)?.id;
-    if (typeof id !== "string") return;
-    request.log = request.log.child({ sessionId: id });
-    reply.log = request.log; // the "request completed" line is the reply's
-  });
-  // DNS rebinding: a page on a name rebound to 127.0.0.1 reaches a loopback server with its own Host.
   const allowedHosts = options.allowedHosts ?? [];
-  app.addHook("onRequest", async (request: FastifyRequest) => {
-    if (isLoopbackAddress(request.socket.localAddress) && !hostAllowed(request.headers.host, allowedHosts))
-      throw new ApiError(
-        403,
-        "FORBIDDEN_HOST",
-        "the Host header must be localhost, 127.0.0.1 or [::1] on a loopback server",
-      );
-    if (!request.headers.host) throw new ApiError(400, "BAD_REQUEST", MISSING_HOST_MESSAGE);
-    // CSRF: a browser names the page that sent a request; a state change from another origin is refused.
-    if (
-      isStateChanging(request.method) &&
-      request.headers.origin !== undefined &&
-      !sameOrigin(request.headers)
-    )
-      throw new ApiError(403, "FORBIDDEN_ORIGIN", FORBIDDEN_ORIGIN_MESSAGE);
-  });
-  app.setErrorHandler(errorHandler((error) => app.log.error({ err: error }, "request failed")));
-  // Only JSON bodies: Fastify's default text/plain parser would hand a string to the validators.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser(
-    "application/json",
-    { parseAs: "string" },
-    app.getDefaultJsonParser("error", "error"),
-  );
+  guardRequests(app, allowedHosts);
   const routes = new RouteTable(app, {
     bodyLimit: settings.body_limit_bytes,
     authenticate: async (request, reply) => {
@@ -252,47 +216,8 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     },
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const allowed = routes.allowedMethods(request.url);
-    if (allowed.length) {
-      void reply
-        .status(405)
-        .header("allow", allowed.join(", "))
-        .send({
-          error: {
-            code: "METHOD_NOT_ALLOWED",
-            message: `${request.method} is not allowed here; use ${allowed.join(", ")}`,
-          },
-        });
-      return;
-    }
-    void reply
-      .status(404)
-      .send({ error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url}` } });
-  });
-  routes.add(
-    "GET",
-    "/healthz",
-    { summary: "The process is up", response: { 200: Health } },
-    async () => ({ ok: true, owner }),
-    false,
-  );
-  routes.add(
-    "GET",
-    "/readyz",
-    { summary: "The store answers and the server takes work", response: { 200: Ready, 503: Ready } },
-    async (_request, reply) => {
-      const ok =
-        !runner.stopped &&
-        (await store.listSessions({ limit: 1 }).then(
-          () => true,
-          () => false,
-        ));
-      reply.status(ok ? 200 : 503);
-      return { ready: ok, store: store.kind, sessions: runner.stats() };
-    },
-    false,
-  );
+  answerUnknownRoutes(app, routes);
+  registerProbeRoutes(routes, { owner, runner, store });
   registerSessionRoutes(routes, {
     store,
     runner,
@@ -307,22 +232,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     keepAliveMs: 15_000,
     onClients: (delta) => metrics.sseClients.inc(delta),
   });
-  routes.add(
-    "GET",
-    "/metrics",
-    {
-      summary:
-        "Prometheus metrics of this server (text format); needs the token unless server.metrics_public",
-      response: { 200: { type: "string" } },
-      textMedia: "text/plain",
-    },
-    async (_request, reply) => {
-      const { contentType, body } = await metrics.exposition();
-      reply.type(contentType);
-      return body;
-    },
-    !settings.metrics_public,
-  );
+  registerMetricsRoute(routes, metrics, settings.metrics_public);
   // T22: files a session presented, inside its workspace only, never the harness's home
   registerFileRoutes(routes, { store, home: options.home ?? bdshHome(env) });
   registerInteractionRoutes(routes, { store, runner, signer });
@@ -336,16 +246,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
     sessions,
     allowedHosts,
   });
-  routes.add(
-    "GET",
-    "/v1/openapi.json",
-    { summary: "This document", response: { 200: { type: "object", additionalProperties: true } } },
-    async (request) =>
-      routes.document(
-        { title: "better-dsh", version: "1" },
-        request.routeOptions.url?.replace(/\/v1\/openapi\.json$/, "") ?? "",
-      ),
-  );
+  registerOpenApiRoute(routes);
 
   // The dashboard's static page at `/`, talking to the routes above only.
   if (options.dashboard !== false) registerDashboard(app, options.dashboard ?? defaultDashboardDir());
