@@ -10,13 +10,13 @@ import { join } from "node:path";
 import pg from "pg";
 import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import { Agent } from "../../src/loop/agent.js";
-import type { RuntimeFacts } from "../../src/loop/plugin.js";
-import type { ToolHost } from "../../src/loop/tool-host.js";
+import type { Plugin, RuntimeFacts } from "../../src/loop/plugin.js";
 import { createAdapter } from "../../src/model/adapter.js";
 import { resolveRoute } from "../../src/model/catalog.js";
 import { standardPlugins } from "../../src/presets/standard.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
+import type { ToolDefinition } from "../../src/tools/types.js";
 import { TEST_MODEL } from "../../test/support/test-model.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { NOOP_DESCRIPTION, NOOP_PARAMETERS, type SessionRun, StepMarks } from "./common.js";
@@ -84,25 +84,30 @@ async function adminQuery(url: string, sql: string): Promise<void> {
   }
 }
 
-/** One array for every step, as the standard tool host keeps its declarations (SP8: stable tools). */
-const NOOP_DECLARATIONS = [{ name: "noop", description: NOOP_DESCRIPTION, parameters: NOOP_PARAMETERS }];
-
 /**
- * A tool host with the one trivial tool, read-only unless asked otherwise; `onCall` sees the agent's facts
- * (the prefix session edits them).
+ * The one trivial tool, registered into the agent's own registry by a plugin (the path every product tool
+ * takes: validation, the pre/post-execute hooks, the spill policy); read-only unless asked otherwise.
+ * `onCall` sees the agent's facts (the prefix session edits them). The session offers only its toolset, so
+ * the request carries the same single tool as every other contender's.
  */
-function noopHost(readOnly: boolean, onCall: (n: number) => void): ToolHost {
-  return {
-    declarations: () => NOOP_DECLARATIONS,
-    concurrencyOf: () => "safe",
-    isReadOnly: () => readOnly,
-    async run(call) {
-      const n = typeof call.args?.n === "number" ? call.args.n : -1;
+function noopPlugin(readOnly: boolean, onCall: (n: number) => void): Plugin {
+  const noop: ToolDefinition<{ n?: number }> = {
+    name: "noop",
+    toolset: BENCH_TOOLSET,
+    description: NOOP_DESCRIPTION,
+    parameters: { ...NOOP_PARAMETERS, required: [...NOOP_PARAMETERS.required] },
+    concurrency: "safe",
+    readOnly,
+    async execute(args) {
+      const n = typeof args.n === "number" ? args.n : -1;
       onCall(n);
       return { text: `ok ${n}` };
     },
   };
+  return { name: "bench-noop", setup: (ctx) => ctx.tools.register(noop) };
 }
+
+const BENCH_TOOLSET = "bench";
 
 export type OurSession = SessionRun & {
   bodies: FakeRequest[];
@@ -136,8 +141,11 @@ export async function runOurs(
       owner: `bench-${process.pid}`,
       adapter,
       model: TEST_MODEL,
-      tools: noopHost(choice !== "postgres-effects-tool", (n) => onTool(n, agent!.facts)),
-      plugins: standardPlugins({ config: DEFAULT_CONFIG }),
+      session: { allowedToolsets: [BENCH_TOOLSET] },
+      plugins: [
+        ...standardPlugins({ config: DEFAULT_CONFIG }),
+        noopPlugin(choice !== "postgres-effects-tool", (n) => onTool(n, agent!.facts)),
+      ],
       workspace: bench.home,
     });
     onAgent(agent);
