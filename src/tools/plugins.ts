@@ -10,10 +10,11 @@
  *   plugin under `backendDirectory` (`$BDSH_HOME/plugins`) may register one.
  * - Directories load in the order given, files in name order, so the tool order is stable.
  */
-import { readdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { basename, extname, isAbsolute, join, relative, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { HookBus } from "../hooks/hook-bus.js";
+import { listDirectory } from "./directory-listing.js";
 import type { ToolRegistry } from "./registry.js";
 import { isBackendPluginDirectory } from "./terminal/backend-plugins.js";
 import type { TerminalBackend, TerminalBackendRegistry } from "./terminal/environment.js";
@@ -63,7 +64,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<PluginRe
 }
 
 async function discover(directory: string): Promise<{ name: string; path: string }[]> {
-  const entries = await readdir(directory).catch(() => [] as string[]);
+  const entries = [...(await listDirectory(directory))];
   const found: { name: string; path: string }[] = [];
   for (const entry of entries.sort()) {
     const path = join(directory, entry);

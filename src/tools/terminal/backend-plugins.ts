@@ -14,10 +14,11 @@
  *   when `register` returned, so nothing of a failed plugin stays registered.
  * - Directories load in name order.
  */
-import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { readFile, realpath, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse } from "yaml";
+import { listDirectory } from "../directory-listing.js";
 import {
   RESERVED_BACKENDS,
   ReservedBackendError,
@@ -77,7 +78,7 @@ export async function loadBackendPlugins(options: {
 }): Promise<BackendPluginReport> {
   const report: BackendPluginReport = { loaded: [], failed: [] };
   const root = join(options.home, "plugins");
-  const entries = await readdir(root).catch(() => [] as string[]);
+  const entries = [...(await listDirectory(root))];
   if (entries.length === 0) return report;
   const realRoot = await realpath(root).catch(() => root);
   const realWorkspace = await realpath(options.workspace).catch(() => options.workspace);
