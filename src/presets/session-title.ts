@@ -16,7 +16,8 @@
  *   trailing punctuation. It is logged as `session/title {title, usage}` (M20: the request's tokens) and
  *   then copied to the store's title column, so `sessions list` shows it.
  * - The event is written only by the lease holder: while the agent drives, it is added at the next hook
- *   (pre-step after compaction, turn end, idle), never in the middle of a step (a compaction summary
+ *   (pre-step after compaction, turn end, idle) and goes out with the loop's next flush, never in the
+ *   middle of a step (a compaction summary
  *   refuses a log that changed under it). When the answer comes after the drive ended, it goes through the
  *   agent's own log in an exclusive section (`ctx.exclusive`: the session lease, the log read up to date,
  *   one flush); if another process holds the lease it retries briefly, then leaves the title for the next
@@ -246,7 +247,9 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
 
       ctx.hooks.onSerial("agent/turn-end", async (event) => {
         if (event.reason === "aborted" && pending === undefined && addedSeq === undefined) abort.abort();
-        if (addPending()) await quietFlush();
+        // Added, not flushed: the agent's idle flush (or the next turn's first) follows at once and carries
+        // it, so a title costs the store no write of its own.
+        addPending();
       });
 
       ctx.hooks.onSerial("agent/close", async () => {
