@@ -31,7 +31,7 @@ import { Redactor } from "../log/redact.js";
 import { abortableSleep } from "../model/retry.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../model/types.js";
 import { holdLease } from "../store/hold-lease.js";
-import type { InboxItem, NewInboxItem, Store } from "../store/store.js";
+import type { InboxItem, NewInboxItem, SessionRow, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
@@ -62,6 +62,8 @@ import { type ToolHost, toolCallRequest } from "./tool-host.js";
 export type AgentOptions = {
   store: Store;
   sessionId: string;
+  /** The session's row as the opener just read it (`sessionRecord.atOpen`); read from the store when absent. */
+  sessionRow?: SessionRow;
   /** Lease owner id: this process or server. */
   owner: string;
   adapter: ModelAdapter;
@@ -123,6 +125,8 @@ export class Agent {
   status: "idle" | "running" = "idle";
 
   private readonly store: Store;
+  /** The session's row as it was when the agent opened (`sessionRecord.atOpen`). */
+  private openedRow: Promise<SessionRow | undefined> | undefined;
   private readonly request: RequestBuilder;
   private driving: Promise<void> | undefined;
   private kickAgain = false;
@@ -149,6 +153,7 @@ export class Agent {
 
   constructor(private readonly options: AgentOptions) {
     this.store = options.store;
+    if (options.sessionRow) this.openedRow = Promise.resolve(options.sessionRow);
     // S1: a delegated child (spawned or forked by a parent agent) has approval pinned to never.
     const delegated = (options.session?.depth ?? 0) > 0;
     this.facts = {
@@ -201,6 +206,7 @@ export class Agent {
       session,
       sessionRecord: {
         read: () => this.store.getSession(this.sessionId),
+        atOpen: () => (this.openedRow ??= this.store.getSession(this.sessionId)),
         setTitle: async (title) => {
           await this.store.updateSession(this.sessionId, { title });
         },

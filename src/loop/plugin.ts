@@ -67,7 +67,13 @@ export type InboxControl = {
 
 /** This session's own row, read-only except for its title. */
 export type SessionRecord = {
+  /** The row now (a read of the store): for what another process may change (archived, title). */
   read(): Promise<Readonly<SessionRow> | undefined>;
+  /**
+   * The row as it was when the agent opened (the opener's own read, or one read shared by every plugin):
+   * for what does not change over a session's life (kind, parent) or is checked again in the log.
+   */
+  atOpen(): Promise<Readonly<SessionRow> | undefined>;
   setTitle(title: string): Promise<void>;
 };
 

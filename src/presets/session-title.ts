@@ -232,7 +232,8 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
         }
         let row: Awaited<ReturnType<typeof ctx.sessionRecord.read>>;
         try {
-          row = await ctx.sessionRecord.read();
+          // As opened (the opener's read, no store trip): a rename since then races the title request anyway.
+          row = await ctx.sessionRecord.atOpen();
         } catch (error) {
           note(`no title: the session row could not be read: ${String(error)}`);
           row = undefined;
