@@ -50,9 +50,28 @@ const rank = (key: string) => {
   return index === -1 ? KEY_ORDER.length : index;
 };
 
-/** The JSON Schema a tool declares, from its TypeBox schema, with its keys in the declared order. */
+/** Declarations already written, by schema: tools are built per agent from the same module-level schemas. */
+const declared = new WeakMap<TObject, ObjectSchema>();
+
+/**
+ * The JSON Schema a tool declares, from its TypeBox schema, with its keys in the declared order. Written once
+ * per schema and frozen, as every agent of the process shares it.
+ */
 export function toolParameters(schema: TObject): ObjectSchema {
-  return ordered(schema) as ObjectSchema;
+  let parameters = declared.get(schema);
+  if (!parameters) {
+    parameters = deepFreeze(ordered(schema)) as ObjectSchema;
+    declared.set(schema, parameters);
+  }
+  return parameters;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
 function ordered(schema: TSchema | JsonSchema): JsonSchema {

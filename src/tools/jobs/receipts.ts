@@ -44,7 +44,15 @@ export type ReceiptSettings = {
 };
 
 /** This host in this boot: a pid means nothing on another host or after a reboot. */
+let host: string | undefined;
+
+/** This machine's name and boot (fixed for the process's life, so read once). */
 export function processHost(): string {
+  host ??= readProcessHost();
+  return host;
+}
+
+function readProcessHost(): string {
   let boot = "";
   try {
     boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().slice(0, 8);
