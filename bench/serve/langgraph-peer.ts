@@ -22,7 +22,7 @@
  *
  *   node --import tsx bench/serve/langgraph-peer.ts
  *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
- *   # BENCH_PRIMED=1, BENCH_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test)
+ *   # BENCH_PRIMED=1, BENCH_BACKLOG (4096), BENCH_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -37,6 +37,7 @@ import {
   cpuMs,
   delay,
   failureCode,
+  listenOverflows,
   percentile,
   pool,
   postgresCpuMs,
@@ -50,7 +51,8 @@ const STEPS = Number(process.env.BENCH_STEPS ?? 0);
 const STORES = (process.env.BENCH_STORES ?? "sqlite,postgres").split(",");
 const PRIMED = process.env.BENCH_PRIMED === "1";
 const WARM = 20;
-const BACKLOG = 4096;
+/** BENCH_BACKLOG: the endpoint's listen backlog (default 4096, `bdsh serve`'s default). */
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 4096);
 const SELF = fileURLToPath(import.meta.url);
 
 // ---------------------------------------------------------------------------------------------------------
@@ -189,6 +191,8 @@ type Result = {
   threads: number;
   completed: number;
   dropped: Record<string, number>;
+  /** Connections the kernel's full listen queues turned away in the window (machine-wide). */
+  overflows: number;
   wallS: number;
   idealS: number;
   cpuMs: number;
@@ -238,6 +242,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     const cpu0 = cpuMs(pid);
     const own0 = process.cpuUsage();
     const pg0 = store === "postgres" ? postgresCpuMs() : 0;
+    const overflows0 = listenOverflows();
     let peakRss = baseRss;
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, statusKb(pid, "VmRSS"));
@@ -262,6 +267,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     const cpu = cpuMs(pid) - cpu0;
     const own = process.cpuUsage(own0);
     const pgCpu = store === "postgres" ? postgresCpuMs() - pg0 : 0;
+    const overflows = listenOverflows() - overflows0;
     const windowMs = performance.now() - t0;
     clearInterval(sampler);
     const hwm = statusKb(pid, "VmHWM");
@@ -275,6 +281,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       threads: ids.length,
       completed: latencies.length,
       dropped,
+      overflows,
       wallS: (last - t0) / 1000,
       idealS: ((STEPS + 1) * LATENCY_MS) / 1000,
       cpuMs: cpu,
@@ -317,7 +324,7 @@ async function main(): Promise<void> {
     `\nLangGraph.js createReactAgent behind node:http, one process: ${SESSIONS} threads at once${PRIMED ? " (each with a first turn already)" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply`,
   );
   console.log(
-    "| store | threads | completed | dropped | wall s (ideal) | server CPU s | CPU ms per turn | server CPU, % of one core | postgres CPU % | PG transactions per turn | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
+    "| store | threads | completed | dropped | listen overflows | wall s (ideal) | server CPU s | CPU ms per turn | server CPU, % of one core | postgres CPU % | PG transactions per turn | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
   );
   console.log(
     "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -325,7 +332,7 @@ async function main(): Promise<void> {
   for (const r of results) {
     const drops = Object.entries(r.dropped);
     console.log(
-      `| ${r.store} | ${r.threads} | ${r.completed} | ${drops.length ? drops.map(([k, v]) => `${k} ${v}`).join(", ") : "0"} | ${f(r.wallS, 2)} (${f(r.idealS, 2)}) | ${f(r.cpuMs / 1000, 2)} | ${f(r.cpuPerTurnMs, 2)} | ${f(r.cpuPct)} % | ${r.store === "postgres" ? `${f(r.postgresPct)} %` : "—"} | ${r.store === "postgres" ? f(r.transactionsPerTurn, 2) : "—"} | ${f(r.benchPct)} % | ${r.p50} | ${r.p95} | ${r.max} | ${f(r.baseRssMb)} → ${f(r.peakRssMb)} (${f(r.hwmMb)}) |`,
+      `| ${r.store} | ${r.threads} | ${r.completed} | ${drops.length ? drops.map(([k, v]) => `${k} ${v}`).join(", ") : "0"} | ${r.overflows} | ${f(r.wallS, 2)} (${f(r.idealS, 2)}) | ${f(r.cpuMs / 1000, 2)} | ${f(r.cpuPerTurnMs, 2)} | ${f(r.cpuPct)} % | ${r.store === "postgres" ? `${f(r.postgresPct)} %` : "—"} | ${r.store === "postgres" ? f(r.transactionsPerTurn, 2) : "—"} | ${f(r.benchPct)} % | ${r.p50} | ${r.p95} | ${r.max} | ${f(r.baseRssMb)} → ${f(r.peakRssMb)} (${f(r.hwmMb)}) |`,
     );
   }
 }

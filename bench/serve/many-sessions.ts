@@ -25,6 +25,7 @@
  *
  *   node --import tsx bench/serve/many-sessions.ts
  *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
+ *   # BENCH_BACKLOG=N sets server.backlog (511: Node's default, the value before the key existed),
  *   # BENCH_PRIMED=1 caches every agent with a first turn outside the clock, BENCH_NO_FSYNC=1 turns the stores'
  *   # fsync at durability points off (store.sqlite_synchronous normal, store.postgres_synchronous_commit off),
  *   # BENCH_BUILT=1 runs dist/cli/main.js (build first) instead of the sources through tsx,
@@ -43,6 +44,7 @@ import {
   cpuMs,
   delay,
   failureCode,
+  listenOverflows,
   percentile,
   pool,
   postgresCpuMs,
@@ -62,6 +64,8 @@ const WARM = 20;
 const NO_FSYNC = process.env.BENCH_NO_FSYNC === "1";
 /** BENCH_PRIMED=1: each session first runs one turn answered at once (outside the clock), so the clock sees agents already cached. */
 const PRIMED = process.env.BENCH_PRIMED === "1";
+/** BENCH_BACKLOG=N: `server.backlog` (default: the key's default, 4096; 511 is Node's own default). */
+const BACKLOG = process.env.BENCH_BACKLOG;
 /** Both limits above SESSIONS + WARM, so every session may drive at once and stay cached. */
 const LIMIT = 4 * (SESSIONS + WARM);
 
@@ -149,6 +153,8 @@ type Result = {
   completed: number;
   /** Messages whose request failed at the client, by code (ECONNRESET, ECONNREFUSED, a connect timeout, …). */
   dropped: Record<string, number>;
+  /** Connections the kernel's full listen queues turned away in the window (machine-wide). */
+  overflows: number;
   cpuPerTurnMs: number;
   wallS: number;
   idealS: number;
@@ -204,6 +210,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       "  shutdown_grace_ms: 0",
       `  max_running_per_server: ${LIMIT}`,
       `  max_sessions_per_server: ${LIMIT}`,
+      ...(BACKLOG ? [`  backlog: ${BACKLOG}`] : []),
       ...(NO_FSYNC ? ["store:", "  sqlite_synchronous: normal", "  postgres_synchronous_commit: off"] : []),
       "continuation:",
       "  announced_action: false",
@@ -260,6 +267,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     const sched0 = schedMs(pid);
     const own0 = process.cpuUsage();
     const pg0 = store === "postgres" ? postgresCpuMs() : 0;
+    const overflows0 = listenOverflows();
     let peakRss = baseRss;
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, statusKb(pid, "VmRSS"));
@@ -289,6 +297,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     const sched1 = schedMs(pid);
     const own = process.cpuUsage(own0);
     const pgCpu = store === "postgres" ? postgresCpuMs() - pg0 : 0;
+    const overflows = listenOverflows() - overflows0;
     const windowMs = performance.now() - t0;
     const hr1 = process.hrtime.bigint();
     clearInterval(sampler);
@@ -313,6 +322,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       sessions: ids.length,
       completed,
       dropped,
+      overflows,
       cpuPerTurnMs: cpu / ids.length,
       wallS: (last - started) / 1000,
       idealS: ((STEPS + 1) * LATENCY_MS) / 1000,
@@ -354,10 +364,10 @@ async function main(): Promise<void> {
   }
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
-    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${BUILT ? "dist/cli/main.js" : "sources through tsx"}`,
+    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}${BACKLOG ? `, server.backlog ${BACKLOG}` : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${BUILT ? "dist/cli/main.js" : "sources through tsx"}`,
   );
   console.log(
-    "| store | sessions | completed | dropped | wall s (ideal) | server CPU, % of one core | server CPU s (kernel share) | CPU ms per turn | PG transactions per turn | main thread on CPU / waiting for one | postgres CPU % | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
+    "| store | sessions | completed | dropped | listen overflows | wall s (ideal) | server CPU, % of one core | server CPU s (kernel share) | CPU ms per turn | PG transactions per turn | main thread on CPU / waiting for one | postgres CPU % | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
   );
   console.log(
     "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -368,7 +378,7 @@ async function main(): Promise<void> {
         Object.entries(r.dropped)
           .map(([k, v]) => `${k} ${v}`)
           .join(", ") || "0"
-      } | ${f(r.wallS, 2)} (${f(r.idealS, 2)}) | ${f(r.cpuPct)} % | ${f(r.cpuMs / 1000, 2)} (${f(100 * r.sysShare, 0)} %) | ${f(r.cpuPerTurnMs, 2)} | ${r.store === "postgres" ? f(r.transactionsPerTurn, 2) : "—"} | ${f(r.mainRunPct, 0)} % / ${f(r.mainWaitPct, 0)} % | ${r.store === "postgres" ? `${f(r.postgresPct)} %` : "—"} | ${f(r.benchPct)} % | ${r.p50} | ${r.p95} | ${r.max} | ${f(r.baseRssMb)} → ${f(r.peakRssMb)} (${f(r.hwmMb)}) |`,
+      } | ${r.overflows} | ${f(r.wallS, 2)} (${f(r.idealS, 2)}) | ${f(r.cpuPct)} % | ${f(r.cpuMs / 1000, 2)} (${f(100 * r.sysShare, 0)} %) | ${f(r.cpuPerTurnMs, 2)} | ${r.store === "postgres" ? f(r.transactionsPerTurn, 2) : "—"} | ${f(r.mainRunPct, 0)} % / ${f(r.mainWaitPct, 0)} % | ${r.store === "postgres" ? `${f(r.postgresPct)} %` : "—"} | ${f(r.benchPct)} % | ${r.p50} | ${r.p95} | ${r.max} | ${f(r.baseRssMb)} → ${f(r.peakRssMb)} (${f(r.hwmMb)}) |`,
     );
 }
 

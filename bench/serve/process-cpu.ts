@@ -16,6 +16,19 @@ export function cpuMs(pid: number, part: "all" | "sys" = "all"): number {
   }
 }
 
+/**
+ * The kernel's count of connections a full listen queue turned away (TcpExt ListenOverflows, machine-wide,
+ * from /proc/net/netstat): with tcp_abort_on_overflow 0 the client is not told, it resends its SYN, so an
+ * overflow shows as a late connection at the client, not an error.
+ */
+export function listenOverflows(): number {
+  const lines = readFileSync("/proc/net/netstat", "utf8").split("\n");
+  const at = lines.findIndex((line) => line.startsWith("TcpExt:"));
+  const names = lines[at]!.split(" ");
+  const values = lines[at + 1]!.split(" ");
+  return Number(values[names.indexOf("ListenOverflows")]);
+}
+
 /** CPU of every `postgres` process on this machine, in ms. */
 export function postgresCpuMs(): number {
   let total = 0;
