@@ -64,7 +64,12 @@ const aiSdk: Contender = {
     const result = streamText({
       model: provider.chatModel("deepseek-reasoner"),
       prompt: "write the file",
-      tools: { write: tool({ description: "Write a file.", inputSchema: jsonSchema(WRITE_SCHEMA) }) },
+      tools: {
+        write: tool({
+          description: "Write a file.",
+          inputSchema: jsonSchema({ ...WRITE_SCHEMA, required: [...WRITE_SCHEMA.required] }),
+        }),
+      },
       maxRetries: 0,
     });
     let parts = 0;

@@ -18,21 +18,39 @@
  *   over the window. PostgreSQL's backends are reported apart. Peak RSS: the highest VmRSS sampled every
  *   100 ms in the window (and VmHWM, the process's peak since start).
  * - Turn latency: message sent (client clock) → the session's `turn/end` `at` (server clock, same machine).
+ * - Dropped: messages whose request failed at the client (ECONNRESET, ECONNREFUSED, a connect timeout, …).
+ * - PostgreSQL transactions (pg_stat_database of the fresh database) from before the clock, once idle
+ *   backends have reported, to after the server and the bench's reader are gone (./process-cpu.ts).
+ * - The same load on a LangGraph.js agent: ./langgraph-peer.ts (the same measures, from ./process-cpu.ts).
  *
  *   node --import tsx bench/serve/many-sessions.ts
  *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
+ *   # BENCH_BACKLOG=N sets server.backlog (511: Node's default, the value before the key existed),
  *   # BENCH_PRIMED=1 caches every agent with a first turn outside the clock, BENCH_NO_FSYNC=1 turns the stores'
  *   # fsync at durability points off (store.sqlite_synchronous normal, store.postgres_synchronous_commit off),
  *   # BENCH_BUILT=1 runs dist/cli/main.js (build first) instead of the sources through tsx,
  *   # BENCH_PROFILE=<dir> writes a --cpu-prof of each server there (SIGTERM at the end, so it is flushed).
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { post, type ServeProcess, startServe } from "../../test/chaos/serve-process.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+import {
+  type BenchDatabase,
+  benchDatabase,
+  cpuMs,
+  delay,
+  failureCode,
+  listenOverflows,
+  percentile,
+  pool,
+  postgresCpuMs,
+  schedMs,
+  statusKb,
+} from "./process-cpu.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
@@ -46,10 +64,10 @@ const WARM = 20;
 const NO_FSYNC = process.env.BENCH_NO_FSYNC === "1";
 /** BENCH_PRIMED=1: each session first runs one turn answered at once (outside the clock), so the clock sees agents already cached. */
 const PRIMED = process.env.BENCH_PRIMED === "1";
+/** BENCH_BACKLOG=N: `server.backlog` (default: the key's default, 4096; 511 is Node's own default). */
+const BACKLOG = process.env.BENCH_BACKLOG;
 /** Both limits above SESSIONS + WARM, so every session may drive at once and stay cached. */
 const LIMIT = 4 * (SESSIONS + WARM);
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A turn whose message says WARM: answered at once. Otherwise STEPS `read` calls, then "done"; every reply after LATENCY_MS. */
 function script(workspace: () => string) {
@@ -65,58 +83,6 @@ function script(workspace: () => string) {
       toolCalls: [{ id: `c${done}`, name: "read", arguments: { file_path: join(workspace(), "notes.txt") } }],
     };
   };
-}
-
-/** utime + stime of a process, in ms (clock ticks of 10 ms); `sys`: stime alone. */
-function cpuMs(pid: number, part: "all" | "sys" = "all"): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return ((part === "sys" ? 0 : Number(fields[11])) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
-
-function postgresCpuMs(): number {
-  let total = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += cpuMs(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return total;
-}
-
-/** The main thread's time on a CPU and waiting in the run queue for one, in ms (/proc/<pid>/schedstat). */
-function schedMs(pid: number): { run: number; wait: number } {
-  const [run, wait] = readFileSync(`/proc/${pid}/schedstat`, "utf8").trim().split(" ").map(Number);
-  return { run: run! / 1e6, wait: wait! / 1e6 };
-}
-
-function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN);
-}
-
-const percentile = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
-
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>) {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
 }
 
 /** The stored events the bench reads, on either store. */
@@ -185,6 +151,11 @@ type Result = {
   store: string;
   sessions: number;
   completed: number;
+  /** Messages whose request failed at the client, by code (ECONNRESET, ECONNREFUSED, a connect timeout, …). */
+  dropped: Record<string, number>;
+  /** Connections the kernel's full listen queues turned away in the window (machine-wide). */
+  overflows: number;
+  cpuPerTurnMs: number;
   wallS: number;
   idealS: number;
   cpuPct: number;
@@ -205,9 +176,18 @@ type Result = {
   baseRssMb: number;
   /** The window in µs of CLOCK_MONOTONIC, to cut a server's --cpu-prof to it. */
   windowUs: [number, number];
-  /** PostgreSQL: committed + rolled back transactions in the fresh database (the bench's polls included). */
+  /** PostgreSQL: committed + rolled back transactions in the fresh database, read after the server is gone (the bench's polls included). */
   transactionsPerTurn: number;
 };
+
+async function stopServer(server: ServeProcess): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  // SIGTERM lets --cpu-prof write its profile; SIGKILL if it lingers.
+  server.child.kill(PROFILE_DIR ? "SIGTERM" : "SIGKILL");
+  const timer = setTimeout(() => server.child.kill("SIGKILL"), 20_000);
+  await server.exited;
+  clearTimeout(timer);
+}
 
 /** The running server's workspace (the `read` calls read a file in it). */
 let currentWorkspace = "";
@@ -230,6 +210,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       "  shutdown_grace_ms: 0",
       `  max_running_per_server: ${LIMIT}`,
       `  max_sessions_per_server: ${LIMIT}`,
+      ...(BACKLOG ? [`  backlog: ${BACKLOG}`] : []),
       ...(NO_FSYNC ? ["store:", "  sqlite_synchronous: normal", "  postgres_synchronous_commit: off"] : []),
       "continuation:",
       "  announced_action: false",
@@ -237,17 +218,9 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       "",
     ].join("\n"),
   );
-  let databaseName: string | undefined;
-  let databaseUrl: string | undefined;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  if (store === "postgres") {
-    await admin.connect();
-    databaseName = `bdsh_bench_many_${process.pid}_${Date.now().toString(36)}`;
-    await admin.query(`CREATE DATABASE ${databaseName}`);
-    const url = new URL(ADMIN_URL);
-    url.pathname = `/${databaseName}`;
-    databaseUrl = url.toString();
-  }
+  const database: BenchDatabase | undefined =
+    store === "postgres" ? await benchDatabase(ADMIN_URL, "bdsh_bench_many") : undefined;
+  const databaseUrl = database?.url;
   let server: ServeProcess | undefined;
   let reader: EventReader | undefined;
   try {
@@ -286,6 +259,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       await waitTurns(ids, 1, 300_000);
     }
     await delay(2_000); // let the creation's work (and any sweep) settle before the clock
+    const xact0 = (await database?.baseline()) ?? 0;
     const baseRss = statusKb(pid, "VmRSS");
 
     const cpu0 = cpuMs(pid);
@@ -293,18 +267,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     const sched0 = schedMs(pid);
     const own0 = process.cpuUsage();
     const pg0 = store === "postgres" ? postgresCpuMs() : 0;
-    const xacts = async () =>
-      databaseName
-        ? Number(
-            (
-              await admin.query<{ n: string }>(
-                "SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1",
-                [databaseName],
-              )
-            ).rows[0]!.n,
-          )
-        : 0;
-    const xact0 = await xacts();
+    const overflows0 = listenOverflows();
     let peakRss = baseRss;
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, statusKb(pid, "VmRSS"));
@@ -313,26 +276,37 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     const started = Date.now();
     const t0 = performance.now();
     const hr0 = process.hrtime.bigint(); // CLOCK_MONOTONIC, the clock of a --cpu-prof's timestamps
+    const dropped: Record<string, number> = {};
+    const accepted: string[] = [];
     await Promise.all(
       ids.map(async (id) => {
         sentAt.set(id, Date.now());
-        await post(`${base}/v1/sessions/${id}/messages`, { text: `run the task (${STEPS} steps)` });
+        try {
+          await post(`${base}/v1/sessions/${id}/messages`, { text: `run the task (${STEPS} steps)` });
+          accepted.push(id);
+        } catch (error) {
+          // A refused or reset connection (a listen backlog overflowing) is counted, not fatal.
+          const code = failureCode(error);
+          dropped[code] = (dropped[code] ?? 0) + 1;
+        }
       }),
     );
-    await waitTurns(ids, PRIMED ? 2 : 1, 600_000);
+    await waitTurns(accepted, PRIMED ? 2 : 1, 600_000);
     const cpu = cpuMs(pid) - cpu0;
     const sys = cpuMs(pid, "sys") - sys0;
     const sched1 = schedMs(pid);
     const own = process.cpuUsage(own0);
     const pgCpu = store === "postgres" ? postgresCpuMs() - pg0 : 0;
+    const overflows = listenOverflows() - overflows0;
     const windowMs = performance.now() - t0;
     const hr1 = process.hrtime.bigint();
     clearInterval(sampler);
     const hwm = statusKb(pid, "VmHWM");
-    await delay(600); // pg_stat_database is flushed by each backend at most every 500 ms
-    const transactions = (await xacts()) - xact0;
-
     const ends = await reader.turnEnds(ids);
+    await reader.close();
+    // The transactions once the server and the reader are gone (their backends have reported everything).
+    await stopServer(server);
+    const transactions = database ? (await database.transactionsAfterClose()) - xact0 : 0;
     const latencies: number[] = [];
     let last = 0;
     let completed = 0;
@@ -347,6 +321,9 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       store,
       sessions: ids.length,
       completed,
+      dropped,
+      overflows,
+      cpuPerTurnMs: cpu / ids.length,
       wallS: (last - started) / 1000,
       idealS: ((STEPS + 1) * LATENCY_MS) / 1000,
       cpuPct: (100 * cpu) / windowMs,
@@ -367,17 +344,8 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     };
   } finally {
     await reader?.close().catch(() => undefined);
-    if (server && server.child.exitCode === null) {
-      // SIGTERM lets --cpu-prof write its profile; SIGKILL if it lingers.
-      server.child.kill(PROFILE_DIR ? "SIGTERM" : "SIGKILL");
-      const timer = setTimeout(() => server?.child.kill("SIGKILL"), 20_000);
-      await server.exited;
-      clearTimeout(timer);
-    }
-    if (databaseName) {
-      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-      await admin.end();
-    }
+    if (server) await stopServer(server);
+    await database?.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -396,15 +364,21 @@ async function main(): Promise<void> {
   }
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
-    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${BUILT ? "dist/cli/main.js" : "sources through tsx"}`,
+    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}${BACKLOG ? `, server.backlog ${BACKLOG}` : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${BUILT ? "dist/cli/main.js" : "sources through tsx"}`,
   );
   console.log(
-    "| store | sessions | completed | wall s (ideal) | server CPU, % of one core | server CPU s (kernel share) | main thread on CPU / waiting for one | postgres CPU % | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
+    "| store | sessions | completed | dropped | listen overflows | wall s (ideal) | server CPU, % of one core | server CPU s (kernel share) | CPU ms per turn | PG transactions per turn | main thread on CPU / waiting for one | postgres CPU % | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
   );
-  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  console.log(
+    "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  );
   for (const r of results)
     console.log(
-      `| ${r.store} | ${r.sessions} | ${r.completed} | ${f(r.wallS, 2)} (${f(r.idealS, 2)}) | ${f(r.cpuPct)} % | ${f(r.cpuMs / 1000, 2)} (${f(100 * r.sysShare, 0)} %) | ${f(r.mainRunPct, 0)} % / ${f(r.mainWaitPct, 0)} % | ${r.store === "postgres" ? `${f(r.postgresPct)} %` : "—"} | ${f(r.benchPct)} % | ${r.p50} | ${r.p95} | ${r.max} | ${f(r.baseRssMb)} → ${f(r.peakRssMb)} (${f(r.hwmMb)}) |`,
+      `| ${r.store} | ${r.sessions} | ${r.completed} | ${
+        Object.entries(r.dropped)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ") || "0"
+      } | ${r.overflows} | ${f(r.wallS, 2)} (${f(r.idealS, 2)}) | ${f(r.cpuPct)} % | ${f(r.cpuMs / 1000, 2)} (${f(100 * r.sysShare, 0)} %) | ${f(r.cpuPerTurnMs, 2)} | ${r.store === "postgres" ? f(r.transactionsPerTurn, 2) : "—"} | ${f(r.mainRunPct, 0)} % / ${f(r.mainWaitPct, 0)} % | ${r.store === "postgres" ? `${f(r.postgresPct)} %` : "—"} | ${f(r.benchPct)} % | ${r.p50} | ${r.p95} | ${r.max} | ${f(r.baseRssMb)} → ${f(r.peakRssMb)} (${f(r.hwmMb)}) |`,
     );
 }
 

@@ -238,6 +238,11 @@ export const configSchema = z.strictObject({
     max_running_per_server: positiveInt,
     shutdown_grace_ms: nonNegativeInt,
     question_timeout_ms: positiveInt, // T18 timed mode
+    /**
+     * The listen backlog: connections the kernel queues before `accept`. Node's default (511) overflows when
+     * a thousand clients connect at once and the kernel drops the rest; Linux caps it at net.core.somaxconn.
+     */
+    backlog: positiveInt,
     /** `GET /metrics` without the bearer token (for a scraper on a private network). */
     metrics_public: z.boolean(),
     /** The server's log level (JSON lines on stderr; a human format on a terminal). */
@@ -366,6 +371,7 @@ export const DEFAULT_CONFIG: Config = {
     max_running_per_server: 100,
     shutdown_grace_ms: 10_000,
     question_timeout_ms: 300_000,
+    backlog: 4096,
     metrics_public: false,
     log_level: "warn",
   },

@@ -88,7 +88,8 @@ export function registerServe(program: Command, output: Output, setExitCode: (co
         owner,
         token,
       });
-      const address = await app.listen({ port, host: options.host });
+      // server.backlog: Node's default of 511 drops connection attempts when a thousand clients arrive at once.
+      const address = await app.listen({ port, host: options.host, backlog: config.server.backlog });
       output.err(`bdsh: serving on ${address} (owner ${owner})`);
       output.err(
         configured

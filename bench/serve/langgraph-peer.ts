@@ -1,0 +1,341 @@
+/**
+ * The many-sessions bench's peer: the same load on a LangGraph.js agent. A ReAct agent (`createReactAgent`)
+ * with a checkpointer (SqliteSaver on a file, or PostgresSaver on a fresh database) behind a minimal
+ * node:http endpoint, `POST /threads/:id/messages` `{ text }`, which runs one turn on the thread and answers
+ * once the run's stream has ended: LangGraph awaits every checkpoint write of the run before it closes the
+ * stream, so the answer follows the turn's last checkpoint committed (as `bdsh serve` stores a turn's events
+ * before its `turn/end`). Its model is ChatOpenAI, streamed (streamMode "messages"), pointed at the scripted
+ * fake provider, which answers each reply after LATENCY_MS, in the bench process.
+ *
+ * The server runs in a process of its own (this file with the argument `serve`), so its CPU is measured
+ * alone, the same way as many-sessions.ts measures `bdsh serve` (./process-cpu.ts): utime + stime from
+ * /proc over the window, PostgreSQL's backends apart, PG transactions from pg_stat_database read after the
+ * server (and its pool) is gone. The endpoint listens with a backlog of 4096, as `bdsh serve` does by default
+ * (`server.backlog`), so both sides get the same queue from the kernel.
+ *
+ * - Warm-up outside the clock: WARM threads each run one turn answered at once.
+ * - SESSIONS threads are each sent one message, all at once, from this process (fetch, one connection per
+ *   request, as many-sessions.ts sends them). The turn is STEPS `read` tool calls, then a short text reply.
+ *   The clock runs from the first message sent to the last answer. BENCH_PRIMED=1: each thread first runs one
+ *   turn answered at once (outside the clock), so the measured turn loads a thread with history.
+ * - Dropped: requests that failed at the client (ECONNRESET, ECONNREFUSED, a connect timeout, …), by code.
+ *
+ *   node --import tsx bench/serve/langgraph-peer.ts
+ *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
+ *   # BENCH_PRIMED=1, BENCH_BACKLOG (4096), BENCH_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test)
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+import {
+  type BenchDatabase,
+  benchDatabase,
+  cpuMs,
+  delay,
+  failureCode,
+  listenOverflows,
+  percentile,
+  pool,
+  postgresCpuMs,
+  statusKb,
+} from "./process-cpu.js";
+
+const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
+const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 1000);
+const STEPS = Number(process.env.BENCH_STEPS ?? 0);
+const STORES = (process.env.BENCH_STORES ?? "sqlite,postgres").split(",");
+const PRIMED = process.env.BENCH_PRIMED === "1";
+const WARM = 20;
+/** BENCH_BACKLOG: the endpoint's listen backlog (default 4096, `bdsh serve`'s default). */
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 4096);
+const SELF = fileURLToPath(import.meta.url);
+
+// ---------------------------------------------------------------------------------------------------------
+// The server process: `node --import tsx langgraph-peer.ts serve` with LG_STORE, LG_DATABASE, LG_MODEL_URL.
+
+async function serve(): Promise<void> {
+  const [{ createReactAgent }, { ChatOpenAI }, { tool }, { z }] = await Promise.all([
+    import("@langchain/langgraph/prebuilt"),
+    import("@langchain/openai"),
+    import("@langchain/core/tools"),
+    import("zod"),
+  ]);
+  const database = process.env.LG_DATABASE!;
+  let checkpointer: import("@langchain/langgraph").BaseCheckpointSaver;
+  let closeStore: () => Promise<void>;
+  if (process.env.LG_STORE === "postgres") {
+    const { PostgresSaver } = await import("@langchain/langgraph-checkpoint-postgres");
+    const saver = PostgresSaver.fromConnString(database);
+    await saver.setup();
+    checkpointer = saver;
+    closeStore = () => saver.end();
+  } else {
+    const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
+    const saver = SqliteSaver.fromConnString(database);
+    checkpointer = saver;
+    closeStore = async () => {
+      saver.db.close();
+    };
+  }
+  const read = tool(async ({ file_path }: { file_path: string }) => readFileSync(file_path, "utf8"), {
+    name: "read",
+    description: "Read a text file.",
+    schema: z.object({ file_path: z.string() }),
+  });
+  const llm = new ChatOpenAI({
+    model: "fake-model",
+    apiKey: "bench",
+    maxRetries: 0,
+    configuration: { baseURL: `${process.env.LG_MODEL_URL}/v1` },
+  });
+  const agent = createReactAgent({ llm, tools: [read], checkpointSaver: checkpointer });
+
+  const server = createServer((req, res) => {
+    const match = /^\/threads\/([\w-]+)\/messages$/.exec(req.url ?? "");
+    if (req.method !== "POST" || !match) {
+      res.writeHead(404).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      void (async () => {
+        try {
+          const { text } = JSON.parse(Buffer.concat(chunks).toString()) as { text: string };
+          // streamMode "messages" streams the model's reply token by token (the fake provider speaks SSE only).
+          // ChatOpenAI's own `streaming: true` would instead, on every call, count the prompt's tokens with
+          // js-tiktoken, whose encoding it fetches from the network (here unreachable: every turn hangs).
+          let parts = 0;
+          for await (const _ of await agent.stream(
+            { messages: [{ role: "user", content: text }] },
+            { configurable: { thread_id: match[1] }, streamMode: "messages" },
+          ))
+            parts++;
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ parts }));
+        } catch (error) {
+          res.writeHead(500, { "content-type": "text/plain" }).end(String(error));
+        }
+      })();
+    });
+  });
+  await new Promise<void>((resolve) =>
+    server.listen({ port: 0, host: "127.0.0.1", backlog: BACKLOG }, resolve),
+  );
+  const address = server.address() as { port: number };
+  process.stdout.write(`listening http://127.0.0.1:${address.port}\n`);
+  process.once("SIGTERM", () => {
+    server.closeAllConnections();
+    server.close();
+    void closeStore().finally(() => process.exit(0));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The bench: the fake provider, the server process, the clients.
+
+/** A turn whose message says WARM: answered at once. Otherwise STEPS `read` calls, then "done"; every reply after LATENCY_MS. */
+function script(workspace: () => string) {
+  return async (request: FakeRequest): Promise<FakeReply> => {
+    const messages = (request.body?.messages ?? []) as Array<{ role: string; content?: unknown }>;
+    const last = messages.findLastIndex((m) => m.role === "user");
+    const warm = String(messages[last]?.content ?? "").includes("WARM");
+    if (!warm) await delay(LATENCY_MS);
+    const done = messages.slice(last + 1).filter((m) => m.role === "tool").length;
+    if (warm || done >= STEPS) return { text: "done" };
+    return {
+      toolCalls: [{ id: `c${done}`, name: "read", arguments: { file_path: join(workspace(), "notes.txt") } }],
+    };
+  };
+}
+
+type Peer = { child: ChildProcess; url: string; exited: Promise<unknown> };
+
+function startPeer(env: Record<string, string>): Promise<Peer> {
+  const child = spawn(process.execPath, ["--import", "tsx", SELF, "serve"], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stderr!.on("data", (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const url = /listening (http:\/\/\S+)/.exec(out)?.[1];
+      if (url) resolve({ child, url, exited });
+    });
+    void exited.then((code) => reject(new Error(`peer exited ${code} before listening: ${err}`)));
+  });
+}
+
+async function send(url: string, text: string): Promise<void> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text }),
+  });
+  const body = await response.text();
+  if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${body.slice(0, 200)}`);
+}
+
+type Result = {
+  store: string;
+  threads: number;
+  completed: number;
+  dropped: Record<string, number>;
+  /** Connections the kernel's full listen queues turned away in the window (machine-wide). */
+  overflows: number;
+  wallS: number;
+  idealS: number;
+  cpuMs: number;
+  cpuPerTurnMs: number;
+  cpuPct: number;
+  postgresPct: number;
+  benchPct: number;
+  p50: number;
+  p95: number;
+  max: number;
+  peakRssMb: number;
+  hwmMb: number;
+  baseRssMb: number;
+  transactionsPerTurn: number;
+};
+
+let currentWorkspace = "";
+
+async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Result> {
+  const dir = mkdtempSync(join(tmpdir(), `bdsh-bench-langgraph-${store}-`));
+  const workspace = join(dir, "ws");
+  currentWorkspace = workspace;
+  mkdirSync(workspace);
+  writeFileSync(join(workspace, "notes.txt"), "a small file the task reads\n");
+  const database: BenchDatabase | undefined =
+    store === "postgres" ? await benchDatabase(ADMIN_URL, "bdsh_bench_langgraph") : undefined;
+  let peer: Peer | undefined;
+  try {
+    peer = await startPeer({
+      LG_STORE: store,
+      LG_DATABASE: database?.url ?? join(dir, "checkpoints.db"),
+      LG_MODEL_URL: fakeUrl,
+    });
+    const pid = peer.child.pid!;
+    const base = peer.url;
+    await pool(
+      Array.from({ length: WARM }, (_, i) => i),
+      WARM,
+      (i) => send(`${base}/threads/warm-${i}/messages`, "WARM up"),
+    );
+    const ids = Array.from({ length: SESSIONS }, (_, i) => `t-${i}`);
+    if (PRIMED) await pool(ids, 64, (id) => send(`${base}/threads/${id}/messages`, "WARM prime"));
+    await delay(2_000);
+    const xact0 = (await database?.baseline()) ?? 0;
+    const baseRss = statusKb(pid, "VmRSS");
+
+    const cpu0 = cpuMs(pid);
+    const own0 = process.cpuUsage();
+    const pg0 = store === "postgres" ? postgresCpuMs() : 0;
+    const overflows0 = listenOverflows();
+    let peakRss = baseRss;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, statusKb(pid, "VmRSS"));
+    }, 100);
+    const dropped: Record<string, number> = {};
+    const latencies: number[] = [];
+    const t0 = performance.now();
+    let last = t0;
+    await Promise.all(
+      ids.map(async (id) => {
+        const sent = performance.now();
+        try {
+          await send(`${base}/threads/${id}/messages`, `run the task (${STEPS} steps)`);
+          last = Math.max(last, performance.now());
+          latencies.push(performance.now() - sent);
+        } catch (error) {
+          const code = failureCode(error);
+          dropped[code] = (dropped[code] ?? 0) + 1;
+        }
+      }),
+    );
+    const cpu = cpuMs(pid) - cpu0;
+    const own = process.cpuUsage(own0);
+    const pgCpu = store === "postgres" ? postgresCpuMs() - pg0 : 0;
+    const overflows = listenOverflows() - overflows0;
+    const windowMs = performance.now() - t0;
+    clearInterval(sampler);
+    const hwm = statusKb(pid, "VmHWM");
+    // The transactions once the server (and its pool) is gone.
+    peer.child.kill("SIGTERM");
+    await peer.exited;
+    const transactions = database ? (await database.transactionsAfterClose()) - xact0 : 0;
+    latencies.sort((a, b) => a - b);
+    return {
+      store,
+      threads: ids.length,
+      completed: latencies.length,
+      dropped,
+      overflows,
+      wallS: (last - t0) / 1000,
+      idealS: ((STEPS + 1) * LATENCY_MS) / 1000,
+      cpuMs: cpu,
+      cpuPerTurnMs: cpu / ids.length,
+      cpuPct: (100 * cpu) / windowMs,
+      postgresPct: (100 * pgCpu) / windowMs,
+      benchPct: (100 * (own.user + own.system)) / 1000 / windowMs,
+      p50: Math.round(percentile(latencies, 50)),
+      p95: Math.round(percentile(latencies, 95)),
+      max: Math.round(latencies.at(-1) ?? Number.NaN),
+      peakRssMb: peakRss / 1024,
+      hwmMb: hwm / 1024,
+      baseRssMb: baseRss / 1024,
+      transactionsPerTurn: transactions / ids.length,
+    };
+  } finally {
+    if (peer && peer.child.exitCode === null && peer.child.signalCode === null) {
+      peer.child.kill("SIGKILL");
+      await peer.exited;
+    }
+    await database?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const fake = await startFakeProvider({ script: script(() => currentWorkspace) });
+  const results: Result[] = [];
+  try {
+    for (const store of STORES) {
+      const r = await runOne(store as "sqlite" | "postgres", fake.url);
+      results.push(r);
+      process.stderr.write(`${JSON.stringify(r)}\n`);
+    }
+  } finally {
+    await fake.close();
+  }
+  const f = (n: number, d = 1) => n.toFixed(d);
+  console.log(
+    `\nLangGraph.js createReactAgent behind node:http, one process: ${SESSIONS} threads at once${PRIMED ? " (each with a first turn already)" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply`,
+  );
+  console.log(
+    "| store | threads | completed | dropped | listen overflows | wall s (ideal) | server CPU s | CPU ms per turn | server CPU, % of one core | postgres CPU % | PG transactions per turn | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
+  );
+  console.log(
+    "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  );
+  for (const r of results) {
+    const drops = Object.entries(r.dropped);
+    console.log(
+      `| ${r.store} | ${r.threads} | ${r.completed} | ${drops.length ? drops.map(([k, v]) => `${k} ${v}`).join(", ") : "0"} | ${r.overflows} | ${f(r.wallS, 2)} (${f(r.idealS, 2)}) | ${f(r.cpuMs / 1000, 2)} | ${f(r.cpuPerTurnMs, 2)} | ${f(r.cpuPct)} % | ${r.store === "postgres" ? `${f(r.postgresPct)} %` : "—"} | ${r.store === "postgres" ? f(r.transactionsPerTurn, 2) : "—"} | ${f(r.benchPct)} % | ${r.p50} | ${r.p95} | ${r.max} | ${f(r.baseRssMb)} → ${f(r.peakRssMb)} (${f(r.hwmMb)}) |`,
+    );
+  }
+}
+
+if (process.argv[2] === "serve") await serve();
+else await main();
