@@ -313,8 +313,8 @@ export class SessionRunner<A extends Agent = Agent> {
     this.running++;
     entry.notifiedWhileRunning = false;
     const run = (async () => {
-      // Claimed with no one driving: a cancel request left in the inbox came too late to matter.
-      await this.options.store.takeCancelRequests(sessionId);
+      // Claimed with no one driving: a cancel request left in the inbox came too late to matter (the claim
+      // consumed it, Store.claimPendingSessions).
       const agent = await entry.agent;
       let failed = false;
       do {

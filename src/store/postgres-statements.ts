@@ -33,6 +33,9 @@ const LIVE_HOLDER = (id: string) =>
 /**
  * A claim of session leases: `candidates` (columns `name`, `first`: the lease name and the order) are taken
  * with the next fence unless someone else holds them live. Returns `ids`, `seen` and any `extra` columns.
+ * The claimed sessions' pending cancel requests are consumed in the same statement: a session claimed with
+ * no one driving it has no turn for them to cancel (they came too late), and taking them here saves the
+ * new driver a round trip of its own.
  */
 function claimStatement(candidates: string, extra?: string): string {
   return `
@@ -46,6 +49,10 @@ function claimStatement(candidates: string, extra?: string): string {
           fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
         WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
         RETURNING substr(l.name, ${"session:".length + 1}) AS session_id
+      ), cancels AS (
+        -- By session id (the pending index), never a walk over the inbox.
+        UPDATE inbox SET claimed_at = now()
+        WHERE session_id = ANY (ARRAY(SELECT session_id FROM claimed)) AND mode = 'cancel' AND ${PENDING}
       )
       SELECT coalesce((SELECT array_agg(session_id) FROM claimed), '{}') AS ids,
         (SELECT count(*) FROM candidates)::int AS seen${

@@ -337,9 +337,7 @@ export class SqliteStore implements Store {
     const claim = this.db.transaction(() => {
       const now = Date.now();
       const ids = this.s.claimCandidates.all(now, limit) as string[];
-      return ids.filter((id) =>
-        this.s.acquireLease.get({ name: sessionLeaseName(id), owner, now, expires: now + ttlMs }),
-      );
+      return this.takeClaimed(ids, owner, now, ttlMs);
     });
     return claim.immediate();
   }
@@ -361,13 +359,25 @@ export class SqliteStore implements Store {
     const claim = this.db.transaction(() => {
       const now = Date.now();
       const candidates = limit > 0 ? (this.s.orphanCandidates.all(now, limit) as string[]) : [];
-      const ids = candidates.filter((id) =>
-        this.s.acquireLease.get({ name: sessionLeaseName(id), owner, now, expires: now + ttlMs }),
-      );
+      const ids = this.takeClaimed(candidates, owner, now, ttlMs);
       const lapse = this.s.nextOrphanLapse.get(now) as number | null;
       return { ids, nextLapseMs: lapse == null ? undefined : Math.max(0, lapse - now) };
     });
     return claim.immediate();
+  }
+
+  /**
+   * Inside a claim's transaction: the session leases of `ids` that `owner` can take, taken; each claimed
+   * session's pending cancel requests are consumed with it (Store `claimPendingSessions`).
+   */
+  private takeClaimed(ids: readonly string[], owner: string, now: number, ttlMs: number): string[] {
+    const claimed = ids.filter((id) =>
+      this.s.acquireLease.get({ name: sessionLeaseName(id), owner, now, expires: now + ttlMs }),
+    );
+    const at = new Date(now).toISOString();
+    for (const id of claimed)
+      if (this.s.hasCancelRequest.get(id) !== undefined) this.s.takeCancelRequests.run(at, id);
+    return claimed;
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {

@@ -251,7 +251,8 @@ export interface Store {
    * Takes the session lease (`session:<id>`) of up to `limit` sessions that have pending turn input
    * (a follow-up or steer; injects never open a turn) and no live holder, oldest input first, and returns
    * their ids. One statement: concurrent claimers (other servers) never get the same session, and a lapsed
-   * holder's session is taken over with the next fence.
+   * holder's session is taken over with the next fence. A claimed session's pending cancel requests are
+   * consumed with it (no one was driving it: they came too late), so its new driver need not take them.
    */
   claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]>;
   /**

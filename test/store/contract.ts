@@ -593,7 +593,13 @@ export function storeContract(harness: StoreHarness): void {
       // Neither a session with only a cancel request, nor one whose input was discarded, is claimable.
       expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual([s!.id]);
       await store.releaseLease(sessionLeaseName(s!.id), "me");
-      const rows = await db.exec(`SELECT id FROM inbox WHERE session_id = '${s!.id}' AND mode = 'cancel'`);
+      // The claim consumed s's two (no one was driving it); two more arrive.
+      expect(await store.takeCancelRequests(s!.id)).toBe(0);
+      await store.requestCancel(s!.id);
+      await store.requestCancel(s!.id);
+      const rows = await db.exec(
+        `SELECT id FROM inbox WHERE session_id = '${s!.id}' AND mode = 'cancel' AND claimed_at IS NULL`,
+      );
       const cancelIds = rows.map((r) => String(r.id));
       expect(cancelIds).toHaveLength(2);
       expect(await store.discardInbox(s!.id, [input.id, ...cancelIds])).toBe(1);
@@ -606,6 +612,19 @@ export function storeContract(harness: StoreHarness): void {
       expect(await store.takeCancelRequests(s!.id)).toBe(0);
       expect(await store.takeCancelRequests(idle!.id)).toBe(1);
       await expect(store.requestCancel("nope")).rejects.toBeInstanceOf(SessionNotFoundError);
+    });
+
+    it("consumes the cancel requests of the sessions a claim takes, and only theirs", async () => {
+      const [waiting, orphan, other] = await Promise.all([1, 2, 3].map(() => store.createSession()));
+      await store.enqueueInbox(waiting!.id, followup("a"));
+      await store.append(orphan!.id, [{ type: "turn/start", data: { trigger: "followup" }, turn: 1 }], 0);
+      for (const s of [waiting, orphan, other]) await store.requestCancel(s!.id);
+      expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual([waiting!.id]);
+      expect((await store.claimOrphanedSessions("me", 60_000, 10)).ids).toEqual([orphan!.id]);
+      expect(await store.takeCancelRequests(waiting!.id)).toBe(0);
+      expect(await store.takeCancelRequests(orphan!.id)).toBe(0);
+      expect(await store.takeCancelRequests(other!.id)).toBe(1);
+      expect((await store.pendingInbox(waiting!.id)).map((i) => i.text)).toEqual(["a"]);
     });
 
     // Issue 16 item 12: the claim reads a ready queue the inbox keeps; every way input arrives or leaves counts.
