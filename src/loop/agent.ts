@@ -141,6 +141,8 @@ export class Agent {
   private pendingKnown: InboxItem[] | undefined;
   /** Not derivable from `pendingKnown`: a notification that lands while a read is in flight must survive it. */
   private inboxDirty = true;
+  /** Reads of the pending rows begun so far (see `inboxReads`). */
+  private inboxReadsBegun = 0;
   private setupDone: Promise<void> | undefined;
   /** `drain`: the drive ends after the running turn; input left pending is for whichever server claims it. */
   private draining = false;
@@ -315,13 +317,31 @@ export class Agent {
     this.turnAbort?.abort();
   }
 
-  /** Starts driving if input is pending (idempotent). */
-  kick(): void {
+  /**
+   * How many reads of the pending inbox rows this agent has begun. A read begun after an inbox notification
+   * arrived sees that input: the server's runner compares this count to skip a look of its own.
+   */
+  get inboxReads(): number {
+    return this.inboxReadsBegun;
+  }
+
+  /** Someone added input (the server heard its notification): the next look at the inbox reads the rows. */
+  inboxChanged(): void {
+    this.inboxDirty = true;
+  }
+
+  /**
+   * Starts driving if input is pending (idempotent). `claimedAt`: the caller (the server's runner) took the
+   * session lease for this owner at that `Date.now()`; a drive that starts now adopts it (holdLease
+   * `claimedAt`) instead of acquiring it again. A kick that only marks another drive due drops it: the
+   * running drive or exclusive section releases the lease when it ends, and the next drive acquires anew.
+   */
+  kick(claimedAt?: number): void {
     if (this.driving) {
       this.kickAgain = true;
       return;
     }
-    this.driving = this.drive().finally(() => {
+    this.driving = this.drive(claimedAt).finally(() => {
       this.driving = undefined;
       if (this.kickAgain) {
         this.kickAgain = false;
@@ -423,7 +443,7 @@ export class Agent {
 
   // ---- driving ----
 
-  private async drive(): Promise<void> {
+  private async drive(claimedAt?: number): Promise<void> {
     await this.setup();
     // L1: one driver per session; a lost lease stops the turn at its next check (appends are fenced anyway).
     const held = await holdLease(
@@ -431,7 +451,7 @@ export class Agent {
       sessionLeaseName(this.sessionId),
       this.options.owner,
       this.options.leaseTtlMs ?? 10_000,
-      { waitMs: this.options.leaseWaitMs ?? 0 },
+      { waitMs: this.options.leaseWaitMs ?? 0, ...(claimedAt === undefined ? {} : { claimedAt }) },
     );
     if (!held) return; // another process drives this session; it will see the input.
     this.inboxDirty = true;
@@ -503,6 +523,7 @@ export class Agent {
   private async pending(): Promise<InboxItem[]> {
     if (this.inboxDirty || !this.pendingKnown) {
       this.inboxDirty = false;
+      this.inboxReadsBegun++;
       this.pendingKnown = await this.store.pendingInbox(this.sessionId);
     }
     return this.pendingKnown;

@@ -12,6 +12,8 @@
 
 export const EVENTS_CHANNEL = "bdsh_events";
 export const INBOX_CHANNEL = "bdsh_inbox";
+/** Ends an inbox notification's payload (the session id) when the row added is a cancel request. */
+export const CANCEL_SUFFIX = ":cancel";
 
 /** The database keeps `seq` in an `integer` column. */
 export const MAX_SEQ = 2_147_483_647;
@@ -183,7 +185,8 @@ export const SQL = {
       SELECT $1, id, $3, $4, $5, $6, $7 FROM sessions WHERE id = $2
       RETURNING ${INBOX_COLUMNS}
     )
-    SELECT ins.*, pg_notify('${INBOX_CHANNEL}', ins.session_id) FROM ins`,
+    SELECT ins.*, pg_notify('${INBOX_CHANNEL}', ins.session_id || CASE ins.mode WHEN 'cancel' THEN '${CANCEL_SUFFIX}' ELSE '' END)
+    FROM ins`,
   pendingInbox: {
     name: "bdsh_pending_inbox",
     text: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = $1 AND ${PENDING_INPUT} ORDER BY position`,

@@ -17,7 +17,7 @@
  * - Migrations run under `pg_advisory_xact_lock`, taken before anything is created, so servers starting
  *   together apply each migration once.
  * - Notifications: appends NOTIFY `bdsh_events` with `<sessionId>:<seq>`, added or discarded inbox items
- *   NOTIFY `bdsh_inbox` with the session id, both delivered at commit. One supervised listener connection per store
+ *   NOTIFY `bdsh_inbox` with the session id (`:cancel` appended for a cancel request), both delivered at commit. One supervised listener connection per store
  *   (pg-listener.ts) starts with the first subscriber; every (re)connect is announced as `resync`.
  * - `location` never contains the password.
  */
@@ -29,7 +29,14 @@ import { MIGRATION_LOCK_KEY, POSTGRES_MIGRATIONS } from "./migrations.js";
 import { NotificationHub } from "./notification-hub.js";
 import { PgListener } from "./pg-listener.js";
 import { PostgresPlanning } from "./postgres-planning.js";
-import { appendStatement, EVENTS_CHANNEL, INBOX_CHANNEL, MAX_SEQ, SQL } from "./postgres-statements.js";
+import {
+  appendStatement,
+  CANCEL_SUFFIX,
+  EVENTS_CHANNEL,
+  INBOX_CHANNEL,
+  MAX_SEQ,
+  SQL,
+} from "./postgres-statements.js";
 import { PostgresProcessReceipts } from "./process-receipts.js";
 import { redactUrl } from "./redact-url.js";
 import {
@@ -504,7 +511,9 @@ export class PostgresStore implements Store {
 
   private dispatch(channel: string, payload: string): void {
     if (channel === INBOX_CHANNEL) {
-      this.hub.emit({ channel: "inbox", sessionId: payload });
+      if (payload.endsWith(CANCEL_SUFFIX))
+        this.hub.emit({ channel: "inbox", sessionId: payload.slice(0, -CANCEL_SUFFIX.length), cancel: true });
+      else this.hub.emit({ channel: "inbox", sessionId: payload });
     } else if (channel === EVENTS_CHANNEL) {
       const colon = payload.lastIndexOf(":");
       const seq = Number(payload.slice(colon + 1));

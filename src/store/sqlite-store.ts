@@ -297,7 +297,11 @@ export class SqliteStore implements Store {
   private insertInbox(sessionId: string, values: InboxRowValues): InboxRecord {
     const row = this.s.insertInbox.get({ ...values, sessionId, now: isoNow() }) as InboxRecord | undefined;
     if (!row) throw new SessionNotFoundError(sessionId);
-    this.hub.emit({ channel: "inbox", sessionId });
+    this.hub.emit(
+      values.mode === "cancel"
+        ? { channel: "inbox", sessionId, cancel: true }
+        : { channel: "inbox", sessionId },
+    );
     return row;
   }
 

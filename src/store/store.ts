@@ -186,8 +186,11 @@ export type SubscribeOptions = {
 
 export type StoreNotification =
   | { channel: "events"; sessionId: string; seq: number }
-  /** Input was added to (or discarded from) the inbox; a claim is not announced (its events are). */
-  | { channel: "inbox"; sessionId: string }
+  /**
+   * Input was added to (or discarded from) the inbox; a claim is not announced (its events are). `cancel`:
+   * what was added is a cancel request (`requestCancel`), so a driver need look for one only then.
+   */
+  | { channel: "inbox"; sessionId: string; cancel?: true }
   /** The listener reconnected, or another process changed the database: re-read whatever you watch. */
   | { channel: "resync" };
 

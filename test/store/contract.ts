@@ -584,7 +584,7 @@ export function storeContract(harness: StoreHarness): void {
       const live = await liveSubscription(store); // LISTEN is up before the request is sent
       const announced = nextNotification(store, (n) => n.channel === "inbox" && n.sessionId === idle!.id);
       await store.requestCancel(idle!.id);
-      expect(await announced.received).toEqual({ channel: "inbox", sessionId: idle!.id });
+      expect(await announced.received).toEqual({ channel: "inbox", sessionId: idle!.id, cancel: true });
       live.stop();
       await store.requestCancel(s!.id);
       await store.requestCancel(s!.id);
