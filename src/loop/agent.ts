@@ -31,7 +31,7 @@ import { Redactor } from "../log/redact.js";
 import { abortableSleep } from "../model/retry.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../model/types.js";
 import { holdLease } from "../store/hold-lease.js";
-import type { InboxItem, NewInboxItem, Store } from "../store/store.js";
+import type { InboxItem, NewInboxItem, SessionRow, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
@@ -141,8 +141,25 @@ export class Agent {
   private pendingKnown: InboxItem[] | undefined;
   /** Not derivable from `pendingKnown`: a notification that lands while a read is in flight must survive it. */
   private inboxDirty = true;
+  /**
+   * Why the inbox is dirty, when all that is known is which rows were added (their notifications): a read
+   * in flight that returns them all has seen the news. `inboxChangedOtherwise`: something else changed it.
+   */
+  private readonly inboxNews = new Set<string>();
+  private inboxChangedOtherwise = false;
   /** Reads of the pending rows begun so far (see `inboxReads`). */
   private inboxReadsBegun = 0;
+  /**
+   * Inbox rows this drive has read (pending then): a notification of one of them, late (PostgreSQL's
+   * listener is its own connection), says nothing new and costs no read. Cleared when the drive ends.
+   */
+  private readonly inboxSeen = new Set<string>();
+  /**
+   * The session row as the drive read it on taking the lease (with the log and the inbox, one round trip),
+   * for `sessionRecord.read()` in the first step's pre-step (the archived guard, the title), which then
+   * costs nothing; later steps and anything outside that moment read the row afresh.
+   */
+  private sessionAtDrive: SessionRow | undefined;
   private setupDone: Promise<void> | undefined;
   /** `drain`: the drive ends after the running turn; input left pending is for whichever server claims it. */
   private draining = false;
@@ -202,8 +219,9 @@ export class Agent {
       sessionId: this.sessionId,
       session,
       sessionRecord: {
-        read: () => this.store.getSession(this.sessionId),
+        read: async () => this.sessionAtDrive ?? (await this.store.getSession(this.sessionId)),
         setTitle: async (title) => {
+          this.sessionAtDrive = undefined;
           await this.store.updateSession(this.sessionId, { title });
         },
       },
@@ -220,10 +238,10 @@ export class Agent {
         // what another process queued even when its notification has not arrived.
         pending: () => this.store.pendingInbox(this.sessionId),
         changed: () => {
-          this.inboxDirty = true; // whoever starts the next drive (the caller's kick, a runner) reads it
+          this.markInboxDirty(); // whoever starts the next drive (the caller's kick, a runner) reads it
         },
         discard: (ids) => {
-          this.inboxDirty = true;
+          this.markInboxDirty();
           return this.store.discardInbox(this.sessionId, ids);
         },
         watch: (listener) =>
@@ -293,7 +311,7 @@ export class Agent {
 
   private async enqueue(item: NewInboxItem, wake: boolean): Promise<InboxItem> {
     const stored = await this.store.enqueueInbox(this.sessionId, traced(item));
-    this.inboxDirty = true; // L4: our own addition
+    this.markInboxDirty(); // L4: our own addition
     if (wake) this.kick();
     return stored;
   }
@@ -306,7 +324,7 @@ export class Agent {
   async cancel(options: { keepInbox?: boolean; handover?: boolean } = {}): Promise<void> {
     if (options.handover) this.handingOver = true;
     if (!options.keepInbox) {
-      this.inboxDirty = true;
+      this.markInboxDirty();
       const pending = await this.store.pendingInbox(this.sessionId);
       if (pending.length)
         await this.store.discardInbox(
@@ -325,9 +343,36 @@ export class Agent {
     return this.inboxReadsBegun;
   }
 
+  private markInboxDirty(): void {
+    this.inboxDirty = true;
+    this.inboxChangedOtherwise = true;
+  }
+
+  /** A read of the pending rows begins: what is dirty from here on is news to it. */
+  private beginInboxRead(): void {
+    this.inboxDirty = false;
+    this.inboxChangedOtherwise = false;
+    this.inboxNews.clear();
+    this.inboxReadsBegun++;
+  }
+
+  /** A read of the pending rows returned them. */
+  private knowPending(pending: InboxItem[]): void {
+    this.pendingKnown = pending;
+    for (const item of pending) this.inboxSeen.add(item.id);
+    // Rows announced while the read was in flight that it returned anyway are no news (a late notification).
+    for (const id of this.inboxNews) if (this.inboxSeen.has(id)) this.inboxNews.delete(id);
+    if (this.inboxDirty && !this.inboxChangedOtherwise && this.inboxNews.size === 0) this.inboxDirty = false;
+  }
+
+  /** Whether this drive has already read the inbox row `id` (see `inboxSeen`). */
+  hasSeenInboxItem(id: string): boolean {
+    return this.inboxSeen.has(id);
+  }
+
   /** Someone added input (the server heard its notification): the next look at the inbox reads the rows. */
   inboxChanged(): void {
-    this.inboxDirty = true;
+    this.markInboxDirty();
   }
 
   /**
@@ -454,20 +499,28 @@ export class Agent {
       { waitMs: this.options.leaseWaitMs ?? 0, ...(claimedAt === undefined ? {} : { claimedAt }) },
     );
     if (!held) return; // another process drives this session; it will see the input.
-    this.inboxDirty = true;
     const unsubscribe = this.store.subscribe(
       (notification) => {
-        if (
-          notification.channel === "resync" ||
-          (notification.channel === "inbox" && notification.sessionId === this.sessionId)
-        ) {
-          this.inboxDirty = true;
+        if (notification.channel === "resync") this.markInboxDirty();
+        else if (notification.channel === "inbox" && notification.sessionId === this.sessionId) {
+          const { itemId } = notification;
+          if (itemId === undefined) this.markInboxDirty();
+          else if (!this.inboxSeen.has(itemId)) {
+            this.inboxDirty = true;
+            this.inboxNews.add(itemId);
+          }
         }
       },
-      { sessionId: this.sessionId },
+      // The read below comes after this subscription: no resync merely for subscribing.
+      { sessionId: this.sessionId, initialResync: false },
     );
     try {
-      await this.log.load();
+      // The log, the pending input and the session row in one read (L1: up to date on taking the lease). A
+      // notification that lands while it is in flight marks the inbox dirty again, for the next look.
+      this.beginInboxRead();
+      const { pending, session } = await this.log.loadForDrive();
+      this.knowPending(pending);
+      this.sessionAtDrive = session;
       await this.repair();
       const go = () => !held.signal.aborted && !this.draining;
       while (go()) {
@@ -478,6 +531,8 @@ export class Agent {
     } catch (error) {
       this.lastError = error;
     } finally {
+      this.sessionAtDrive = undefined;
+      this.inboxSeen.clear();
       unsubscribe();
       await held.release();
     }
@@ -522,11 +577,10 @@ export class Agent {
   /** The pending inbox rows, read again only when something said they changed (see `pendingKnown`). */
   private async pending(): Promise<InboxItem[]> {
     if (this.inboxDirty || !this.pendingKnown) {
-      this.inboxDirty = false;
-      this.inboxReadsBegun++;
-      this.pendingKnown = await this.store.pendingInbox(this.sessionId);
+      this.beginInboxRead();
+      this.knowPending(await this.store.pendingInbox(this.sessionId));
     }
-    return this.pendingKnown;
+    return this.pendingKnown ?? [];
   }
 
   /** Takes inbox rows: their splice events are added, and the next flush consumes them (L1, L4). */
@@ -704,6 +758,7 @@ export class Agent {
       firstStepOfTurn: step === 1,
       messages: [],
     });
+    this.sessionAtDrive = undefined; // read afresh from here on
     if (state.reject) {
       const blocked = { code: state.reject.code ?? "BLOCKED", message: state.reject.reason };
       this.log.add({ type: "agent/error", data: blocked, turn });

@@ -287,7 +287,7 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
           contextFromHeaders(request.headers),
         ),
       );
-      void runner.wake(id).catch(() => undefined);
+      void runner.wake(id, { itemId: item.id }).catch(() => undefined);
       reply.status(202);
       return { id: item.id, sessionId: id, mode };
     },

@@ -133,11 +133,13 @@ export class SessionRunner<A extends Agent = Agent> {
    * The session's inbox changed: check it if it drives here, else look for work to claim. `cancel`: what
    * was added is a cancel request (only then is one looked for: input costs a driving session nothing).
    */
-  async wake(sessionId: string, options: { cancel?: boolean } = {}): Promise<void> {
+  async wake(sessionId: string, options: { cancel?: boolean; itemId?: string } = {}): Promise<void> {
     if (this.stopping) return;
     const existing = this.entries.get(sessionId);
     if (existing?.running) {
       if (options.cancel && (await this.cancelIfAsked(sessionId, existing))) return;
+      // A row the drive has already read (the message whose wake started it, heard again late) is no news.
+      if (options.itemId !== undefined && existing.opened?.hasSeenInboxItem(options.itemId)) return;
       this.noteNotified(existing);
       return;
     }
@@ -226,8 +228,9 @@ export class SessionRunner<A extends Agent = Agent> {
   private onNotification(notification: StoreNotification): void {
     if (this.stopping) return;
     if (notification.channel === "inbox") {
-      this.wake(notification.sessionId, { cancel: notification.cancel === true }).catch((error: unknown) =>
-        this.options.onError?.(error, notification.sessionId),
+      const { sessionId, itemId, cancel } = notification;
+      this.wake(sessionId, { cancel: cancel === true, ...(itemId === undefined ? {} : { itemId }) }).catch(
+        (error: unknown) => this.options.onError?.(error, notification.sessionId),
       );
     } else if (notification.channel === "resync") {
       for (const [sessionId, entry] of this.entries) {

@@ -12,8 +12,26 @@
 
 export const EVENTS_CHANNEL = "bdsh_events";
 export const INBOX_CHANNEL = "bdsh_inbox";
-/** Ends an inbox notification's payload (the session id) when the row added is a cancel request. */
-export const CANCEL_SUFFIX = ":cancel";
+/**
+ * An inbox notification's payload is the session id, or, for a row `enqueueInbox` or `requestCancel`
+ * added, a JSON object `{session, item, cancel}` (the row's id; whether it is a cancel request).
+ */
+export function parseInboxPayload(payload: string): { sessionId: string; itemId?: string; cancel?: true } {
+  if (payload.startsWith("{")) {
+    try {
+      const parsed = JSON.parse(payload) as { session?: unknown; item?: unknown; cancel?: unknown };
+      if (typeof parsed.session === "string" && typeof parsed.item === "string")
+        return {
+          sessionId: parsed.session,
+          itemId: parsed.item,
+          ...(parsed.cancel === true ? { cancel: true as const } : {}),
+        };
+    } catch {
+      // a session id that merely starts with "{"
+    }
+  }
+  return { sessionId: payload };
+}
 
 /** The database keeps `seq` in an `integer` column. */
 export const MAX_SEQ = 2_147_483_647;
@@ -140,6 +158,31 @@ export const SQL = {
       WHERE session_id = $1 AND seq > $2 AND seq <= $3 AND ($4::text[] IS NULL OR type = ANY($4::text[]))
       ORDER BY seq LIMIT $5`,
   },
+  /**
+   * `readForDrive`, one statement: the event rows after $2 in order, then one final row whose `pending`
+   * (the pending input, as `pendingInbox`) and `session` (the row, as `getSession`; null if none) are
+   * JSON. Times travel as whole epoch milliseconds: what `pg` makes of a timestamptz, a Date, keeps no more.
+   */
+  readForDrive: {
+    name: "bdsh_read_for_drive",
+    text: `
+      SELECT session_id, seq, type, at, turn, step, data, NULL::json AS pending, NULL::json AS session,
+        0 AS part
+      FROM events WHERE session_id = $1 AND seq > $2
+      UNION ALL
+      SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        (SELECT json_agg(json_build_object('id', i.id, 'session_id', i.session_id, 'queue', i.queue,
+            'mode', i.mode, 'source', i.source, 'text', i.text, 'metadata', i.metadata,
+            'created_ms', floor(extract(epoch FROM i.created_at) * 1000)) ORDER BY i.position)
+          FROM inbox i WHERE i.session_id = $1 AND ${PENDING_INPUT}),
+        (SELECT json_build_object('id', s.id, 'parent_id', s.parent_id, 'kind', s.kind, 'title', s.title,
+            'status', s.status, 'archived', s.archived, 'last_seq', s.last_seq, 'metadata', s.metadata,
+            'created_ms', floor(extract(epoch FROM s.created_at) * 1000),
+            'updated_ms', floor(extract(epoch FROM s.updated_at) * 1000))
+          FROM sessions s WHERE s.id = $1),
+        1
+      ORDER BY part, seq`,
+  },
   insertSession: `
     INSERT INTO sessions (id, parent_id, kind, title, status, metadata) VALUES ($1, $2, $3, $4, $5, $6)
     RETURNING ${SESSION_COLUMNS}`,
@@ -185,7 +228,8 @@ export const SQL = {
       SELECT $1, id, $3, $4, $5, $6, $7 FROM sessions WHERE id = $2
       RETURNING ${INBOX_COLUMNS}
     )
-    SELECT ins.*, pg_notify('${INBOX_CHANNEL}', ins.session_id || CASE ins.mode WHEN 'cancel' THEN '${CANCEL_SUFFIX}' ELSE '' END)
+    SELECT ins.*, pg_notify('${INBOX_CHANNEL}',
+      json_build_object('session', ins.session_id, 'item', ins.id, 'cancel', ins.mode = 'cancel')::text)
     FROM ins`,
   pendingInbox: {
     name: "bdsh_pending_inbox",

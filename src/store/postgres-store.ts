@@ -17,7 +17,8 @@
  * - Migrations run under `pg_advisory_xact_lock`, taken before anything is created, so servers starting
  *   together apply each migration once.
  * - Notifications: appends NOTIFY `bdsh_events` with `<sessionId>:<seq>`, added or discarded inbox items
- *   NOTIFY `bdsh_inbox` with the session id (`:cancel` appended for a cancel request), both delivered at commit. One supervised listener connection per store
+ *   NOTIFY `bdsh_inbox` with the session id (for an added row, with its id and kind: `parseInboxPayload`),
+ *   both delivered at commit. One supervised listener connection per store
  *   (pg-listener.ts) starts with the first subscriber; every (re)connect is announced as `resync`.
  * - `location` never contains the password.
  */
@@ -31,10 +32,10 @@ import { PgListener } from "./pg-listener.js";
 import { PostgresPlanning } from "./postgres-planning.js";
 import {
   appendStatement,
-  CANCEL_SUFFIX,
   EVENTS_CHANNEL,
   INBOX_CHANNEL,
   MAX_SEQ,
+  parseInboxPayload,
   SQL,
 } from "./postgres-statements.js";
 import { PostgresProcessReceipts } from "./process-receipts.js";
@@ -70,6 +71,7 @@ import {
   type AppendOptions,
   type BlobRef,
   type CreateSessionInput,
+  type DriveRead,
   type FollowOptions,
   InboxClaimError,
   type InboxItem,
@@ -325,6 +327,26 @@ export class PostgresStore implements Store {
     return rows.map(toEvent);
   }
 
+  async readForDrive(sessionId: string, after: number): Promise<DriveRead> {
+    const { rows } = await this.pool.query<
+      EventRecord & { pending: DrivePendingJson[] | null; session: DriveSessionJson | null }
+    >({ ...SQL.readForDrive, values: [sessionId, Math.min(after, MAX_SEQ)] });
+    const last = rows.at(-1)!; // the statement's final row: the pending input and the session
+    const session = last.session;
+    return {
+      events: rows.slice(0, -1).map(toEvent),
+      pending: (last.pending ?? []).map((i) => toInboxItem({ ...i, created_at: new Date(i.created_ms) })),
+      session:
+        session === null
+          ? undefined
+          : toSession({
+              ...session,
+              created_at: new Date(session.created_ms),
+              updated_at: new Date(session.updated_ms),
+            }),
+    };
+  }
+
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent> {
     return followEvents(this, sessionId, options);
   }
@@ -502,7 +524,8 @@ export class PostgresStore implements Store {
       void this.listener.addChannel(EVENTS_CHANNEL).then(() => {
         if (active && this.listener.connected) listener({ channel: "resync" });
       });
-    } else if (this.listener.connected) queueMicrotask(() => active && listener({ channel: "resync" }));
+    } else if (this.listener.connected && options?.initialResync !== false)
+      queueMicrotask(() => active && listener({ channel: "resync" }));
     return () => {
       active = false;
       unsubscribe();
@@ -511,9 +534,7 @@ export class PostgresStore implements Store {
 
   private dispatch(channel: string, payload: string): void {
     if (channel === INBOX_CHANNEL) {
-      if (payload.endsWith(CANCEL_SUFFIX))
-        this.hub.emit({ channel: "inbox", sessionId: payload.slice(0, -CANCEL_SUFFIX.length), cancel: true });
-      else this.hub.emit({ channel: "inbox", sessionId: payload });
+      this.hub.emit({ channel: "inbox", ...parseInboxPayload(payload) });
     } else if (channel === EVENTS_CHANNEL) {
       const colon = payload.lastIndexOf(":");
       const seq = Number(payload.slice(colon + 1));
@@ -564,6 +585,13 @@ export class PostgresStore implements Store {
     }
   }
 }
+
+/** `readForDrive`'s inbox rows and session row, as JSON (times as whole epoch milliseconds). */
+type DrivePendingJson = Omit<InboxRecord, "created_at"> & { created_ms: number };
+type DriveSessionJson = Omit<SessionRecord, "created_at" | "updated_at"> & {
+  created_ms: number;
+  updated_ms: number;
+};
 
 /** The event columns as parallel arrays for `unnest` (one parameter per column, any batch size). */
 function columnsOf(encoded: readonly EncodedEvent[]): unknown[][] {

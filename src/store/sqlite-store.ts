@@ -60,6 +60,7 @@ import {
   type AppendOptions,
   type BlobRef,
   type CreateSessionInput,
+  type DriveRead,
   type FollowOptions,
   InboxClaimError,
   type InboxItem,
@@ -285,6 +286,26 @@ export class SqliteStore implements Store {
     return rows.map(toEvent);
   }
 
+  async readForDrive(sessionId: string, after: number): Promise<DriveRead> {
+    // One read transaction: the three reads see the same moment, as PostgreSQL's one statement does.
+    const read = this.db.transaction(() => {
+      const events = this.s.read.all({
+        id: sessionId,
+        after,
+        upTo: Number.MAX_SAFE_INTEGER,
+        limit: -1,
+      }) as EventRecord[];
+      const pending = this.s.pendingInbox.all(sessionId) as InboxRecord[];
+      const session = this.s.getSession.get(sessionId) as SessionRecord | undefined;
+      return {
+        events: events.map(toEvent),
+        pending: pending.map(toInboxItem),
+        session: session && toSession(session),
+      };
+    });
+    return read.deferred();
+  }
+
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent> {
     return followEvents(this, sessionId, options);
   }
@@ -297,11 +318,12 @@ export class SqliteStore implements Store {
   private insertInbox(sessionId: string, values: InboxRowValues): InboxRecord {
     const row = this.s.insertInbox.get({ ...values, sessionId, now: isoNow() }) as InboxRecord | undefined;
     if (!row) throw new SessionNotFoundError(sessionId);
-    this.hub.emit(
-      values.mode === "cancel"
-        ? { channel: "inbox", sessionId, cancel: true }
-        : { channel: "inbox", sessionId },
-    );
+    this.hub.emit({
+      channel: "inbox",
+      sessionId,
+      itemId: row.id,
+      ...(values.mode === "cancel" ? { cancel: true as const } : {}),
+    });
     return row;
   }
 
@@ -443,7 +465,7 @@ export class SqliteStore implements Store {
   subscribe(listener: (notification: StoreNotification) => void, options?: SubscribeOptions): () => void {
     const unsubscribe = this.hub.add(listener, options);
     let active = true;
-    queueMicrotask(() => active && listener({ channel: "resync" }));
+    if (options?.initialResync !== false) queueMicrotask(() => active && listener({ channel: "resync" }));
     return () => {
       active = false;
       unsubscribe();

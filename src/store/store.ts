@@ -93,6 +93,16 @@ export type LatestSessionOptions = {
   includeArchived?: boolean;
 };
 
+/** What a driver reads on taking a session's lease (`Store.readForDrive`). */
+export type DriveRead = {
+  /** The events after the given seq, in order (as `read`). */
+  events: LogEvent[];
+  /** The pending input (as `pendingInbox`). */
+  pending: InboxItem[];
+  /** The session row (as `getSession`); undefined when there is no such session. */
+  session: SessionRow | undefined;
+};
+
 export type ReadOptions = {
   /** Events with seq > after (default 0). */
   after?: number;
@@ -182,15 +192,22 @@ export type SubscribeOptions = {
    * subscriber per session; delivering each notification to all of them would cost O(sessions) per append.
    */
   sessionId?: string;
+  /**
+   * Default true: a `resync` right away once the subscription listens (from then on nothing is missed).
+   * False for a subscriber that reads what it watches after subscribing anyway (a drive taking its lease):
+   * it still hears every later `resync` (a reconnect, another process's commits).
+   */
+  initialResync?: boolean;
 };
 
 export type StoreNotification =
   | { channel: "events"; sessionId: string; seq: number }
   /**
-   * Input was added to (or discarded from) the inbox; a claim is not announced (its events are). `cancel`:
-   * what was added is a cancel request (`requestCancel`), so a driver need look for one only then.
+   * Input was added to (or discarded from) the inbox; a claim is not announced (its events are). `itemId`:
+   * the row added by `enqueueInbox` or `requestCancel` (a reader that has already seen it need not read
+   * again); `cancel`: that row is a cancel request, so a driver need look for one only then.
    */
-  | { channel: "inbox"; sessionId: string; cancel?: true }
+  | { channel: "inbox"; sessionId: string; itemId?: string; cancel?: true }
   /** The listener reconnected, or another process changed the database: re-read whatever you watch. */
   | { channel: "resync" };
 
@@ -229,6 +246,11 @@ export interface Store {
     options?: AppendOptions,
   ): Promise<LogEvent[]>;
   read(sessionId: string, options?: ReadOptions): Promise<LogEvent[]>;
+  /**
+   * What a driver reads on taking the session's lease, at one moment and in one round trip: the events
+   * after `after`, the pending input and the session row (`DriveRead`).
+   */
+  readForDrive(sessionId: string, after: number): Promise<DriveRead>;
   /** Yields events after `after` as they are appended, from any process, until the signal aborts. */
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent>;
 

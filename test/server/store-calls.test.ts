@@ -3,8 +3,9 @@
  * by Store method on both stores: a message to an idle session whose agent is cached here makes one claim
  * pass (the route's wake and the inbox notification of the same row do not make two), the claim takes the
  * session's cancel requests (no `takeCancelRequests` of the drive's own; input is not a reason to look for
- * one), the drive adopts the lease the claim took (no `acquireLease`) and, having read the inbox after the
- * message's wake, leaves the runner no second look at it. The round trips themselves are counted by bench/serve/statements.ts.
+ * one), the drive adopts the lease the claim took (no `acquireLease`), reads the log, the inbox and the
+ * session row in one call, and, having read the inbox after the message's wake, leaves neither itself nor
+ * the runner a second look at it. The round trips themselves are counted by bench/serve/statements.ts.
  *
  * On SQLite the inbox notification is delivered in process as the row is written, so the count of claim
  * passes is exact there; on PostgreSQL it arrives on the listener connection at its own moment (it may
@@ -70,10 +71,15 @@ describe.each([
     expect(calls.get("claimPendingSessions")).toBeGreaterThanOrEqual(1);
     // Input to a session driving here is not a reason to look for a cancel request.
     expect(calls.get("takeCancelRequests") ?? 0).toBe(0);
+    // The drive reads the log, the inbox and the session row in one call; the archived guard's look at the
+    // row is that read, so the only getSession is the route's own.
+    expect(calls.get("readForDrive")).toBe(1);
+    expect(calls.get("read") ?? 0).toBe(0);
+    expect(calls.get("getSession")).toBe(1);
     if (name === "sqlite") {
       expect(calls.get("claimPendingSessions")).toBe(1);
-      // The drive read the inbox after the message's wake: the runner need not look again.
-      expect(calls.get("pendingInbox")).toBe(1);
+      // The drive read the inbox after the message's wake: neither it nor the runner looks again.
+      expect(calls.get("pendingInbox") ?? 0).toBe(0);
     }
   });
 });
