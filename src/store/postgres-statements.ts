@@ -225,7 +225,7 @@ export const SQL = {
   enqueueInbox: `
     WITH ins AS (
       INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata)
-      SELECT $1, id, $3, $4, $5, $6, $7 FROM sessions WHERE id = $2
+      SELECT $1, id, $3, $4, $5, $6, $7 FROM sessions WHERE id = $2 AND NOT ($8::boolean AND archived)
       RETURNING ${INBOX_COLUMNS}
     )
     SELECT ins.*, pg_notify('${INBOX_CHANNEL}',

@@ -72,6 +72,7 @@ import {
   type BlobRef,
   type CreateSessionInput,
   type DriveRead,
+  type EnqueueOptions,
   type FollowOptions,
   InboxClaimError,
   type InboxItem,
@@ -83,6 +84,7 @@ import {
   type OrphanClaim,
   type ReadOptions,
   type ReadyQueue,
+  SessionArchivedError,
   SessionNotFoundError,
   type SessionPatch,
   type SessionRow,
@@ -351,12 +353,25 @@ export class PostgresStore implements Store {
     return followEvents(this, sessionId, options);
   }
 
-  async enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem> {
-    return toInboxItem(await this.insertInbox(sessionId, newInboxValues(item)));
+  async enqueueInbox(
+    sessionId: string,
+    item: NewInboxItem,
+    options: EnqueueOptions = {},
+  ): Promise<InboxItem> {
+    return toInboxItem(
+      await this.insertInbox(sessionId, newInboxValues(item), options.refuseArchived ?? false),
+    );
   }
 
-  /** One inbox row (input or a cancel request); an unknown session is SessionNotFoundError. */
-  private async insertInbox(sessionId: string, v: InboxRowValues): Promise<InboxRecord> {
+  /**
+   * One inbox row (input or a cancel request); an unknown session is SessionNotFoundError, an archived one
+   * (when refused) SessionArchivedError: which of the two is read only when the insert found no row.
+   */
+  private async insertInbox(
+    sessionId: string,
+    v: InboxRowValues,
+    refuseArchived = false,
+  ): Promise<InboxRecord> {
     const { rows } = await this.pool.query<InboxRecord>(SQL.enqueueInbox, [
       v.id,
       sessionId,
@@ -365,9 +380,11 @@ export class PostgresStore implements Store {
       v.source,
       v.text,
       v.metadata,
+      refuseArchived,
     ]);
-    if (!rows[0]) throw new SessionNotFoundError(sessionId);
-    return rows[0];
+    if (rows[0]) return rows[0];
+    if (refuseArchived && (await this.getSession(sessionId))) throw new SessionArchivedError(sessionId);
+    throw new SessionNotFoundError(sessionId);
   }
 
   async pendingInbox(sessionId: string): Promise<InboxItem[]> {

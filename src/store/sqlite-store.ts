@@ -61,6 +61,7 @@ import {
   type BlobRef,
   type CreateSessionInput,
   type DriveRead,
+  type EnqueueOptions,
   type FollowOptions,
   InboxClaimError,
   type InboxItem,
@@ -72,6 +73,7 @@ import {
   type OrphanClaim,
   type ReadOptions,
   type ReadyQueue,
+  SessionArchivedError,
   SessionNotFoundError,
   type SessionPatch,
   type SessionRow,
@@ -310,14 +312,29 @@ export class SqliteStore implements Store {
     return followEvents(this, sessionId, options);
   }
 
-  async enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem> {
-    return toInboxItem(this.insertInbox(sessionId, newInboxValues(item)));
+  async enqueueInbox(
+    sessionId: string,
+    item: NewInboxItem,
+    options: EnqueueOptions = {},
+  ): Promise<InboxItem> {
+    return toInboxItem(this.insertInbox(sessionId, newInboxValues(item), options.refuseArchived ?? false));
   }
 
-  /** One inbox row (input or a cancel request), announced; an unknown session is SessionNotFoundError. */
-  private insertInbox(sessionId: string, values: InboxRowValues): InboxRecord {
-    const row = this.s.insertInbox.get({ ...values, sessionId, now: isoNow() }) as InboxRecord | undefined;
-    if (!row) throw new SessionNotFoundError(sessionId);
+  /**
+   * One inbox row (input or a cancel request), announced; an unknown session is SessionNotFoundError, an
+   * archived one (when refused) SessionArchivedError.
+   */
+  private insertInbox(sessionId: string, values: InboxRowValues, refuseArchived = false): InboxRecord {
+    const row = this.s.insertInbox.get({
+      ...values,
+      sessionId,
+      now: isoNow(),
+      refuseArchived: refuseArchived ? 1 : 0,
+    }) as InboxRecord | undefined;
+    if (!row) {
+      if (refuseArchived && this.s.getSession.get(sessionId)) throw new SessionArchivedError(sessionId);
+      throw new SessionNotFoundError(sessionId);
+    }
     this.hub.emit({
       channel: "inbox",
       sessionId,

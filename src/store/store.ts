@@ -103,6 +103,8 @@ export type DriveRead = {
   session: SessionRow | undefined;
 };
 
+export type EnqueueOptions = { refuseArchived?: boolean };
+
 export type ReadOptions = {
   /** Events with seq > after (default 0). */
   after?: number;
@@ -254,7 +256,11 @@ export interface Store {
   /** Yields events after `after` as they are appended, from any process, until the signal aborts. */
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent>;
 
-  enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem>;
+  /**
+   * Queues input; an unknown session is SessionNotFoundError. `refuseArchived`: an archived session is
+   * SessionArchivedError, checked in the same statement (the API's message route, one round trip).
+   */
+  enqueueInbox(sessionId: string, item: NewInboxItem, options?: EnqueueOptions): Promise<InboxItem>;
   /** Pending (unclaimed, undiscarded) input items in arrival order (cancel requests are not input). */
   pendingInbox(sessionId: string): Promise<InboxItem[]>;
   /** Drops pending items without consuming them (L7 cancel clears the inbox); returns how many. */
@@ -450,6 +456,13 @@ export class InboxClaimError extends StoreError {
 export class SessionNotFoundError extends StoreError {
   constructor(readonly sessionId: string) {
     super("SESSION_NOT_FOUND", `no session ${sessionId}`);
+  }
+}
+
+/** `enqueueInbox` with `refuseArchived` found the session archived (L18). */
+export class SessionArchivedError extends StoreError {
+  constructor(readonly sessionId: string) {
+    super("ARCHIVED", `session ${sessionId} is archived`);
   }
 }
 

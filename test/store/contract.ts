@@ -10,6 +10,7 @@ import {
   InboxClaimError,
   LeaseLostError,
   type NewInboxItem,
+  SessionArchivedError,
   SessionNotFoundError,
   type SessionRow,
   type Store,
@@ -617,6 +618,23 @@ export function storeContract(harness: StoreHarness): void {
       expect(await store.takeCancelRequests(s!.id)).toBe(0);
       expect(await store.takeCancelRequests(idle!.id)).toBe(1);
       await expect(store.requestCancel("nope")).rejects.toBeInstanceOf(SessionNotFoundError);
+    });
+
+    it("refuses input to an archived session when asked, in the enqueue itself", async () => {
+      const s = await store.createSession();
+      await store.updateSession(s.id, { archived: true });
+      await expect(store.enqueueInbox(s.id, followup("a"), { refuseArchived: true })).rejects.toBeInstanceOf(
+        SessionArchivedError,
+      );
+      await expect(
+        store.enqueueInbox("no-such-session", followup("a"), { refuseArchived: true }),
+      ).rejects.toBeInstanceOf(SessionNotFoundError);
+      expect(await store.pendingInbox(s.id)).toEqual([]);
+      const kept = await store.enqueueInbox(s.id, followup("b")); // not asked: queued (a frozen session's own rows)
+      expect(await store.pendingInbox(s.id)).toEqual([kept]);
+      await store.updateSession(s.id, { archived: false });
+      const taken = await store.enqueueInbox(s.id, followup("c"), { refuseArchived: true });
+      expect(await store.pendingInbox(s.id)).toEqual([kept, taken]);
     });
 
     it("reads for a drive what read, pendingInbox and getSession return, at one moment", async () => {
