@@ -87,6 +87,8 @@ export type AgentOptions = {
   now?: () => Date;
   /** Known secret values, redacted from every event before it is stored or sent. */
   redactor?: Redactor;
+  /** The session row the opener has just read: plugins setting up read it, not the store (see `setup`). */
+  sessionRow?: SessionRow;
 };
 
 export type LiveDelta = { type: "text" | "reasoning"; delta: string; turn: number; step: number };
@@ -155,11 +157,12 @@ export class Agent {
    */
   private readonly inboxSeen = new Set<string>();
   /**
-   * The session row as the drive read it on taking the lease (with the log and the inbox, one round trip),
-   * for `sessionRecord.read()` in the first step's pre-step (the archived guard, the title), which then
-   * costs nothing; later steps and anything outside that moment read the row afresh.
+   * The session row as just read by someone else, for `sessionRecord.read()` at the moments that follow
+   * the read, which then costs nothing: the opener's row (`AgentOptions.sessionRow`) while the plugins set
+   * up, and the drive's (read with the log and the inbox on taking the lease) in its first step's pre-step
+   * (the archived guard, the title). Later reads go to the store.
    */
-  private sessionAtDrive: SessionRow | undefined;
+  private sessionSnapshot: SessionRow | undefined;
   private setupDone: Promise<void> | undefined;
   /** `drain`: the drive ends after the running turn; input left pending is for whichever server claims it. */
   private draining = false;
@@ -168,6 +171,7 @@ export class Agent {
 
   constructor(private readonly options: AgentOptions) {
     this.store = options.store;
+    this.sessionSnapshot = options.sessionRow;
     // S1: a delegated child (spawned or forked by a parent agent) has approval pinned to never.
     const delegated = (options.session?.depth ?? 0) > 0;
     this.facts = {
@@ -200,6 +204,7 @@ export class Agent {
     this.setupDone ??= (async () => {
       const session = this.sessionInfo();
       for (const plugin of this.options.plugins ?? []) await plugin.setup(this.contextFor(plugin, session));
+      this.sessionSnapshot = undefined; // the opener's row served the setup; later reads are fresh
       if (!this.options.tools)
         await this.ownTools.decide({
           env: this.options.env ?? process.env,
@@ -219,9 +224,9 @@ export class Agent {
       sessionId: this.sessionId,
       session,
       sessionRecord: {
-        read: async () => this.sessionAtDrive ?? (await this.store.getSession(this.sessionId)),
+        read: async () => this.sessionSnapshot ?? (await this.store.getSession(this.sessionId)),
         setTitle: async (title) => {
-          this.sessionAtDrive = undefined;
+          this.sessionSnapshot = undefined;
           await this.store.updateSession(this.sessionId, { title });
         },
       },
@@ -520,7 +525,7 @@ export class Agent {
       this.beginInboxRead();
       const { pending, session } = await this.log.loadForDrive();
       this.knowPending(pending);
-      this.sessionAtDrive = session;
+      this.sessionSnapshot = session;
       await this.repair();
       const go = () => !held.signal.aborted && !this.draining;
       while (go()) {
@@ -531,7 +536,7 @@ export class Agent {
     } catch (error) {
       this.lastError = error;
     } finally {
-      this.sessionAtDrive = undefined;
+      this.sessionSnapshot = undefined;
       this.inboxSeen.clear();
       unsubscribe();
       await held.release();
@@ -758,7 +763,7 @@ export class Agent {
       firstStepOfTurn: step === 1,
       messages: [],
     });
-    this.sessionAtDrive = undefined; // read afresh from here on
+    this.sessionSnapshot = undefined; // read afresh from here on
     if (state.reject) {
       const blocked = { code: state.reject.code ?? "BLOCKED", message: state.reject.reason };
       this.log.add({ type: "agent/error", data: blocked, turn });

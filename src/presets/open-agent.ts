@@ -200,6 +200,7 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
   const agent = new StandardAgent({
     store,
     sessionId: session.id,
+    sessionRow: session,
     owner: options.owner ?? defaultOwner(),
     adapter,
     model: modelSettingsFor(

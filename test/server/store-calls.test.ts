@@ -64,7 +64,10 @@ describe.each([
       await waitForEvent(raw, id, (e) => turnEnd(e) && e.turn === n);
       await waitUntil(() => (calls.get("releaseLease") ?? 0) > released, "the drive to release the lease");
     };
+    calls.clear();
     await turn(1); // opens the agent: cached from here
+    // Opening reads the row once; the plugins setting up (subagents) read that row, not the store.
+    expect(calls.get("getSession")).toBe(1);
     calls.clear();
     await turn(2);
     expect(calls.get("acquireLease") ?? 0).toBe(0);
