@@ -105,7 +105,7 @@ const APPEND_CTES = `
  * event arrays, $10 whether the last turn is open after them (null: unchanged). Without `flushWal` the statement turns `synchronous_commit` off for its own transaction: the
  * commit returns before its WAL reaches disk (`AppendDurability` "commit").
  */
-type NamedStatement = { name: string; text: string };
+export type NamedStatement = { name: string; text: string };
 
 export function appendStatement(kind: { claiming: boolean; flushWal: boolean }): NamedStatement {
   const variants = kind.claiming ? APPEND_STATEMENTS.claiming : APPEND_STATEMENTS.plain;
@@ -214,7 +214,9 @@ export const SQL = {
       (SELECT max(s.id) FROM sessions s WHERE s.id < given.id COLLATE "C") AS previous,
       (SELECT min(s.id) FROM sessions s WHERE s.id > given.id COLLATE "C") AS next
     FROM unnest($1::text[]) AS given(id)`,
-  updateSession: `
+  updateSession: {
+    name: "bdsh_update_session",
+    text: `
     UPDATE sessions SET
       title = CASE WHEN $2::boolean THEN $3 ELSE title END,
       status = coalesce($4, status),
@@ -222,7 +224,10 @@ export const SQL = {
       metadata = coalesce($6, metadata),
       updated_at = now()
     WHERE id = $1 RETURNING ${SESSION_COLUMNS}`,
-  enqueueInbox: `
+  },
+  enqueueInbox: {
+    name: "bdsh_enqueue_inbox",
+    text: `
     WITH ins AS (
       INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata)
       SELECT $1, id, $3, $4, $5, $6, $7 FROM sessions WHERE id = $2 AND NOT ($8::boolean AND archived)
@@ -231,6 +236,7 @@ export const SQL = {
     SELECT ins.*, pg_notify('${INBOX_CHANNEL}',
       json_build_object('session', ins.session_id, 'item', ins.id, 'cancel', ins.mode = 'cancel')::text)
     FROM ins`,
+  },
   pendingInbox: {
     name: "bdsh_pending_inbox",
     text: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = $1 AND ${PENDING_INPUT} ORDER BY position`,
@@ -281,7 +287,9 @@ export const SQL = {
     ),
   },
   /** Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only. */
-  acquireLease: `
+  acquireLease: {
+    name: "bdsh_acquire_lease",
+    text: `
     INSERT INTO leases AS l (name, owner, expires_at, fence)
     VALUES ($1, $2, now() + $3::float8 * interval '1 millisecond', 1)
     ON CONFLICT (name) DO UPDATE SET
@@ -290,11 +298,21 @@ export const SQL = {
       fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
     WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
     RETURNING ${LEASE_COLUMNS}`,
-  renewLease: `
+  },
+  renewLease: {
+    name: "bdsh_renew_lease",
+    text: `
     UPDATE leases SET expires_at = now() + $3::float8 * interval '1 millisecond'
     WHERE name = $1 AND owner = $2 RETURNING ${LEASE_COLUMNS}`,
-  releaseLease: "UPDATE leases SET owner = NULL, expires_at = now() WHERE name = $1 AND owner = $2",
-  getLease: `SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1 AND owner IS NOT NULL AND expires_at > now()`,
+  },
+  releaseLease: {
+    name: "bdsh_release_lease",
+    text: "UPDATE leases SET owner = NULL, expires_at = now() WHERE name = $1 AND owner = $2",
+  },
+  getLease: {
+    name: "bdsh_get_lease",
+    text: `SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1 AND owner IS NOT NULL AND expires_at > now()`,
+  },
   insertBlob: `
     INSERT INTO blobs (id, session_id, bytes, content, metadata) VALUES ($1, $2, $3, $4, $5)
     RETURNING id, session_id, bytes, metadata, created_at`,

@@ -35,6 +35,7 @@ import {
   EVENTS_CHANNEL,
   INBOX_CHANNEL,
   MAX_SEQ,
+  type NamedStatement,
   parseInboxPayload,
   SQL,
 } from "./postgres-statements.js";
@@ -258,14 +259,17 @@ export class PostgresStore implements Store {
   }
 
   async updateSession(id: string, patch: SessionPatch): Promise<SessionRow> {
-    const { rows } = await this.pool.query<SessionRecord>(SQL.updateSession, [
-      id,
-      patch.title !== undefined,
-      patch.title ?? null,
-      patch.status ?? null,
-      patch.archived ?? null,
-      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
-    ]);
+    const { rows } = await this.pool.query<SessionRecord>({
+      ...SQL.updateSession,
+      values: [
+        id,
+        patch.title !== undefined,
+        patch.title ?? null,
+        patch.status ?? null,
+        patch.archived ?? null,
+        patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
+      ],
+    });
     if (!rows[0]) throw new SessionNotFoundError(id);
     return toSession(rows[0]);
   }
@@ -372,16 +376,10 @@ export class PostgresStore implements Store {
     v: InboxRowValues,
     refuseArchived = false,
   ): Promise<InboxRecord> {
-    const { rows } = await this.pool.query<InboxRecord>(SQL.enqueueInbox, [
-      v.id,
-      sessionId,
-      v.queue,
-      v.mode,
-      v.source,
-      v.text,
-      v.metadata,
-      refuseArchived,
-    ]);
+    const { rows } = await this.pool.query<InboxRecord>({
+      ...SQL.enqueueInbox,
+      values: [v.id, sessionId, v.queue, v.mode, v.source, v.text, v.metadata, refuseArchived],
+    });
     if (rows[0]) return rows[0];
     if (refuseArchived && (await this.getSession(sessionId))) throw new SessionArchivedError(sessionId);
     throw new SessionNotFoundError(sessionId);
@@ -489,7 +487,7 @@ export class PostgresStore implements Store {
   }
 
   async releaseLease(name: string, owner: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query(SQL.releaseLease, [name, owner]);
+    const { rowCount } = await this.pool.query({ ...SQL.releaseLease, values: [name, owner] });
     return rowCount === 1;
   }
 
@@ -581,8 +579,8 @@ export class PostgresStore implements Store {
     throw new AppendConflictError(sessionId, expectedSeq, row.last_seq);
   }
 
-  private async lease(text: string, values: unknown[]): Promise<Lease | undefined> {
-    const { rows } = await this.pool.query<LeaseRecord>(text, values);
+  private async lease(statement: NamedStatement, values: unknown[]): Promise<Lease | undefined> {
+    const { rows } = await this.pool.query<LeaseRecord>({ ...statement, values });
     const row = rows[0];
     return row && { name: row.name, owner: row.owner, expiresAt: row.expires_at, fence: row.fence };
   }
