@@ -375,9 +375,16 @@ export class Agent {
     return this.inboxSeen.has(id);
   }
 
-  /** Someone added input (the server heard its notification): the next look at the inbox reads the rows. */
-  inboxChanged(): void {
-    this.markInboxDirty();
+  /**
+   * The inbox changed (the server heard a notification): the next look reads the rows, unless all that is
+   * known is that row `itemId` was added and this drive has read it already (see `inboxNews`).
+   */
+  inboxChanged(itemId?: string): void {
+    if (itemId === undefined) this.markInboxDirty();
+    else if (!this.inboxSeen.has(itemId)) {
+      this.inboxDirty = true;
+      this.inboxNews.add(itemId);
+    }
   }
 
   /**
@@ -507,14 +514,8 @@ export class Agent {
     const unsubscribe = this.store.subscribe(
       (notification) => {
         if (notification.channel === "resync") this.markInboxDirty();
-        else if (notification.channel === "inbox" && notification.sessionId === this.sessionId) {
-          const { itemId } = notification;
-          if (itemId === undefined) this.markInboxDirty();
-          else if (!this.inboxSeen.has(itemId)) {
-            this.inboxDirty = true;
-            this.inboxNews.add(itemId);
-          }
-        }
+        else if (notification.channel === "inbox" && notification.sessionId === this.sessionId)
+          this.inboxChanged(notification.itemId);
       },
       // The read below comes after this subscription: no resync merely for subscribing.
       { sessionId: this.sessionId, initialResync: false },

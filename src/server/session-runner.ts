@@ -15,8 +15,9 @@
  *   its lease release is not stranded. A `resync` looks for cancel requests of every session
  *   driving here (SQLite tells another process's commits only that way). Any other inbox notification, the
  *   periodic sweep and a `resync` all lead to one coalesced claim pass; a notification that arrives during
- *   a pass which then claims its session needs no pass of its own (the drive reads the inbox after). Notifications only accelerate; the
- *   sweep alone would be enough (lost notifications, lapsed owners) for input, not for a cancel.
+ *   a pass which then claims its session needs no pass of its own (the drive reads the inbox after).
+ *   Notifications only accelerate; the sweep alone would be enough (lost notifications, lapsed owners)
+ *   for input, not for a cancel.
  * - A session whose lease another live owner holds is never claimed (that owner sees the input; if it dies
  *   its lease lapses and a later claim takes the session, whose Agent repairs the interrupted turn, R1).
  * - Orphaned turns (R1, L9): a pass started by the sweep, the lapse timer, a `resync` or
@@ -86,8 +87,11 @@ export class SessionRunner<A extends Agent = Agent> {
   private lapseTimer: NodeJS.Timeout | undefined;
   private claiming: Promise<void> | undefined;
   private claimAgain = false;
-  /** Sessions whose inbox notification arrived while a claim pass was in flight (see `wake`). */
-  private readonly wokenDuringPass = new Set<string>();
+  /**
+   * Sessions whose inbox notification arrived while a claim pass was in flight (see `wake`), with the rows
+   * they announced (null: a change not known by row).
+   */
+  private readonly wokenDuringPass = new Map<string, string[] | null>();
   /** A claim pass filled every free slot (or was skipped for want of one): more work may be waiting. */
   private full = false;
   /** The next claim pass also looks for orphaned turns (set by the timers, a resync and the start). */
@@ -146,7 +150,9 @@ export class SessionRunner<A extends Agent = Agent> {
     if (this.claiming) {
       // One message wakes twice (the route that queued it, then its notification): if the pass in flight
       // claims the session, the drive it starts reads the inbox after the claim, so no second pass is due.
-      this.wokenDuringPass.add(sessionId);
+      const items = this.wokenDuringPass.get(sessionId);
+      const itemId = items === null ? undefined : options.itemId;
+      this.wokenDuringPass.set(sessionId, itemId === undefined ? null : [...(items ?? []), itemId]);
       return this.claiming;
     }
     await this.sweep();
@@ -251,10 +257,11 @@ export class SessionRunner<A extends Agent = Agent> {
    * rows again); any other needs another pass.
    */
   private settleWakes(): void {
-    for (const sessionId of this.wokenDuringPass) {
+    for (const [sessionId, items] of this.wokenDuringPass) {
       const entry = this.entries.get(sessionId);
-      if (entry?.running) entry.opened?.inboxChanged();
-      else this.claimAgain = true;
+      if (!entry?.running) this.claimAgain = true;
+      else if (items === null) entry.opened?.inboxChanged();
+      else for (const itemId of items) entry.opened?.inboxChanged(itemId);
     }
     this.wokenDuringPass.clear();
   }
