@@ -25,7 +25,15 @@ const env = { DEEPSEEK_API_KEY: "bench", PATH: process.env.PATH };
 const config = { ...DEFAULT_CONFIG, model: { ...DEFAULT_CONFIG.model, base_url: "http://127.0.0.1:9" } };
 
 async function openOnce(sessionId: string): Promise<void> {
-  const { agent } = await openAgent({ store, config, workspace, home, env, sessionId, projectTrusted: false });
+  const { agent } = await openAgent({
+    store,
+    config,
+    workspace,
+    home,
+    env,
+    sessionId,
+    projectTrusted: false,
+  });
   await agent.open();
   await agent.close();
 }

@@ -78,6 +78,7 @@ export function openEnvironmentStore(environment: CliEnvironment): Promise<Store
     home: environment.home,
     sqliteSynchronous: store.sqlite_synchronous,
     postgresSynchronousCommit: store.postgres_synchronous_commit,
+    postgresPoolSize: store.postgres_pool_size,
     ...(environment.databaseUrl ? { databaseUrl: environment.databaseUrl } : {}),
   });
 }

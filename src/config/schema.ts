@@ -71,6 +71,8 @@ export const configSchema = z.strictObject({
   store: z.strictObject({
     sqlite_synchronous: z.enum(["full", "effects", "normal"]),
     postgres_synchronous_commit: z.enum(["on", "effects", "off"]),
+    /** Connections this process keeps to PostgreSQL (one per statement in flight; `pg` does not pipeline). */
+    postgres_pool_size: positiveInt,
   }),
   compaction: z.strictObject({
     auto: z.boolean(), // C4
@@ -267,7 +269,7 @@ export const DEFAULT_CONFIG: Config = {
   },
   retry: { mode: "normal", max_retries: 5, initial_delay_ms: 500, max_delay_ms: 10_000, jitter_ratio: 0.1 },
   stream: { idle_timeout_ms: 300_000 },
-  store: { sqlite_synchronous: "effects", postgres_synchronous_commit: "effects" },
+  store: { sqlite_synchronous: "effects", postgres_synchronous_commit: "effects", postgres_pool_size: 10 },
   compaction: {
     auto: true,
     threshold_ratio: 0.8,

@@ -16,18 +16,11 @@ export function archivedSessionMessage(sessionId: string): string {
 export const archivedSessionGuard: Plugin = {
   name: "archived-session",
   setup(ctx) {
-    // A turn that starts right after the agent opened (a server claiming a session's input) checks the
-    // row the opener read a moment ago; any other turn reads it again, as the session may have been
-    // archived meanwhile by a person or another server.
-    const openedAt = Date.now();
-    let opened = true;
     ctx.hooks.onWaterfall(
       "agent/pre-step",
       async (state) => {
         if (!state.firstStepOfTurn) return state;
-        const fresh = opened && Date.now() - openedAt < 1_000;
-        const row = await (fresh ? ctx.sessionRecord.atOpen() : ctx.sessionRecord.read());
-        opened = false;
+        const row = await ctx.sessionRecord.read();
         if (!row?.archived) return state;
         return { ...state, reject: { reason: archivedSessionMessage(ctx.sessionId) } };
       },

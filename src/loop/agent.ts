@@ -62,8 +62,6 @@ import { type ToolHost, toolCallRequest } from "./tool-host.js";
 export type AgentOptions = {
   store: Store;
   sessionId: string;
-  /** The session's row as the opener just read it (`sessionRecord.atOpen`); read from the store when absent. */
-  sessionRow?: SessionRow;
   /** Lease owner id: this process or server. */
   owner: string;
   adapter: ModelAdapter;
@@ -89,6 +87,8 @@ export type AgentOptions = {
   now?: () => Date;
   /** Known secret values, redacted from every event before it is stored or sent. */
   redactor?: Redactor;
+  /** The session row the opener has just read: plugins setting up read it, not the store (see `setup`). */
+  sessionRow?: SessionRow;
 };
 
 export type LiveDelta = { type: "text" | "reasoning"; delta: string; turn: number; step: number };
@@ -125,8 +125,6 @@ export class Agent {
   status: "idle" | "running" = "idle";
 
   private readonly store: Store;
-  /** The session's row as it was when the agent opened (`sessionRecord.atOpen`). */
-  private openedRow: Promise<SessionRow | undefined> | undefined;
   private readonly request: RequestBuilder;
   private driving: Promise<void> | undefined;
   private kickAgain = false;
@@ -145,6 +143,26 @@ export class Agent {
   private pendingKnown: InboxItem[] | undefined;
   /** Not derivable from `pendingKnown`: a notification that lands while a read is in flight must survive it. */
   private inboxDirty = true;
+  /**
+   * Why the inbox is dirty, when all that is known is which rows were added (their notifications): a read
+   * in flight that returns them all has seen the news. `inboxChangedOtherwise`: something else changed it.
+   */
+  private readonly inboxNews = new Set<string>();
+  private inboxChangedOtherwise = false;
+  /** Reads of the pending rows begun so far (see `inboxReads`). */
+  private inboxReadsBegun = 0;
+  /**
+   * Inbox rows this drive has read (pending then): a notification of one of them, late (PostgreSQL's
+   * listener is its own connection), says nothing new and costs no read. Cleared when the drive ends.
+   */
+  private readonly inboxSeen = new Set<string>();
+  /**
+   * The session row as just read by someone else, for `sessionRecord.read()` at the moments that follow
+   * the read, which then costs nothing: the opener's row (`AgentOptions.sessionRow`) while the plugins set
+   * up, and the drive's (read with the log and the inbox on taking the lease) in its first step's pre-step
+   * (the archived guard, the title). Later reads go to the store.
+   */
+  private sessionSnapshot: SessionRow | undefined;
   private setupDone: Promise<void> | undefined;
   /** `drain`: the drive ends after the running turn; input left pending is for whichever server claims it. */
   private draining = false;
@@ -153,7 +171,7 @@ export class Agent {
 
   constructor(private readonly options: AgentOptions) {
     this.store = options.store;
-    if (options.sessionRow) this.openedRow = Promise.resolve(options.sessionRow);
+    this.sessionSnapshot = options.sessionRow;
     // S1: a delegated child (spawned or forked by a parent agent) has approval pinned to never.
     const delegated = (options.session?.depth ?? 0) > 0;
     this.facts = {
@@ -186,6 +204,7 @@ export class Agent {
     this.setupDone ??= (async () => {
       const session = this.sessionInfo();
       for (const plugin of this.options.plugins ?? []) await plugin.setup(this.contextFor(plugin, session));
+      this.sessionSnapshot = undefined; // the opener's row served the setup; later reads are fresh
       if (!this.options.tools)
         await this.ownTools.decide({
           env: this.options.env ?? process.env,
@@ -205,9 +224,9 @@ export class Agent {
       sessionId: this.sessionId,
       session,
       sessionRecord: {
-        read: () => this.store.getSession(this.sessionId),
-        atOpen: () => (this.openedRow ??= this.store.getSession(this.sessionId)),
+        read: async () => this.sessionSnapshot ?? (await this.store.getSession(this.sessionId)),
         setTitle: async (title) => {
+          this.sessionSnapshot = undefined;
           await this.store.updateSession(this.sessionId, { title });
         },
       },
@@ -224,10 +243,10 @@ export class Agent {
         // what another process queued even when its notification has not arrived.
         pending: () => this.store.pendingInbox(this.sessionId),
         changed: () => {
-          this.inboxDirty = true; // whoever starts the next drive (the caller's kick, a runner) reads it
+          this.markInboxDirty(); // whoever starts the next drive (the caller's kick, a runner) reads it
         },
         discard: (ids) => {
-          this.inboxDirty = true;
+          this.markInboxDirty();
           return this.store.discardInbox(this.sessionId, ids);
         },
         watch: (listener) =>
@@ -297,7 +316,7 @@ export class Agent {
 
   private async enqueue(item: NewInboxItem, wake: boolean): Promise<InboxItem> {
     const stored = await this.store.enqueueInbox(this.sessionId, traced(item));
-    this.inboxDirty = true; // L4: our own addition
+    this.markInboxDirty(); // L4: our own addition
     if (wake) this.kick();
     return stored;
   }
@@ -310,7 +329,7 @@ export class Agent {
   async cancel(options: { keepInbox?: boolean; handover?: boolean } = {}): Promise<void> {
     if (options.handover) this.handingOver = true;
     if (!options.keepInbox) {
-      this.inboxDirty = true;
+      this.markInboxDirty();
       const pending = await this.store.pendingInbox(this.sessionId);
       if (pending.length)
         await this.store.discardInbox(
@@ -321,13 +340,65 @@ export class Agent {
     this.turnAbort?.abort();
   }
 
-  /** Starts driving if input is pending (idempotent). */
-  kick(): void {
+  /**
+   * How many reads of the pending inbox rows this agent has begun. A read begun after an inbox notification
+   * arrived sees that input: the server's runner compares this count to skip a look of its own.
+   */
+  get inboxReads(): number {
+    return this.inboxReadsBegun;
+  }
+
+  private markInboxDirty(): void {
+    this.inboxDirty = true;
+    this.inboxChangedOtherwise = true;
+  }
+
+  /** A read of the pending rows begins: what is dirty from here on is news to it. */
+  private beginInboxRead(): void {
+    this.inboxDirty = false;
+    this.inboxChangedOtherwise = false;
+    this.inboxNews.clear();
+    this.inboxReadsBegun++;
+  }
+
+  /** A read of the pending rows returned them. */
+  private knowPending(pending: InboxItem[]): void {
+    this.pendingKnown = pending;
+    for (const item of pending) this.inboxSeen.add(item.id);
+    // Rows announced while the read was in flight that it returned anyway are no news (a late notification).
+    for (const id of this.inboxNews) if (this.inboxSeen.has(id)) this.inboxNews.delete(id);
+    if (this.inboxDirty && !this.inboxChangedOtherwise && this.inboxNews.size === 0) this.inboxDirty = false;
+  }
+
+  /** Whether this drive has already read the inbox row `id` (see `inboxSeen`). */
+  hasSeenInboxItem(id: string): boolean {
+    return this.inboxSeen.has(id);
+  }
+
+  /**
+   * The inbox changed (the server heard a notification): the next look reads the rows, unless all that is
+   * known is that row `itemId` was added and this drive has read it already (see `inboxNews`).
+   */
+  inboxChanged(itemId?: string): void {
+    if (itemId === undefined) this.markInboxDirty();
+    else if (!this.inboxSeen.has(itemId)) {
+      this.inboxDirty = true;
+      this.inboxNews.add(itemId);
+    }
+  }
+
+  /**
+   * Starts driving if input is pending (idempotent). `claimedAt`: the caller (the server's runner) took the
+   * session lease for this owner at that `Date.now()`; a drive that starts now adopts it (holdLease
+   * `claimedAt`) instead of acquiring it again. A kick that only marks another drive due drops it: the
+   * running drive or exclusive section releases the lease when it ends, and the next drive acquires anew.
+   */
+  kick(claimedAt?: number): void {
     if (this.driving) {
       this.kickAgain = true;
       return;
     }
-    this.driving = this.drive().finally(() => {
+    this.driving = this.drive(claimedAt).finally(() => {
       this.driving = undefined;
       if (this.kickAgain) {
         this.kickAgain = false;
@@ -429,7 +500,7 @@ export class Agent {
 
   // ---- driving ----
 
-  private async drive(): Promise<void> {
+  private async drive(claimedAt?: number): Promise<void> {
     await this.setup();
     // L1: one driver per session; a lost lease stops the turn at its next check (appends are fenced anyway).
     const held = await holdLease(
@@ -437,23 +508,25 @@ export class Agent {
       sessionLeaseName(this.sessionId),
       this.options.owner,
       this.options.leaseTtlMs ?? 10_000,
-      { waitMs: this.options.leaseWaitMs ?? 0 },
+      { waitMs: this.options.leaseWaitMs ?? 0, ...(claimedAt === undefined ? {} : { claimedAt }) },
     );
     if (!held) return; // another process drives this session; it will see the input.
-    this.inboxDirty = true;
     const unsubscribe = this.store.subscribe(
       (notification) => {
-        if (
-          notification.channel === "resync" ||
-          (notification.channel === "inbox" && notification.sessionId === this.sessionId)
-        ) {
-          this.inboxDirty = true;
-        }
+        if (notification.channel === "resync") this.markInboxDirty();
+        else if (notification.channel === "inbox" && notification.sessionId === this.sessionId)
+          this.inboxChanged(notification.itemId);
       },
-      { sessionId: this.sessionId },
+      // The read below comes after this subscription: no resync merely for subscribing.
+      { sessionId: this.sessionId, initialResync: false },
     );
     try {
-      await this.log.load();
+      // The log, the pending input and the session row in one read (L1: up to date on taking the lease). A
+      // notification that lands while it is in flight marks the inbox dirty again, for the next look.
+      this.beginInboxRead();
+      const { pending, session } = await this.log.loadForDrive();
+      this.knowPending(pending);
+      this.sessionSnapshot = session;
       await this.repair();
       const go = () => !held.signal.aborted && !this.draining;
       while (go()) {
@@ -464,6 +537,8 @@ export class Agent {
     } catch (error) {
       this.lastError = error;
     } finally {
+      this.sessionSnapshot = undefined;
+      this.inboxSeen.clear();
       unsubscribe();
       await held.release();
     }
@@ -508,10 +583,10 @@ export class Agent {
   /** The pending inbox rows, read again only when something said they changed (see `pendingKnown`). */
   private async pending(): Promise<InboxItem[]> {
     if (this.inboxDirty || !this.pendingKnown) {
-      this.inboxDirty = false;
-      this.pendingKnown = await this.store.pendingInbox(this.sessionId);
+      this.beginInboxRead();
+      this.knowPending(await this.store.pendingInbox(this.sessionId));
     }
-    return this.pendingKnown;
+    return this.pendingKnown ?? [];
   }
 
   /** Takes inbox rows: their splice events are added, and the next flush consumes them (L1, L4). */
@@ -689,6 +764,7 @@ export class Agent {
       firstStepOfTurn: step === 1,
       messages: [],
     });
+    this.sessionSnapshot = undefined; // read afresh from here on
     if (state.reject) {
       const blocked = { code: state.reject.code ?? "BLOCKED", message: state.reject.reason };
       this.log.add({ type: "agent/error", data: blocked, turn });

@@ -67,13 +67,11 @@ export type InboxControl = {
 
 /** This session's own row, read-only except for its title. */
 export type SessionRecord = {
-  /** The row now (a read of the store): for what another process may change (archived, title). */
-  read(): Promise<Readonly<SessionRow> | undefined>;
   /**
-   * The row as it was when the agent opened (the opener's own read, or one read shared by every plugin):
-   * for what does not change over a session's life (kind, parent) or is checked again in the log.
+   * The row: while plugins set up, the one the opener just read; in a drive's first pre-step, the one read
+   * with the log on taking the lease; otherwise a read of the store. Fresh enough for the archived flag.
    */
-  atOpen(): Promise<Readonly<SessionRow> | undefined>;
+  read(): Promise<Readonly<SessionRow> | undefined>;
   setTitle(title: string): Promise<void>;
 };
 

@@ -19,7 +19,7 @@
 import type { EventType, LogEvent, NewEvent } from "../log/events.js";
 import { Redactor } from "../log/redact.js";
 import { SurfaceProjector } from "../log/surface.js";
-import type { AppendDurability, Store } from "../store/store.js";
+import type { AppendDurability, DriveRead, Store } from "../store/store.js";
 
 export type LogListener = (events: readonly LogEvent[]) => void;
 
@@ -47,13 +47,18 @@ export class SessionLog {
   /** Loads the events after what is already known (used on lease takeover and at open). */
   async load(): Promise<LogEvent[]> {
     const fresh = await this.store.read(this.sessionId, { after: this.seq });
-    for (const event of fresh) this.accept(event);
-    this.durableSeq = this.seq;
-    if (fresh.length) {
-      this.publish(fresh);
-      for (const listener of this.durableListeners) listener(fresh);
-    }
+    this.accept(fresh);
     return fresh;
+  }
+
+  /**
+   * `load` for a driver that has just taken the lease: the same events, with the pending input and the
+   * session row read at the same moment, in one round trip (Store `readForDrive`).
+   */
+  async loadForDrive(): Promise<Omit<DriveRead, "events">> {
+    const { events: fresh, pending, session } = await this.store.readForDrive(this.sessionId, this.seq);
+    this.accept(fresh);
+    return { pending, session };
   }
 
   /** Forgets everything; the next `load` reads the whole log again. */
@@ -83,7 +88,7 @@ export class SessionLog {
     const added = events.map((event) => {
       const data = this.redactor.value(event.data);
       const stored = { at, ...event, data, sessionId: this.sessionId, seq: this.seq + 1 } as LogEvent;
-      this.accept(stored);
+      this.acceptOne(stored);
       return stored;
     });
     this.buffered.push(...added);
@@ -149,7 +154,17 @@ export class SessionLog {
     return () => this.durableListeners.delete(listener);
   }
 
-  private accept(event: LogEvent): void {
+  /** Takes events read from the store (after everything known): known, durable and published. */
+  private accept(fresh: readonly LogEvent[]): void {
+    for (const event of fresh) this.acceptOne(event);
+    this.durableSeq = this.seq;
+    if (fresh.length) {
+      this.publish(fresh);
+      for (const listener of this.durableListeners) listener(fresh);
+    }
+  }
+
+  private acceptOne(event: LogEvent): void {
     this.events.push(event);
     this.latest.set(event.type, event);
     this.projector.apply(event);

@@ -232,8 +232,7 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
         }
         let row: Awaited<ReturnType<typeof ctx.sessionRecord.read>>;
         try {
-          // As opened (the opener's read, no store trip): a rename since then races the title request anyway.
-          row = await ctx.sessionRecord.atOpen();
+          row = await ctx.sessionRecord.read();
         } catch (error) {
           note(`no title: the session row could not be read: ${String(error)}`);
           row = undefined;

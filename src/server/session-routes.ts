@@ -18,6 +18,8 @@ import { sessionUsage } from "../presets/session-usage.js";
 import {
   type ActivityCursor,
   type ListSessionsOptions,
+  SessionArchivedError,
+  SessionNotFoundError,
   type SessionRow,
   type Store,
   sessionLeaseName,
@@ -275,19 +277,25 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
     async (request, reply) => {
       const { id } = request.params as Static<typeof SessionId>;
       const body = request.body as Static<typeof MessageBody>;
-      const row = await requireSession(store, id);
-      if (row.archived)
-        throw new ApiError(409, "ARCHIVED", `session ${id} is archived; unarchive or fork it`);
       const mode = body.mode ?? "followup";
-      // A caller's `traceparent` travels with the row to whichever server runs the turn.
-      const item = await store.enqueueInbox(
-        id,
-        traced(
-          { queue: mode === "steer" ? "next-step" : "next-turn", mode, source: "human", text: body.text },
-          contextFromHeaders(request.headers),
-        ),
-      );
-      void runner.wake(id).catch(() => undefined);
+      // A caller's `traceparent` travels with the row to whichever server runs the turn. One statement
+      // checks the session (unknown: 404, archived: 409) and queues the message.
+      const item = await store
+        .enqueueInbox(
+          id,
+          traced(
+            { queue: mode === "steer" ? "next-step" : "next-turn", mode, source: "human", text: body.text },
+            contextFromHeaders(request.headers),
+          ),
+          { refuseArchived: true },
+        )
+        .catch((error: unknown) => {
+          if (error instanceof SessionNotFoundError) throw notFound(id);
+          if (error instanceof SessionArchivedError)
+            throw new ApiError(409, "ARCHIVED", `session ${id} is archived; unarchive or fork it`);
+          throw error;
+        });
+      void runner.wake(id, { itemId: item.id }).catch(() => undefined);
       reply.status(202);
       return { id: item.id, sessionId: id, mode };
     },

@@ -9,12 +9,15 @@
  * - Capacity: at most `maxRunning` sessions drive here at once. Work beyond that waits in the inbox rows,
  *   where any server with room claims it; a server that fills up claims again as soon as a drive ends.
  * - Wake-ups: an inbox notification for a session this server drives is checked at once: a cancel request
- *   (an inbox row of its own kind, never input) is taken and becomes `agent.cancel()`, L7;
- *   new input is remembered and re-checked when the drive ends, so input queued between the agent's last
- *   inbox read and its lease release is not stranded. A `resync` looks for cancel requests of every session
+ *   (an inbox row of its own kind, never input, announced as such) is taken and becomes `agent.cancel()`,
+ *   L7; new input costs no statement: it is remembered, and when the drive ends the rows are looked at
+ *   only if the agent began no inbox read after it, so input queued between the agent's last inbox read and
+ *   its lease release is not stranded. A `resync` looks for cancel requests of every session
  *   driving here (SQLite tells another process's commits only that way). Any other inbox notification, the
- *   periodic sweep and a `resync` all lead to one coalesced claim pass. Notifications only accelerate; the
- *   sweep alone would be enough (lost notifications, lapsed owners) for input, not for a cancel.
+ *   periodic sweep and a `resync` all lead to one coalesced claim pass; a notification that arrives during
+ *   a pass which then claims its session needs no pass of its own (the drive reads the inbox after).
+ *   Notifications only accelerate; the sweep alone would be enough (lost notifications, lapsed owners)
+ *   for input, not for a cancel.
  * - A session whose lease another live owner holds is never claimed (that owner sees the input; if it dies
  *   its lease lapses and a later claim takes the session, whose Agent repairs the interrupted turn, R1).
  * - Orphaned turns (R1, L9): a pass started by the sweep, the lapse timer, a `resync` or
@@ -67,7 +70,11 @@ type Entry<A extends Agent> = {
   opened?: A;
   /** Resolves when the current drive (and any re-kick) ends; undefined when idle. */
   running: Promise<void> | undefined;
-  notifiedWhileRunning: boolean;
+  /**
+   * An inbox notification (or resync) came while driving: how many inbox reads the agent had begun then.
+   * A read begun after it saw the input; if none was, the runner looks at the rows when the drive ends.
+   */
+  notifiedAtReads: number | undefined;
   lastUsed: number;
 };
 
@@ -80,6 +87,11 @@ export class SessionRunner<A extends Agent = Agent> {
   private lapseTimer: NodeJS.Timeout | undefined;
   private claiming: Promise<void> | undefined;
   private claimAgain = false;
+  /**
+   * Sessions whose inbox notification arrived while a claim pass was in flight (see `wake`), with the rows
+   * they announced (null: a change not known by row).
+   */
+  private readonly wokenDuringPass = new Map<string, string[] | null>();
   /** A claim pass filled every free slot (or was skipped for want of one): more work may be waiting. */
   private full = false;
   /** The next claim pass also looks for orphaned turns (set by the timers, a resync and the start). */
@@ -121,13 +133,27 @@ export class SessionRunner<A extends Agent = Agent> {
     return this.entries.get(sessionId)?.agent;
   }
 
-  /** The session's inbox changed: check it if it drives here, else look for work to claim. */
-  async wake(sessionId: string): Promise<void> {
+  /**
+   * The session's inbox changed: check it if it drives here, else look for work to claim. `cancel`: what
+   * was added is a cancel request (only then is one looked for: input costs a driving session nothing).
+   */
+  async wake(sessionId: string, options: { cancel?: boolean; itemId?: string } = {}): Promise<void> {
     if (this.stopping) return;
     const existing = this.entries.get(sessionId);
     if (existing?.running) {
-      if (!(await this.cancelIfAsked(sessionId, existing))) existing.notifiedWhileRunning = true;
+      if (options.cancel && (await this.cancelIfAsked(sessionId, existing))) return;
+      // A row the drive has already read (the message whose wake started it, heard again late) is no news.
+      if (options.itemId !== undefined && existing.opened?.hasSeenInboxItem(options.itemId)) return;
+      this.noteNotified(existing);
       return;
+    }
+    if (this.claiming) {
+      // One message wakes twice (the route that queued it, then its notification): if the pass in flight
+      // claims the session, the drive it starts reads the inbox after the claim, so no second pass is due.
+      const items = this.wokenDuringPass.get(sessionId);
+      const itemId = items === null ? undefined : options.itemId;
+      this.wokenDuringPass.set(sessionId, itemId === undefined ? null : [...(items ?? []), itemId]);
+      return this.claiming;
     }
     await this.sweep();
   }
@@ -144,6 +170,7 @@ export class SessionRunner<A extends Agent = Agent> {
         do {
           this.claimAgain = false;
           await this.claim();
+          this.settleWakes();
         } while (this.claimAgain && !this.stopping);
       } catch (error) {
         this.options.onError?.(error);
@@ -207,13 +234,14 @@ export class SessionRunner<A extends Agent = Agent> {
   private onNotification(notification: StoreNotification): void {
     if (this.stopping) return;
     if (notification.channel === "inbox") {
-      this.wake(notification.sessionId).catch((error: unknown) =>
-        this.options.onError?.(error, notification.sessionId),
+      const { sessionId, itemId, cancel } = notification;
+      this.wake(sessionId, { cancel: cancel === true, ...(itemId === undefined ? {} : { itemId }) }).catch(
+        (error: unknown) => this.options.onError?.(error, notification.sessionId),
       );
     } else if (notification.channel === "resync") {
       for (const [sessionId, entry] of this.entries) {
         if (!entry.running) continue;
-        entry.notifiedWhileRunning = true;
+        this.noteNotified(entry);
         // A resync may hide a cancel request (SQLite tells another process's commits only this way).
         this.cancelIfAsked(sessionId, entry).catch((error: unknown) =>
           this.options.onError?.(error, sessionId),
@@ -221,6 +249,25 @@ export class SessionRunner<A extends Agent = Agent> {
       }
       void this.sweep(true); // another process may have died meanwhile
     }
+  }
+
+  /**
+   * The wakes that arrived during a claim pass: one for a session driving here now is covered by its drive
+   * (which reads the inbox after taking the lease; should it have read already, its next look reads the
+   * rows again); any other needs another pass.
+   */
+  private settleWakes(): void {
+    for (const [sessionId, items] of this.wokenDuringPass) {
+      const entry = this.entries.get(sessionId);
+      if (!entry?.running) this.claimAgain = true;
+      else if (items === null) entry.opened?.inboxChanged();
+      else for (const itemId of items) entry.opened?.inboxChanged(itemId);
+    }
+    this.wokenDuringPass.clear();
+  }
+
+  private noteNotified(entry: Entry<A>): void {
+    entry.notifiedAtReads = entry.opened?.inboxReads ?? 0;
   }
 
   /**
@@ -239,6 +286,8 @@ export class SessionRunner<A extends Agent = Agent> {
     const room = this.room();
     this.full = room === 0;
     if (this.stopping || room === 0) return;
+    // Before the claims are sent: each lease taken lives at least its TTL from here (holdLease `claimedAt`).
+    const claimedAt = Date.now();
     // Orphaned turns first (closing one is short), then sessions with input.
     let orphans: { ids: string[] } = { ids: [] };
     if (this.orphansDue) {
@@ -257,7 +306,7 @@ export class SessionRunner<A extends Agent = Agent> {
         await this.release(id);
         continue;
       }
-      this.drive(id);
+      this.drive(id, claimedAt);
     }
   }
 
@@ -288,7 +337,7 @@ export class SessionRunner<A extends Agent = Agent> {
       const created: Entry<A> = {
         agent: opened,
         running: undefined,
-        notifiedWhileRunning: false,
+        notifiedAtReads: undefined,
         lastUsed: Date.now(),
       };
       entry = created;
@@ -307,19 +356,21 @@ export class SessionRunner<A extends Agent = Agent> {
     return entry;
   }
 
-  /** Drives a session whose lease this server has just claimed. */
-  private drive(sessionId: string): void {
+  /** Drives a session whose lease this server claimed at `claimedAt` (the drive adopts it, not acquires it). */
+  private drive(sessionId: string, claimedAt: number): void {
     const entry = this.entry(sessionId);
     this.running++;
-    entry.notifiedWhileRunning = false;
     const run = (async () => {
-      // Claimed with no one driving: a cancel request left in the inbox came too late to matter.
-      await this.options.store.takeCancelRequests(sessionId);
+      // Claimed with no one driving: a cancel request left in the inbox came too late to matter (the claim
+      // consumed it, Store.claimPendingSessions).
       const agent = await entry.agent;
       let failed = false;
+      let claim: number | undefined = claimedAt;
       do {
-        entry.notifiedWhileRunning = false;
-        agent.kick();
+        entry.notifiedAtReads = undefined;
+        // Only the first kick adopts the claimed lease: each drive releases it when it ends.
+        agent.kick(claim);
+        claim = undefined;
         try {
           await agent.whenIdle();
         } catch (error) {
@@ -329,7 +380,8 @@ export class SessionRunner<A extends Agent = Agent> {
       } while (
         !failed &&
         !this.stopping &&
-        entry.notifiedWhileRunning &&
+        entry.notifiedAtReads !== undefined &&
+        agent.inboxReads <= entry.notifiedAtReads &&
         (await this.hasTurnInput(sessionId))
       );
       if (failed) {

@@ -11,12 +11,15 @@
  *   stops renewing: the holder must stop writing, since the next owner's fence rejects its appends anyway.
  * - `release()` stops the heartbeat and releases the lease (once; errors are swallowed: a lease that cannot
  *   be released lapses by its TTL).
+ * - A lease the caller has just claimed (`claimedAt`) is adopted without a second acquire while it is fresh:
+ *   renewing every third of the TTL from the adoption keeps it live all the same.
  * - The heartbeat timer never keeps the process alive.
  */
 import type { Lease, Store } from "./store.js";
 
 export type HeldLease = {
-  readonly lease: Lease;
+  /** As acquired; undefined when the holder adopted a lease it had just claimed (`claimedAt`). */
+  readonly lease: Lease | undefined;
   /** Aborted when a renewal finds the lease lost. */
   readonly signal: AbortSignal;
   release(): Promise<void>;
@@ -25,6 +28,13 @@ export type HeldLease = {
 export type HoldLeaseOptions = {
   /** How long to wait for a live holder to let go (default 0: try once). */
   waitMs?: number;
+  /**
+   * The caller took this lease itself a moment ago, at this `Date.now()` (a claim pass,
+   * Store.claimPendingSessions): while less than a third of the TTL has passed it is held as it is, without
+   * an acquire of its own (one round trip fewer per claimed drive), and the heartbeat renews it from here,
+   * well before it can lapse. Older, it is acquired as usual.
+   */
+  claimedAt?: number;
 };
 
 export type LeaseStore = Pick<Store, "acquireLease" | "renewLease" | "releaseLease" | "getLease">;
@@ -36,8 +46,9 @@ export async function holdLease(
   ttlMs: number,
   options: HoldLeaseOptions = {},
 ): Promise<HeldLease | undefined> {
-  const lease = await acquire(store, name, owner, ttlMs, options.waitMs ?? 0);
-  if (!lease) return undefined;
+  const adopted = options.claimedAt !== undefined && Date.now() - options.claimedAt < ttlMs / 3;
+  const lease = adopted ? undefined : await acquire(store, name, owner, ttlMs, options.waitMs ?? 0);
+  if (!lease && !adopted) return undefined;
   const lost = new AbortController();
   const heartbeat = setInterval(
     () => {

@@ -29,6 +29,8 @@ export type OpenStoreOptions = {
    * consistency).
    */
   postgresSynchronousCommit?: PostgresSynchronousCommit;
+  /** PostgreSQL: the pool's connections (`store.postgres_pool_size`, default 10). */
+  postgresPoolSize?: number;
 };
 
 export const SQLITE_FILE = "bdsh.db";
@@ -49,6 +51,7 @@ export function createStore(options: OpenStoreOptions): Store {
   if (options.databaseUrl)
     return new PostgresStore({
       connectionString: withDefaultUser(options.databaseUrl),
+      ...(options.postgresPoolSize === undefined ? {} : { poolSize: options.postgresPoolSize }),
       ...(options.postgresSynchronousCommit === undefined
         ? {}
         : { synchronousCommit: options.postgresSynchronousCommit }),

@@ -12,6 +12,26 @@
 
 export const EVENTS_CHANNEL = "bdsh_events";
 export const INBOX_CHANNEL = "bdsh_inbox";
+/**
+ * An inbox notification's payload is the session id, or, for a row `enqueueInbox` or `requestCancel`
+ * added, a JSON object `{session, item, cancel}` (the row's id; whether it is a cancel request).
+ */
+export function parseInboxPayload(payload: string): { sessionId: string; itemId?: string; cancel?: true } {
+  if (payload.startsWith("{")) {
+    try {
+      const parsed = JSON.parse(payload) as { session?: unknown; item?: unknown; cancel?: unknown };
+      if (typeof parsed.session === "string" && typeof parsed.item === "string")
+        return {
+          sessionId: parsed.session,
+          itemId: parsed.item,
+          ...(parsed.cancel === true ? { cancel: true as const } : {}),
+        };
+    } catch {
+      // a session id that merely starts with "{"
+    }
+  }
+  return { sessionId: payload };
+}
 
 /** The database keeps `seq` in an `integer` column. */
 export const MAX_SEQ = 2_147_483_647;
@@ -33,6 +53,9 @@ const LIVE_HOLDER = (id: string) =>
 /**
  * A claim of session leases: `candidates` (columns `name`, `first`: the lease name and the order) are taken
  * with the next fence unless someone else holds them live. Returns `ids`, `seen` and any `extra` columns.
+ * The claimed sessions' pending cancel requests are consumed in the same statement: a session claimed with
+ * no one driving it has no turn for them to cancel (they came too late), and taking them here saves the
+ * new driver a round trip of its own.
  */
 function claimStatement(candidates: string, extra?: string): string {
   return `
@@ -46,6 +69,10 @@ function claimStatement(candidates: string, extra?: string): string {
           fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
         WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
         RETURNING substr(l.name, ${"session:".length + 1}) AS session_id
+      ), cancels AS (
+        -- By session id (the pending index), never a walk over the inbox.
+        UPDATE inbox SET claimed_at = now()
+        WHERE session_id = ANY (ARRAY(SELECT session_id FROM claimed)) AND mode = 'cancel' AND ${PENDING}
       )
       SELECT coalesce((SELECT array_agg(session_id) FROM claimed), '{}') AS ids,
         (SELECT count(*) FROM candidates)::int AS seen${
@@ -78,7 +105,7 @@ const APPEND_CTES = `
  * event arrays, $10 whether the last turn is open after them (null: unchanged). Without `flushWal` the statement turns `synchronous_commit` off for its own transaction: the
  * commit returns before its WAL reaches disk (`AppendDurability` "commit").
  */
-type NamedStatement = { name: string; text: string };
+export type NamedStatement = { name: string; text: string };
 
 export function appendStatement(kind: { claiming: boolean; flushWal: boolean }): NamedStatement {
   const variants = kind.claiming ? APPEND_STATEMENTS.claiming : APPEND_STATEMENTS.plain;
@@ -131,6 +158,31 @@ export const SQL = {
       WHERE session_id = $1 AND seq > $2 AND seq <= $3 AND ($4::text[] IS NULL OR type = ANY($4::text[]))
       ORDER BY seq LIMIT $5`,
   },
+  /**
+   * `readForDrive`, one statement: the event rows after $2 in order, then one final row whose `pending`
+   * (the pending input, as `pendingInbox`) and `session` (the row, as `getSession`; null if none) are
+   * JSON. Times travel as whole epoch milliseconds: what `pg` makes of a timestamptz, a Date, keeps no more.
+   */
+  readForDrive: {
+    name: "bdsh_read_for_drive",
+    text: `
+      SELECT session_id, seq, type, at, turn, step, data, NULL::json AS pending, NULL::json AS session,
+        0 AS part
+      FROM events WHERE session_id = $1 AND seq > $2
+      UNION ALL
+      SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        (SELECT json_agg(json_build_object('id', i.id, 'session_id', i.session_id, 'queue', i.queue,
+            'mode', i.mode, 'source', i.source, 'text', i.text, 'metadata', i.metadata,
+            'created_ms', floor(extract(epoch FROM i.created_at) * 1000)) ORDER BY i.position)
+          FROM inbox i WHERE i.session_id = $1 AND ${PENDING_INPUT}),
+        (SELECT json_build_object('id', s.id, 'parent_id', s.parent_id, 'kind', s.kind, 'title', s.title,
+            'status', s.status, 'archived', s.archived, 'last_seq', s.last_seq, 'metadata', s.metadata,
+            'created_ms', floor(extract(epoch FROM s.created_at) * 1000),
+            'updated_ms', floor(extract(epoch FROM s.updated_at) * 1000))
+          FROM sessions s WHERE s.id = $1),
+        1
+      ORDER BY part, seq`,
+  },
   insertSession: `
     INSERT INTO sessions (id, parent_id, kind, title, status, metadata) VALUES ($1, $2, $3, $4, $5, $6)
     RETURNING ${SESSION_COLUMNS}`,
@@ -162,7 +214,9 @@ export const SQL = {
       (SELECT max(s.id) FROM sessions s WHERE s.id < given.id COLLATE "C") AS previous,
       (SELECT min(s.id) FROM sessions s WHERE s.id > given.id COLLATE "C") AS next
     FROM unnest($1::text[]) AS given(id)`,
-  updateSession: `
+  updateSession: {
+    name: "bdsh_update_session",
+    text: `
     UPDATE sessions SET
       title = CASE WHEN $2::boolean THEN $3 ELSE title END,
       status = coalesce($4, status),
@@ -170,13 +224,19 @@ export const SQL = {
       metadata = coalesce($6, metadata),
       updated_at = now()
     WHERE id = $1 RETURNING ${SESSION_COLUMNS}`,
-  enqueueInbox: `
+  },
+  enqueueInbox: {
+    name: "bdsh_enqueue_inbox",
+    text: `
     WITH ins AS (
       INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata)
-      SELECT $1, id, $3, $4, $5, $6, $7 FROM sessions WHERE id = $2
+      SELECT $1, id, $3, $4, $5, $6, $7 FROM sessions WHERE id = $2 AND NOT ($8::boolean AND archived)
       RETURNING ${INBOX_COLUMNS}
     )
-    SELECT ins.*, pg_notify('${INBOX_CHANNEL}', ins.session_id) FROM ins`,
+    SELECT ins.*, pg_notify('${INBOX_CHANNEL}',
+      json_build_object('session', ins.session_id, 'item', ins.id, 'cancel', ins.mode = 'cancel')::text)
+    FROM ins`,
+  },
   pendingInbox: {
     name: "bdsh_pending_inbox",
     text: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = $1 AND ${PENDING_INPUT} ORDER BY position`,
@@ -227,7 +287,9 @@ export const SQL = {
     ),
   },
   /** Fence: +1 whenever the holder changes (a new owner, or after a release). Same owner: extend only. */
-  acquireLease: `
+  acquireLease: {
+    name: "bdsh_acquire_lease",
+    text: `
     INSERT INTO leases AS l (name, owner, expires_at, fence)
     VALUES ($1, $2, now() + $3::float8 * interval '1 millisecond', 1)
     ON CONFLICT (name) DO UPDATE SET
@@ -236,11 +298,21 @@ export const SQL = {
       fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
     WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
     RETURNING ${LEASE_COLUMNS}`,
-  renewLease: `
+  },
+  renewLease: {
+    name: "bdsh_renew_lease",
+    text: `
     UPDATE leases SET expires_at = now() + $3::float8 * interval '1 millisecond'
     WHERE name = $1 AND owner = $2 RETURNING ${LEASE_COLUMNS}`,
-  releaseLease: "UPDATE leases SET owner = NULL, expires_at = now() WHERE name = $1 AND owner = $2",
-  getLease: `SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1 AND owner IS NOT NULL AND expires_at > now()`,
+  },
+  releaseLease: {
+    name: "bdsh_release_lease",
+    text: "UPDATE leases SET owner = NULL, expires_at = now() WHERE name = $1 AND owner = $2",
+  },
+  getLease: {
+    name: "bdsh_get_lease",
+    text: `SELECT ${LEASE_COLUMNS} FROM leases WHERE name = $1 AND owner IS NOT NULL AND expires_at > now()`,
+  },
   insertBlob: `
     INSERT INTO blobs (id, session_id, bytes, content, metadata) VALUES ($1, $2, $3, $4, $5)
     RETURNING id, session_id, bytes, metadata, created_at`,

@@ -17,7 +17,8 @@
  * - Migrations run under `pg_advisory_xact_lock`, taken before anything is created, so servers starting
  *   together apply each migration once.
  * - Notifications: appends NOTIFY `bdsh_events` with `<sessionId>:<seq>`, added or discarded inbox items
- *   NOTIFY `bdsh_inbox` with the session id, both delivered at commit. One supervised listener connection per store
+ *   NOTIFY `bdsh_inbox` with the session id (for an added row, with its id and kind: `parseInboxPayload`),
+ *   both delivered at commit. One supervised listener connection per store
  *   (pg-listener.ts) starts with the first subscriber; every (re)connect is announced as `resync`.
  * - `location` never contains the password.
  */
@@ -29,7 +30,15 @@ import { MIGRATION_LOCK_KEY, POSTGRES_MIGRATIONS } from "./migrations.js";
 import { NotificationHub } from "./notification-hub.js";
 import { PgListener } from "./pg-listener.js";
 import { PostgresPlanning } from "./postgres-planning.js";
-import { appendStatement, EVENTS_CHANNEL, INBOX_CHANNEL, MAX_SEQ, SQL } from "./postgres-statements.js";
+import {
+  appendStatement,
+  EVENTS_CHANNEL,
+  INBOX_CHANNEL,
+  MAX_SEQ,
+  type NamedStatement,
+  parseInboxPayload,
+  SQL,
+} from "./postgres-statements.js";
 import { PostgresProcessReceipts } from "./process-receipts.js";
 import { redactUrl } from "./redact-url.js";
 import {
@@ -63,6 +72,8 @@ import {
   type AppendOptions,
   type BlobRef,
   type CreateSessionInput,
+  type DriveRead,
+  type EnqueueOptions,
   type FollowOptions,
   InboxClaimError,
   type InboxItem,
@@ -74,6 +85,7 @@ import {
   type OrphanClaim,
   type ReadOptions,
   type ReadyQueue,
+  SessionArchivedError,
   SessionNotFoundError,
   type SessionPatch,
   type SessionRow,
@@ -247,14 +259,17 @@ export class PostgresStore implements Store {
   }
 
   async updateSession(id: string, patch: SessionPatch): Promise<SessionRow> {
-    const { rows } = await this.pool.query<SessionRecord>(SQL.updateSession, [
-      id,
-      patch.title !== undefined,
-      patch.title ?? null,
-      patch.status ?? null,
-      patch.archived ?? null,
-      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
-    ]);
+    const { rows } = await this.pool.query<SessionRecord>({
+      ...SQL.updateSession,
+      values: [
+        id,
+        patch.title !== undefined,
+        patch.title ?? null,
+        patch.status ?? null,
+        patch.archived ?? null,
+        patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
+      ],
+    });
     if (!rows[0]) throw new SessionNotFoundError(id);
     return toSession(rows[0]);
   }
@@ -318,27 +333,56 @@ export class PostgresStore implements Store {
     return rows.map(toEvent);
   }
 
+  async readForDrive(sessionId: string, after: number): Promise<DriveRead> {
+    const { rows } = await this.pool.query<
+      EventRecord & { pending: DrivePendingJson[] | null; session: DriveSessionJson | null }
+    >({ ...SQL.readForDrive, values: [sessionId, Math.min(after, MAX_SEQ)] });
+    const last = rows.at(-1)!; // the statement's final row: the pending input and the session
+    const session = last.session;
+    return {
+      events: rows.slice(0, -1).map(toEvent),
+      pending: (last.pending ?? []).map((i) => toInboxItem({ ...i, created_at: new Date(i.created_ms) })),
+      session:
+        session === null
+          ? undefined
+          : toSession({
+              ...session,
+              created_at: new Date(session.created_ms),
+              updated_at: new Date(session.updated_ms),
+            }),
+    };
+  }
+
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent> {
     return followEvents(this, sessionId, options);
   }
 
-  async enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem> {
-    return toInboxItem(await this.insertInbox(sessionId, newInboxValues(item)));
+  async enqueueInbox(
+    sessionId: string,
+    item: NewInboxItem,
+    options: EnqueueOptions = {},
+  ): Promise<InboxItem> {
+    return toInboxItem(
+      await this.insertInbox(sessionId, newInboxValues(item), options.refuseArchived ?? false),
+    );
   }
 
-  /** One inbox row (input or a cancel request); an unknown session is SessionNotFoundError. */
-  private async insertInbox(sessionId: string, v: InboxRowValues): Promise<InboxRecord> {
-    const { rows } = await this.pool.query<InboxRecord>(SQL.enqueueInbox, [
-      v.id,
-      sessionId,
-      v.queue,
-      v.mode,
-      v.source,
-      v.text,
-      v.metadata,
-    ]);
-    if (!rows[0]) throw new SessionNotFoundError(sessionId);
-    return rows[0];
+  /**
+   * One inbox row (input or a cancel request); an unknown session is SessionNotFoundError, an archived one
+   * (when refused) SessionArchivedError: which of the two is read only when the insert found no row.
+   */
+  private async insertInbox(
+    sessionId: string,
+    v: InboxRowValues,
+    refuseArchived = false,
+  ): Promise<InboxRecord> {
+    const { rows } = await this.pool.query<InboxRecord>({
+      ...SQL.enqueueInbox,
+      values: [v.id, sessionId, v.queue, v.mode, v.source, v.text, v.metadata, refuseArchived],
+    });
+    if (rows[0]) return rows[0];
+    if (refuseArchived && (await this.getSession(sessionId))) throw new SessionArchivedError(sessionId);
+    throw new SessionNotFoundError(sessionId);
   }
 
   async pendingInbox(sessionId: string): Promise<InboxItem[]> {
@@ -443,7 +487,7 @@ export class PostgresStore implements Store {
   }
 
   async releaseLease(name: string, owner: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query(SQL.releaseLease, [name, owner]);
+    const { rowCount } = await this.pool.query({ ...SQL.releaseLease, values: [name, owner] });
     return rowCount === 1;
   }
 
@@ -495,7 +539,8 @@ export class PostgresStore implements Store {
       void this.listener.addChannel(EVENTS_CHANNEL).then(() => {
         if (active && this.listener.connected) listener({ channel: "resync" });
       });
-    } else if (this.listener.connected) queueMicrotask(() => active && listener({ channel: "resync" }));
+    } else if (this.listener.connected && options?.initialResync !== false)
+      queueMicrotask(() => active && listener({ channel: "resync" }));
     return () => {
       active = false;
       unsubscribe();
@@ -504,7 +549,7 @@ export class PostgresStore implements Store {
 
   private dispatch(channel: string, payload: string): void {
     if (channel === INBOX_CHANNEL) {
-      this.hub.emit({ channel: "inbox", sessionId: payload });
+      this.hub.emit({ channel: "inbox", ...parseInboxPayload(payload) });
     } else if (channel === EVENTS_CHANNEL) {
       const colon = payload.lastIndexOf(":");
       const seq = Number(payload.slice(colon + 1));
@@ -534,8 +579,8 @@ export class PostgresStore implements Store {
     throw new AppendConflictError(sessionId, expectedSeq, row.last_seq);
   }
 
-  private async lease(text: string, values: unknown[]): Promise<Lease | undefined> {
-    const { rows } = await this.pool.query<LeaseRecord>(text, values);
+  private async lease(statement: NamedStatement, values: unknown[]): Promise<Lease | undefined> {
+    const { rows } = await this.pool.query<LeaseRecord>({ ...statement, values });
     const row = rows[0];
     return row && { name: row.name, owner: row.owner, expiresAt: row.expires_at, fence: row.fence };
   }
@@ -555,6 +600,13 @@ export class PostgresStore implements Store {
     }
   }
 }
+
+/** `readForDrive`'s inbox rows and session row, as JSON (times as whole epoch milliseconds). */
+type DrivePendingJson = Omit<InboxRecord, "created_at"> & { created_ms: number };
+type DriveSessionJson = Omit<SessionRecord, "created_at" | "updated_at"> & {
+  created_ms: number;
+  updated_ms: number;
+};
 
 /** The event columns as parallel arrays for `unnest` (one parameter per column, any batch size). */
 function columnsOf(encoded: readonly EncodedEvent[]): unknown[][] {

@@ -64,7 +64,8 @@ export const SQLITE_SQL = {
        WHERE session_id = @id AND seq > @after AND seq <= @upTo
          AND type IN (SELECT value FROM json_each(@types)) ORDER BY seq LIMIT @limit`,
   insertInbox: `INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata, created_at)
-       SELECT @id, id, @queue, @mode, @source, @text, @metadata, @now FROM sessions WHERE id = @sessionId
+       SELECT @id, id, @queue, @mode, @source, @text, @metadata, @now FROM sessions
+       WHERE id = @sessionId AND NOT (@refuseArchived AND archived)
        RETURNING ${INBOX_COLUMNS}`,
   pendingInbox: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = ? AND ${PENDING_INPUT} ORDER BY position`,
   discardInbox: `UPDATE inbox SET discarded_at = ?

@@ -60,6 +60,8 @@ import {
   type AppendOptions,
   type BlobRef,
   type CreateSessionInput,
+  type DriveRead,
+  type EnqueueOptions,
   type FollowOptions,
   InboxClaimError,
   type InboxItem,
@@ -71,6 +73,7 @@ import {
   type OrphanClaim,
   type ReadOptions,
   type ReadyQueue,
+  SessionArchivedError,
   SessionNotFoundError,
   type SessionPatch,
   type SessionRow,
@@ -285,19 +288,59 @@ export class SqliteStore implements Store {
     return rows.map(toEvent);
   }
 
+  async readForDrive(sessionId: string, after: number): Promise<DriveRead> {
+    // One read transaction: the three reads see the same moment, as PostgreSQL's one statement does.
+    const read = this.db.transaction(() => {
+      const events = this.s.read.all({
+        id: sessionId,
+        after,
+        upTo: Number.MAX_SAFE_INTEGER,
+        limit: -1,
+      }) as EventRecord[];
+      const pending = this.s.pendingInbox.all(sessionId) as InboxRecord[];
+      const session = this.s.getSession.get(sessionId) as SessionRecord | undefined;
+      return {
+        events: events.map(toEvent),
+        pending: pending.map(toInboxItem),
+        session: session && toSession(session),
+      };
+    });
+    return read.deferred();
+  }
+
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent> {
     return followEvents(this, sessionId, options);
   }
 
-  async enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem> {
-    return toInboxItem(this.insertInbox(sessionId, newInboxValues(item)));
+  async enqueueInbox(
+    sessionId: string,
+    item: NewInboxItem,
+    options: EnqueueOptions = {},
+  ): Promise<InboxItem> {
+    return toInboxItem(this.insertInbox(sessionId, newInboxValues(item), options.refuseArchived ?? false));
   }
 
-  /** One inbox row (input or a cancel request), announced; an unknown session is SessionNotFoundError. */
-  private insertInbox(sessionId: string, values: InboxRowValues): InboxRecord {
-    const row = this.s.insertInbox.get({ ...values, sessionId, now: isoNow() }) as InboxRecord | undefined;
-    if (!row) throw new SessionNotFoundError(sessionId);
-    this.hub.emit({ channel: "inbox", sessionId });
+  /**
+   * One inbox row (input or a cancel request), announced; an unknown session is SessionNotFoundError, an
+   * archived one (when refused) SessionArchivedError.
+   */
+  private insertInbox(sessionId: string, values: InboxRowValues, refuseArchived = false): InboxRecord {
+    const row = this.s.insertInbox.get({
+      ...values,
+      sessionId,
+      now: isoNow(),
+      refuseArchived: refuseArchived ? 1 : 0,
+    }) as InboxRecord | undefined;
+    if (!row) {
+      if (refuseArchived && this.s.getSession.get(sessionId)) throw new SessionArchivedError(sessionId);
+      throw new SessionNotFoundError(sessionId);
+    }
+    this.hub.emit({
+      channel: "inbox",
+      sessionId,
+      itemId: row.id,
+      ...(values.mode === "cancel" ? { cancel: true as const } : {}),
+    });
     return row;
   }
 
@@ -337,9 +380,7 @@ export class SqliteStore implements Store {
     const claim = this.db.transaction(() => {
       const now = Date.now();
       const ids = this.s.claimCandidates.all(now, limit) as string[];
-      return ids.filter((id) =>
-        this.s.acquireLease.get({ name: sessionLeaseName(id), owner, now, expires: now + ttlMs }),
-      );
+      return this.takeClaimed(ids, owner, now, ttlMs);
     });
     return claim.immediate();
   }
@@ -361,13 +402,25 @@ export class SqliteStore implements Store {
     const claim = this.db.transaction(() => {
       const now = Date.now();
       const candidates = limit > 0 ? (this.s.orphanCandidates.all(now, limit) as string[]) : [];
-      const ids = candidates.filter((id) =>
-        this.s.acquireLease.get({ name: sessionLeaseName(id), owner, now, expires: now + ttlMs }),
-      );
+      const ids = this.takeClaimed(candidates, owner, now, ttlMs);
       const lapse = this.s.nextOrphanLapse.get(now) as number | null;
       return { ids, nextLapseMs: lapse == null ? undefined : Math.max(0, lapse - now) };
     });
     return claim.immediate();
+  }
+
+  /**
+   * Inside a claim's transaction: the session leases of `ids` that `owner` can take, taken; each claimed
+   * session's pending cancel requests are consumed with it (Store `claimPendingSessions`).
+   */
+  private takeClaimed(ids: readonly string[], owner: string, now: number, ttlMs: number): string[] {
+    const claimed = ids.filter((id) =>
+      this.s.acquireLease.get({ name: sessionLeaseName(id), owner, now, expires: now + ttlMs }),
+    );
+    const at = new Date(now).toISOString();
+    for (const id of claimed)
+      if (this.s.hasCancelRequest.get(id) !== undefined) this.s.takeCancelRequests.run(at, id);
+    return claimed;
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
@@ -429,7 +482,7 @@ export class SqliteStore implements Store {
   subscribe(listener: (notification: StoreNotification) => void, options?: SubscribeOptions): () => void {
     const unsubscribe = this.hub.add(listener, options);
     let active = true;
-    queueMicrotask(() => active && listener({ channel: "resync" }));
+    if (options?.initialResync !== false) queueMicrotask(() => active && listener({ channel: "resync" }));
     return () => {
       active = false;
       unsubscribe();

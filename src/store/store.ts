@@ -93,6 +93,18 @@ export type LatestSessionOptions = {
   includeArchived?: boolean;
 };
 
+/** What a driver reads on taking a session's lease (`Store.readForDrive`). */
+export type DriveRead = {
+  /** The events after the given seq, in order (as `read`). */
+  events: LogEvent[];
+  /** The pending input (as `pendingInbox`). */
+  pending: InboxItem[];
+  /** The session row (as `getSession`); undefined when there is no such session. */
+  session: SessionRow | undefined;
+};
+
+export type EnqueueOptions = { refuseArchived?: boolean };
+
 export type ReadOptions = {
   /** Events with seq > after (default 0). */
   after?: number;
@@ -182,12 +194,22 @@ export type SubscribeOptions = {
    * subscriber per session; delivering each notification to all of them would cost O(sessions) per append.
    */
   sessionId?: string;
+  /**
+   * Default true: a `resync` right away once the subscription listens (from then on nothing is missed).
+   * False for a subscriber that reads what it watches after subscribing anyway (a drive taking its lease):
+   * it still hears every later `resync` (a reconnect, another process's commits).
+   */
+  initialResync?: boolean;
 };
 
 export type StoreNotification =
   | { channel: "events"; sessionId: string; seq: number }
-  /** Input was added to (or discarded from) the inbox; a claim is not announced (its events are). */
-  | { channel: "inbox"; sessionId: string }
+  /**
+   * Input was added to (or discarded from) the inbox; a claim is not announced (its events are). `itemId`:
+   * the row added by `enqueueInbox` or `requestCancel` (a reader that has already seen it need not read
+   * again); `cancel`: that row is a cancel request, so a driver need look for one only then.
+   */
+  | { channel: "inbox"; sessionId: string; itemId?: string; cancel?: true }
   /** The listener reconnected, or another process changed the database: re-read whatever you watch. */
   | { channel: "resync" };
 
@@ -226,10 +248,19 @@ export interface Store {
     options?: AppendOptions,
   ): Promise<LogEvent[]>;
   read(sessionId: string, options?: ReadOptions): Promise<LogEvent[]>;
+  /**
+   * What a driver reads on taking the session's lease, at one moment and in one round trip: the events
+   * after `after`, the pending input and the session row (`DriveRead`).
+   */
+  readForDrive(sessionId: string, after: number): Promise<DriveRead>;
   /** Yields events after `after` as they are appended, from any process, until the signal aborts. */
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent>;
 
-  enqueueInbox(sessionId: string, item: NewInboxItem): Promise<InboxItem>;
+  /**
+   * Queues input; an unknown session is SessionNotFoundError. `refuseArchived`: an archived session is
+   * SessionArchivedError, checked in the same statement (the API's message route, one round trip).
+   */
+  enqueueInbox(sessionId: string, item: NewInboxItem, options?: EnqueueOptions): Promise<InboxItem>;
   /** Pending (unclaimed, undiscarded) input items in arrival order (cancel requests are not input). */
   pendingInbox(sessionId: string): Promise<InboxItem[]>;
   /** Drops pending items without consuming them (L7 cancel clears the inbox); returns how many. */
@@ -251,7 +282,8 @@ export interface Store {
    * Takes the session lease (`session:<id>`) of up to `limit` sessions that have pending turn input
    * (a follow-up or steer; injects never open a turn) and no live holder, oldest input first, and returns
    * their ids. One statement: concurrent claimers (other servers) never get the same session, and a lapsed
-   * holder's session is taken over with the next fence.
+   * holder's session is taken over with the next fence. A claimed session's pending cancel requests are
+   * consumed with it (no one was driving it: they came too late), so its new driver need not take them.
    */
   claimPendingSessions(owner: string, ttlMs: number, limit: number): Promise<string[]>;
   /**
@@ -424,6 +456,13 @@ export class InboxClaimError extends StoreError {
 export class SessionNotFoundError extends StoreError {
   constructor(readonly sessionId: string) {
     super("SESSION_NOT_FOUND", `no session ${sessionId}`);
+  }
+}
+
+/** `enqueueInbox` with `refuseArchived` found the session archived (L18). */
+export class SessionArchivedError extends StoreError {
+  constructor(readonly sessionId: string) {
+    super("ARCHIVED", `session ${sessionId} is archived`);
   }
 }
 

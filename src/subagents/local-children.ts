@@ -65,7 +65,7 @@ export class LocalChildren implements ChildDriver {
   private watchCancels(): void {
     if (this.unsubscribe) return;
     this.unsubscribe = this.store.subscribe((n) => {
-      if (n.channel === "inbox") void this.cancelIfAsked(n.sessionId);
+      if (n.channel === "inbox" && n.cancel) void this.cancelIfAsked(n.sessionId);
       else if (n.channel === "resync") for (const id of this.children.keys()) void this.cancelIfAsked(id);
     });
   }

@@ -64,7 +64,7 @@ export function subagentsPlugin(options: SubagentsPluginOptions): Plugin {
     needs: ["sessions"], // S1–S5: children to create, read and stop; the parent to report to
     async setup(ctx) {
       const sessions = ctx.capability("sessions");
-      const self = await ctx.sessionRecord.atOpen(); // kind and parent: fixed for the session's life
+      const self = await ctx.sessionRecord.read();
       if (!self) return;
       let turnActive = false;
       const service = new SubagentService({

@@ -38,10 +38,10 @@ async function expectConverted(store: Store, modes: Record<string, string>): Pro
     "i-marker": "cancel",
     "i-spliced": "inject",
   });
-  // The session is still ready for its follow-up, and only for that; the request is there to be taken.
-  expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual(["s"]);
+  // The request is there to be taken; the session is still ready for its follow-up, and only for that.
   expect(await store.takeCancelRequests("s")).toBe(1);
   expect(await store.takeCancelRequests("s")).toBe(0);
+  expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual(["s"]);
   // The triggers the migration replaced still keep the ready queue: the follow-up taken, nothing is ready.
   await store.append("s", [{ type: "agent/status", data: { status: "idle" } }], 0, {
     leaseOwner: "me",

@@ -10,6 +10,7 @@ import {
   InboxClaimError,
   LeaseLostError,
   type NewInboxItem,
+  SessionArchivedError,
   SessionNotFoundError,
   type SessionRow,
   type Store,
@@ -584,7 +585,12 @@ export function storeContract(harness: StoreHarness): void {
       const live = await liveSubscription(store); // LISTEN is up before the request is sent
       const announced = nextNotification(store, (n) => n.channel === "inbox" && n.sessionId === idle!.id);
       await store.requestCancel(idle!.id);
-      expect(await announced.received).toEqual({ channel: "inbox", sessionId: idle!.id });
+      expect(await announced.received).toEqual({
+        channel: "inbox",
+        sessionId: idle!.id,
+        itemId: expect.any(String),
+        cancel: true,
+      });
       live.stop();
       await store.requestCancel(s!.id);
       await store.requestCancel(s!.id);
@@ -593,7 +599,13 @@ export function storeContract(harness: StoreHarness): void {
       // Neither a session with only a cancel request, nor one whose input was discarded, is claimable.
       expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual([s!.id]);
       await store.releaseLease(sessionLeaseName(s!.id), "me");
-      const rows = await db.exec(`SELECT id FROM inbox WHERE session_id = '${s!.id}' AND mode = 'cancel'`);
+      // The claim consumed s's two (no one was driving it); two more arrive.
+      expect(await store.takeCancelRequests(s!.id)).toBe(0);
+      await store.requestCancel(s!.id);
+      await store.requestCancel(s!.id);
+      const rows = await db.exec(
+        `SELECT id FROM inbox WHERE session_id = '${s!.id}' AND mode = 'cancel' AND claimed_at IS NULL`,
+      );
       const cancelIds = rows.map((r) => String(r.id));
       expect(cancelIds).toHaveLength(2);
       expect(await store.discardInbox(s!.id, [input.id, ...cancelIds])).toBe(1);
@@ -606,6 +618,65 @@ export function storeContract(harness: StoreHarness): void {
       expect(await store.takeCancelRequests(s!.id)).toBe(0);
       expect(await store.takeCancelRequests(idle!.id)).toBe(1);
       await expect(store.requestCancel("nope")).rejects.toBeInstanceOf(SessionNotFoundError);
+    });
+
+    it("refuses input to an archived session when asked, in the enqueue itself", async () => {
+      const s = await store.createSession();
+      await store.updateSession(s.id, { archived: true });
+      await expect(store.enqueueInbox(s.id, followup("a"), { refuseArchived: true })).rejects.toBeInstanceOf(
+        SessionArchivedError,
+      );
+      await expect(
+        store.enqueueInbox("no-such-session", followup("a"), { refuseArchived: true }),
+      ).rejects.toBeInstanceOf(SessionNotFoundError);
+      expect(await store.pendingInbox(s.id)).toEqual([]);
+      const kept = await store.enqueueInbox(s.id, followup("b")); // not asked: queued (a frozen session's own rows)
+      expect(await store.pendingInbox(s.id)).toEqual([kept]);
+      await store.updateSession(s.id, { archived: false });
+      const taken = await store.enqueueInbox(s.id, followup("c"), { refuseArchived: true });
+      expect(await store.pendingInbox(s.id)).toEqual([kept, taken]);
+    });
+
+    it("reads for a drive what read, pendingInbox and getSession return, at one moment", async () => {
+      const s = await store.createSession({ title: "t", metadata: { workspace: "/w" } });
+      await store.append(s.id, step(1), 0);
+      await store.append(s.id, step(2), 2);
+      const a = await store.enqueueInbox(s.id, followup("a"));
+      const b = await store.enqueueInbox(s.id, { ...followup("b"), queue: "next-step", mode: "steer" });
+      await store.requestCancel(s.id); // not input
+      const after = await store.readForDrive(s.id, 2);
+      expect(after.events).toEqual(await store.read(s.id, { after: 2 }));
+      expect(after.events.map((e) => e.seq)).toEqual([3, 4]);
+      expect(after.pending).toEqual([a, b]);
+      expect(after.session).toEqual(await store.getSession(s.id));
+      const all = await store.readForDrive(s.id, 0);
+      expect(all.events).toEqual(await store.read(s.id));
+      const nothingNew = await store.readForDrive(s.id, 4);
+      expect(nothingNew.events).toEqual([]);
+      const other = await store.createSession();
+      expect(await store.readForDrive(other.id, 0)).toEqual({
+        events: [],
+        pending: [],
+        session: await store.getSession(other.id),
+      });
+      expect(await store.readForDrive("no-such-session", 0)).toEqual({
+        events: [],
+        pending: [],
+        session: undefined,
+      });
+    });
+
+    it("consumes the cancel requests of the sessions a claim takes, and only theirs", async () => {
+      const [waiting, orphan, other] = await Promise.all([1, 2, 3].map(() => store.createSession()));
+      await store.enqueueInbox(waiting!.id, followup("a"));
+      await store.append(orphan!.id, [{ type: "turn/start", data: { trigger: "followup" }, turn: 1 }], 0);
+      for (const s of [waiting, orphan, other]) await store.requestCancel(s!.id);
+      expect(await store.claimPendingSessions("me", 60_000, 10)).toEqual([waiting!.id]);
+      expect((await store.claimOrphanedSessions("me", 60_000, 10)).ids).toEqual([orphan!.id]);
+      expect(await store.takeCancelRequests(waiting!.id)).toBe(0);
+      expect(await store.takeCancelRequests(orphan!.id)).toBe(0);
+      expect(await store.takeCancelRequests(other!.id)).toBe(1);
+      expect((await store.pendingInbox(waiting!.id)).map((i) => i.text)).toEqual(["a"]);
     });
 
     // Issue 16 item 12: the claim reads a ready queue the inbox keeps; every way input arrives or leaves counts.
@@ -837,6 +908,28 @@ export function storeContract(harness: StoreHarness): void {
   });
 
   describe("subscribe", () => {
+    it("skips the resync of subscribing when asked (initialResync: false), not later notifications", async () => {
+      const s = await store.createSession();
+      const { stop: stopLive } = await liveSubscription(store, { events: false }); // the listener is up
+      const seen: StoreNotification[] = [];
+      let heard!: (n: StoreNotification) => void;
+      const inbox = new Promise<StoreNotification>((resolve) => {
+        heard = resolve;
+      });
+      const stop = store.subscribe(
+        (n) => {
+          seen.push(n);
+          if (n.channel === "inbox") heard(n);
+        },
+        { sessionId: s.id, initialResync: false },
+      );
+      const item = await store.enqueueInbox(s.id, followup("hi"));
+      expect(await inbox).toEqual({ channel: "inbox", sessionId: s.id, itemId: item.id });
+      expect(seen.filter((n) => n.channel === "resync")).toEqual([]);
+      stop();
+      stopLive();
+    });
+
     it("announces this store's appends and inbox changes", async () => {
       const s = await store.createSession();
       const { seen, stop } = await liveSubscription(store);
@@ -844,8 +937,11 @@ export function storeContract(harness: StoreHarness): void {
       await store.append(s.id, step(1), 0);
       expect(await appended.received).toEqual({ channel: "events", sessionId: s.id, seq: 2 });
       const inbox = nextNotification(store, (n) => n.channel === "inbox" && n.sessionId === s.id);
-      await store.enqueueInbox(s.id, followup("hi"));
-      expect(await inbox.received).toEqual({ channel: "inbox", sessionId: s.id });
+      const item = await store.enqueueInbox(s.id, followup("hi"));
+      expect(await inbox.received).toEqual({ channel: "inbox", sessionId: s.id, itemId: item.id });
+      const discarded = nextNotification(store, (n) => n.channel === "inbox" && n.sessionId === s.id);
+      await store.discardInbox(s.id, [item.id]);
+      expect(await discarded.received).toEqual({ channel: "inbox", sessionId: s.id });
       stop();
       expect(seen.length).toBeGreaterThan(0);
     });

@@ -4,7 +4,7 @@
  * holder lets go within `waitMs`; released once.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { holdLease, withLease } from "../../src/store/hold-lease.js";
+import { holdLease, type LeaseStore, withLease } from "../../src/store/hold-lease.js";
 import type { Store } from "../../src/store/store.js";
 import { testDatabaseUrl } from "../support/database.js";
 import { waitUntil } from "../support/wait.js";
@@ -28,9 +28,9 @@ for (const harness of [() => sqliteHarness(), () => postgresHarness(testDatabase
       const b = await open();
       const ttl = 1_000;
       const held = await holdLease(a, "job:x", "A", ttl);
-      expect(held?.lease.owner).toBe("A");
+      expect(held?.lease?.owner).toBe("A");
       // Held past three TTLs of its first expiry: only the heartbeat's renewals can have kept it.
-      const firstExpiry = held!.lease.expiresAt;
+      const firstExpiry = held!.lease!.expiresAt;
       await waitUntil(
         async () => ((await b.getLease("job:x"))?.expiresAt ?? 0) >= firstExpiry + 2 * ttl,
         "the heartbeat to renew the lease past two more TTLs",
@@ -41,6 +41,40 @@ for (const harness of [() => sqliteHarness(), () => postgresHarness(testDatabase
       await held!.release();
       await held!.release(); // once
       expect((await b.acquireLease("job:x", "B", 300))?.owner).toBe("B");
+    });
+
+    it("adopts a lease its caller has just claimed without acquiring it again, and renews it", async () => {
+      const a = await open();
+      const b = await open();
+      const ttl = 3_000;
+      let acquires = 0;
+      const counted: LeaseStore = {
+        acquireLease: (...args) => {
+          acquires++;
+          return a.acquireLease(...args);
+        },
+        renewLease: (...args) => a.renewLease(...args),
+        releaseLease: (...args) => a.releaseLease(...args),
+        getLease: (...args) => a.getLease(...args),
+      };
+      const claimedAt = Date.now();
+      expect(await a.acquireLease("session:z", "A", ttl)).toBeDefined(); // the caller's claim
+      const held = await holdLease(counted, "session:z", "A", ttl, { claimedAt });
+      expect(acquires).toBe(0);
+      expect(held?.lease).toBeUndefined();
+      const claimedUntil = (await b.getLease("session:z"))!.expiresAt;
+      await waitUntil(
+        async () => ((await b.getLease("session:z"))?.expiresAt ?? 0) > claimedUntil,
+        "the heartbeat to renew the adopted lease",
+        { everyMs: 50 },
+      );
+      await held!.release();
+      expect(await b.getLease("session:z")).toBeUndefined();
+      // A claim older than a third of the TTL may be near its end: acquired anew.
+      const stale = await holdLease(counted, "session:z", "A", ttl, { claimedAt: Date.now() - ttl });
+      expect(acquires).toBe(1);
+      expect(stale?.lease?.owner).toBe("A");
+      await stale!.release();
     });
 
     it("aborts the signal when another owner took the lease, and stops renewing", async () => {
@@ -67,7 +101,7 @@ for (const harness of [() => sqliteHarness(), () => postgresHarness(testDatabase
       expect(await holdLease(b, "compaction:z", "B", 5_000)).toBeUndefined();
       setTimeout(() => void first!.release(), 200);
       const second = await holdLease(b, "compaction:z", "B", 5_000, { waitMs: 60_000 });
-      expect(second?.lease.owner).toBe("B");
+      expect(second?.lease?.owner).toBe("B");
       await second!.release();
     });
 

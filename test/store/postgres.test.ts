@@ -91,3 +91,29 @@ describe("store.postgres_synchronous_commit", () => {
     }
   });
 });
+
+describe("store.postgres_pool_size", () => {
+  it("caps the connections the pool opens (default 10)", async () => {
+    type WithPool = { pool: { totalCount: number; query(sql: string): Promise<unknown> } };
+    const databaseUrl = testDatabaseUrl();
+    const small = (await openStore({
+      home: "/nonexistent",
+      databaseUrl,
+      postgresPoolSize: 2,
+    })) as PostgresStore;
+    const byDefault = (await openStore({ home: "/nonexistent", databaseUrl })) as PostgresStore;
+    try {
+      const busy = (store: PostgresStore, n: number) =>
+        Promise.all(
+          Array.from({ length: n }, () => (store as unknown as WithPool).pool.query("SELECT pg_sleep(0.05)")),
+        );
+      await busy(small, 6);
+      await busy(byDefault, 12);
+      expect((small as unknown as WithPool).pool.totalCount).toBe(2);
+      expect((byDefault as unknown as WithPool).pool.totalCount).toBe(10);
+    } finally {
+      await small.close();
+      await byDefault.close();
+    }
+  });
+});
