@@ -16,9 +16,18 @@ import { lstatSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+/** The private parent, checked once per process and tmp dir (`/tmp` is sticky: no one else can swap it). */
+let checked: { tmp: string; root: string | undefined } | undefined;
+
 function privateRoot(): string | undefined {
+  const tmp = tmpdir();
+  if (checked?.tmp !== tmp) checked = { tmp, root: checkPrivateRoot(tmp) };
+  return checked.root;
+}
+
+function checkPrivateRoot(tmp: string): string | undefined {
   const uid = process.getuid?.() ?? 0;
-  const root = join(tmpdir(), `bdsh-sessions-${uid}`);
+  const root = join(tmp, `bdsh-sessions-${uid}`);
   try {
     mkdirSync(root, { mode: 0o700 });
   } catch {
