@@ -36,6 +36,7 @@ import {
   benchDatabase,
   cpuMs,
   delay,
+  eachStore,
   failureCode,
   listenOverflows,
   percentile,
@@ -309,16 +310,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
 
 async function main(): Promise<void> {
   const fake = await startFakeProvider({ script: script(() => currentWorkspace) });
-  const results: Result[] = [];
-  try {
-    for (const store of STORES) {
-      const r = await runOne(store as "sqlite" | "postgres", fake.url);
-      results.push(r);
-      process.stderr.write(`${JSON.stringify(r)}\n`);
-    }
-  } finally {
-    await fake.close();
-  }
+  const results: Result[] = await eachStore(STORES, fake, runOne);
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
     `\nLangGraph.js createReactAgent behind node:http, one process: ${SESSIONS} threads at once${PRIMED ? " (each with a first turn already)" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply`,

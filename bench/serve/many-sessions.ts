@@ -43,6 +43,7 @@ import {
   benchDatabase,
   cpuMs,
   delay,
+  eachStore,
   failureCode,
   listenOverflows,
   percentile,
@@ -352,16 +353,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
 
 async function main(): Promise<void> {
   const fake = await startFakeProvider({ script: script(() => currentWorkspace) });
-  const results: Result[] = [];
-  try {
-    for (const store of STORES) {
-      const r = await runOne(store as "sqlite" | "postgres", fake.url);
-      results.push(r);
-      process.stderr.write(`${JSON.stringify(r)}\n`);
-    }
-  } finally {
-    await fake.close();
-  }
+  const results: Result[] = await eachStore(STORES, fake, runOne);
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
     `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}${BACKLOG ? `, server.backlog ${BACKLOG}` : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${BUILT ? "dist/cli/main.js" : "sources through tsx"}`,

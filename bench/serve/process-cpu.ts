@@ -144,3 +144,25 @@ export async function benchDatabase(adminUrl: string, prefix: string): Promise<B
     },
   };
 }
+
+/**
+ * Runs `runOne` for each store in turn against one fake provider (closed after), writing each result as a
+ * JSON line on stderr as it comes: the outer loop both serve benches share.
+ */
+export async function eachStore<R>(
+  stores: readonly string[],
+  fake: { url: string; close(): Promise<void> },
+  runOne: (store: "sqlite" | "postgres", fakeUrl: string) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = [];
+  try {
+    for (const store of stores) {
+      const result = await runOne(store as "sqlite" | "postgres", fake.url);
+      results.push(result);
+      process.stderr.write(`${JSON.stringify(result)}\n`);
+    }
+  } finally {
+    await fake.close();
+  }
+  return results;
+}

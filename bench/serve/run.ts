@@ -38,7 +38,7 @@ import {
   writeServeConfig,
 } from "../../test/chaos/serve-process.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
-import { cpuMs } from "./process-cpu.js";
+import { cpuMs, pool, postgresCpuMs } from "./process-cpu.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
@@ -97,21 +97,6 @@ async function dropDatabases(): Promise<void> {
   });
 }
 
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>) {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
-}
-
 async function startServers(count: number, databaseUrl: string, fakeUrl: string, ttl = 10_000, cap = 100) {
   const configFile = join(dir, `config-${count}-${ttl}-${cap}.yaml`);
   writeServeConfig(configFile, {
@@ -143,20 +128,6 @@ type Throughput = {
   /** CPU ms per model reply: all servers, PostgreSQL, this process (client + fake provider). */
   cpu: { servers: number; postgres: number; client: number };
 };
-
-/** CPU of every live PostgreSQL process (backends stay up: the pools keep their connections). */
-function postgresCpuMs(): number {
-  let total = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += cpuMs(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return total;
-}
 
 async function throughput(servers: number, fakeUrl: string): Promise<Throughput> {
   const databaseUrl = await freshDatabase(`t${servers}`);
