@@ -18,15 +18,7 @@
  *
  *   npm run build && node --import tsx bench/serve/run.ts   # BENCH_SESSIONS (default 1000), BENCH_CAP (default 8), BENCH_IDLE (500)
  */
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
