@@ -150,6 +150,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   // S1, S3: children and parents are woken through the runner (the claim pass takes what has input), and a
   // cancel travels as a request through the store to whichever server drives the child.
   const children: ChildDriver = {
+    findsOrphans: true, // the runner's claim passes take orphaned turns and pending input (R1, S3)
     wake: (sessionId) => {
       void runner.wake(sessionId).catch((error: unknown) => onError(error, sessionId));
     },

@@ -33,6 +33,12 @@ export type ChildDriver = {
   wake(sessionId: string): void;
   /** Stop the session's running turn (L7), wherever it runs. */
   cancel(sessionId: string): Promise<void>;
+  /**
+   * The driver finds children whose driver died by itself (a server's runner claims every session with
+   * an open turn and no live lease, and every session with pending input), so a parent opening need not
+   * list its children to wake them.
+   */
+  readonly findsOrphans?: boolean;
 };
 
 export type UnknownHandle = { state: "UNKNOWN"; code: "UNKNOWN_HANDLE" };

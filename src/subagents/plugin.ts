@@ -98,9 +98,10 @@ export function subagentsPlugin(options: SubagentsPluginOptions): Plugin {
         },
         { plugin: "subagents" },
       );
-      ctx.hooks.onSerial("agent/ready", () => wakeOrphanedChildren(service, options.driver), {
-        plugin: "subagents",
-      });
+      if (!options.driver.findsOrphans)
+        ctx.hooks.onSerial("agent/ready", () => wakeOrphanedChildren(service, options.driver), {
+          plugin: "subagents",
+        });
 
       const delegation = delegationOf(self);
       if (delegation) setupChild(ctx, sessions, service, delegation, options);
