@@ -71,7 +71,6 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
   let effortChosen = false;
   const screen = new ChatScreen(p, stdout.columns || 80, () => priceFromConfig(config.model));
   const history = new InputHistory(options.historyFile);
-  const decoder = new KeyDecoder();
   let agent: StandardAgent | undefined;
   /** The session whose conversation the screen shows. */
   let shownSession: string | undefined;
@@ -281,19 +280,10 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     patchConsole: false,
     maxFps: 30,
   });
-  const onData = (chunk: Buffer | string) => {
-    for (const key of decoder.push(chunk.toString())) onKey(key);
-  };
-  const onResize = () => {
+  const restoreTerminal = readKeys(stdin, stdout, onKey, () => {
     screen.width = stdout.columns || 80;
     screen.changed();
-  };
-  stdin.setRawMode?.(true);
-  stdin.setEncoding("utf8");
-  stdout.write(PASTE_ON);
-  stdin.on("data", onData);
-  stdin.resume();
-  stdout.on("resize", onResize);
+  });
   try {
     try {
       await attach(options.sessionId);
@@ -313,15 +303,40 @@ export async function runChatTui(options: ChatTuiOptions): Promise<void> {
     }
     await detachAgent().catch(showError);
   } finally {
-    stdin.off("data", onData);
-    stdout.off("resize", onResize);
-    stdout.write(PASTE_OFF);
-    stdin.setRawMode?.(false);
-    stdin.pause();
+    restoreTerminal();
     // The last frame: no empty editor left on screen, and how to come back to this session.
     const closing = shownSession ? `to continue this session: bdsh resume ${shortId(shownSession)}` : "";
     ink.rerender(createElement(ChatApp, { screen, p, hint: "", closing }));
     ink.unmount();
     await ink.waitUntilExit().catch(() => undefined);
   }
+}
+
+/**
+ * The one reader of stdin: raw mode and bracketed paste on, each decoded key to `onKey`, a resize to
+ * `onResize`. The function returned puts the terminal back as it was.
+ */
+function readKeys(
+  stdin: NodeJS.ReadStream,
+  stdout: NodeJS.WriteStream,
+  onKey: (key: Key) => void,
+  onResize: () => void,
+): () => void {
+  const decoder = new KeyDecoder();
+  const onData = (chunk: Buffer | string) => {
+    for (const key of decoder.push(chunk.toString())) onKey(key);
+  };
+  stdin.setRawMode?.(true);
+  stdin.setEncoding("utf8");
+  stdout.write(PASTE_ON);
+  stdin.on("data", onData);
+  stdin.resume();
+  stdout.on("resize", onResize);
+  return () => {
+    stdin.off("data", onData);
+    stdout.off("resize", onResize);
+    stdout.write(PASTE_OFF);
+    stdin.setRawMode?.(false);
+    stdin.pause();
+  };
 }
