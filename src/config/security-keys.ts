@@ -69,6 +69,12 @@ const RULES: readonly Rule[] = [
   // Prompts leaving the process in traces, and metrics without the token, are the user's call.
   { key: "telemetry.capture_content", mayApply: (p, c) => p === false || p === c },
   { key: "server.metrics_public", mayApply: (p, c) => p === false || p === c },
+  // How durable a turn is and how many connections a process opens to a PostgreSQL shared by a fleet are
+  // the operator's: a project turning fsync off would lose what a crash should keep, and one raising the
+  // pool could take every connection the database allows from the other servers.
+  { key: "store", mayApply: unchanged },
+  // What the listen queue holds is sized for the host's clients, not by a repository.
+  { key: "server.backlog", mayApply: unchanged },
 ];
 
 export type Restricted = { layer: Record<string, unknown>; dropped: string[] };

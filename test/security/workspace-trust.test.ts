@@ -199,6 +199,27 @@ describe("project config and security keys (issue 14 deliver 1)", () => {
       expect(warnings).toContain(`${file}: ${key}: ignored; a project's config cannot loosen a security key`);
   });
 
+  it("a trusted project cannot turn durability down, size the database pool or the listen queue", () => {
+    const { home, cwd } = project(
+      [
+        "store: { sqlite_synchronous: normal, postgres_synchronous_commit: off, postgres_pool_size: 5000 }",
+        "server: { backlog: 1 }",
+        "model: { id: project-model }",
+      ].join("\n"),
+    );
+    const { config, warnings } = loadConfig({ home, cwd, env: {}, trusted: true });
+    expect(config.store).toEqual({
+      sqlite_synchronous: "effects",
+      postgres_synchronous_commit: "effects",
+      postgres_pool_size: 10,
+    });
+    expect(config.server.backlog).toBe(4096);
+    expect(config.model.id).toBe("project-model"); // the rest of the file still applies
+    const file = join(cwd, ".bdsh", "config.yaml");
+    for (const key of ["store", "server.backlog"])
+      expect(warnings).toContain(`${file}: ${key}: ignored; a project's config cannot loosen a security key`);
+  });
+
   it("the user's own config, the environment and flags still set every key", () => {
     const { home, cwd } = project("model: { id: x }\n", "sandbox: danger-full-access\n");
     const { config } = loadConfig({
