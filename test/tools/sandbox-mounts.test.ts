@@ -24,13 +24,16 @@ const home = tempDir("bdsh-home-", "/var/tmp");
 writeFileSync(join(home, "state.db"), "home-secret-contents");
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-function setup(mode: SandboxMode, options: { useBubblewrap?: boolean; approval?: ApprovalPolicy } = {}) {
+function setup(
+  mode: SandboxMode,
+  options: { useBubblewrap?: boolean; approval?: ApprovalPolicy; sessionId?: string } = {},
+) {
   const workspace = tempDir("bdsh-mounts-");
   const terminal = new LocalEnvironment({
     cwd: workspace,
     stripEnvKeys: [],
     home,
-    sessionId: "sess-1",
+    sessionId: options.sessionId ?? "sess-1",
     ...(options.useBubblewrap !== undefined ? { useBubblewrap: options.useBubblewrap } : {}),
   });
   const ctx = makeExec({ workspace, sandbox: mode, approval: options.approval ?? "ask" }, { terminal });
@@ -154,6 +157,25 @@ describe.skipIf(!bubblewrapAvailable())("issue 14 findings 3-5 under bubblewrap"
       await terminal.cleanup();
       expect(existsSync(dir)).toBe(false);
     }
+  });
+
+  it("a sandboxed command cannot reach another session's $TMPDIR, whose path it can work out", async () => {
+    // The path is predictable (session and workspace): what keeps it private is the sandbox, which makes
+    // only the command's own session dir writable.
+    const other = setup("workspace-write", { sessionId: "sess-other" });
+    await other.bash('echo mine > "$TMPDIR/own"');
+    const { terminal, bash } = setup("workspace-write", { sessionId: "sess-hostile" });
+    for (const command of [
+      `echo planted > ${other.terminal.tempDir}/planted`,
+      `rm -f ${other.terminal.tempDir}/own`,
+      `ln -s /etc ${other.terminal.tempDir}/link`,
+    ]) {
+      const text = await bash(command);
+      expect(text, command).toContain("[sandbox: file access denied under workspace-write mode]");
+    }
+    expect(readdirSync(other.terminal.tempDir)).toEqual(["own"]);
+    await terminal.cleanup();
+    await other.terminal.cleanup();
   });
 });
 

@@ -51,4 +51,13 @@ describe("the session temp dir", () => {
     expect(viaOpen.startsWith(join(open, `bdsh-sessions-${uid}`))).toBe(false);
     expect(lstatSync(viaOpen).mode & 0o077).toBe(0);
   });
+
+  it("refuses a link planted where a session's dir goes: no command writes through it", () => {
+    freshTmp();
+    const path = sessionTempPath("s-1", "/w");
+    const target = mkdtempSync(join(base, "bdsh-std-target-"));
+    roots.push(target);
+    symlinkSync(target, path);
+    expect(() => ensureSessionTempDir(path)).toThrow(/not a directory of this user/);
+  });
 });
