@@ -41,6 +41,7 @@ import "./hooks.js";
 import { opensTurn } from "../store/store.js";
 import { AgentTools, type AgentToolsControl } from "./agent-tools.js";
 import { storeCapability } from "./capabilities.js";
+import { InboxView } from "./inbox-view.js";
 import type { ModelSettings } from "./model-settings.js";
 import {
   createServiceRegistry,
@@ -134,28 +135,8 @@ export class Agent {
   /** The text and reasoning streamed so far by the attempt in flight (what `onDelta` listeners were given). */
   private streamed: LiveReply | undefined;
   private lastError: unknown;
-  /**
-   * The pending inbox rows as last read. They are read again only after an inbox notification (someone
-   * added input), a `resync`, or this agent's own enqueue or cancel; this agent's claims are removed as it
-   * makes them. Notifications only accelerate: input whose notification was lost stays pending in the rows,
-   * where the server's sweep (or the next drive, which starts dirty) finds it.
-   */
-  private pendingKnown: InboxItem[] | undefined;
-  /** Not derivable from `pendingKnown`: a notification that lands while a read is in flight must survive it. */
-  private inboxDirty = true;
-  /**
-   * Why the inbox is dirty, when all that is known is which rows were added (their notifications): a read
-   * in flight that returns them all has seen the news. `inboxChangedOtherwise`: something else changed it.
-   */
-  private readonly inboxNews = new Set<string>();
-  private inboxChangedOtherwise = false;
-  /** Reads of the pending rows begun so far (see `inboxReads`). */
-  private inboxReadsBegun = 0;
-  /**
-   * Inbox rows this drive has read (pending then): a notification of one of them, late (PostgreSQL's
-   * listener is its own connection), says nothing new and costs no read. Cleared when the drive ends.
-   */
-  private readonly inboxSeen = new Set<string>();
+  /** What this agent knows of its pending inbox rows, read only when they may have changed (L4). */
+  private readonly inbox = new InboxView();
   /**
    * The session row as just read by someone else, for `sessionRecord.read()` at the moments that follow
    * the read, which then costs nothing: the opener's row (`AgentOptions.sessionRow`) while the plugins set
@@ -243,10 +224,10 @@ export class Agent {
         // what another process queued even when its notification has not arrived.
         pending: () => this.store.pendingInbox(this.sessionId),
         changed: () => {
-          this.markInboxDirty(); // whoever starts the next drive (the caller's kick, a runner) reads it
+          this.inbox.markChanged(); // whoever starts the next drive (the caller's kick, a runner) reads it
         },
         discard: (ids) => {
-          this.markInboxDirty();
+          this.inbox.markChanged();
           return this.store.discardInbox(this.sessionId, ids);
         },
         watch: (listener) =>
@@ -316,7 +297,7 @@ export class Agent {
 
   private async enqueue(item: NewInboxItem, wake: boolean): Promise<InboxItem> {
     const stored = await this.store.enqueueInbox(this.sessionId, traced(item));
-    this.markInboxDirty(); // L4: our own addition
+    this.inbox.markChanged(); // L4: our own addition
     if (wake) this.kick();
     return stored;
   }
@@ -329,7 +310,7 @@ export class Agent {
   async cancel(options: { keepInbox?: boolean; handover?: boolean } = {}): Promise<void> {
     if (options.handover) this.handingOver = true;
     if (!options.keepInbox) {
-      this.markInboxDirty();
+      this.inbox.markChanged();
       const pending = await this.store.pendingInbox(this.sessionId);
       if (pending.length)
         await this.store.discardInbox(
@@ -345,46 +326,20 @@ export class Agent {
    * arrived sees that input: the server's runner compares this count to skip a look of its own.
    */
   get inboxReads(): number {
-    return this.inboxReadsBegun;
+    return this.inbox.reads;
   }
 
-  private markInboxDirty(): void {
-    this.inboxDirty = true;
-    this.inboxChangedOtherwise = true;
-  }
-
-  /** A read of the pending rows begins: what is dirty from here on is news to it. */
-  private beginInboxRead(): void {
-    this.inboxDirty = false;
-    this.inboxChangedOtherwise = false;
-    this.inboxNews.clear();
-    this.inboxReadsBegun++;
-  }
-
-  /** A read of the pending rows returned them. */
-  private knowPending(pending: InboxItem[]): void {
-    this.pendingKnown = pending;
-    for (const item of pending) this.inboxSeen.add(item.id);
-    // Rows announced while the read was in flight that it returned anyway are no news (a late notification).
-    for (const id of this.inboxNews) if (this.inboxSeen.has(id)) this.inboxNews.delete(id);
-    if (this.inboxDirty && !this.inboxChangedOtherwise && this.inboxNews.size === 0) this.inboxDirty = false;
-  }
-
-  /** Whether this drive has already read the inbox row `id` (see `inboxSeen`). */
+  /** Whether this drive has already read the inbox row `id`. */
   hasSeenInboxItem(id: string): boolean {
-    return this.inboxSeen.has(id);
+    return this.inbox.hasSeen(id);
   }
 
   /**
    * The inbox changed (the server heard a notification): the next look reads the rows, unless all that is
-   * known is that row `itemId` was added and this drive has read it already (see `inboxNews`).
+   * known is that row `itemId` was added and this drive has read it already (InboxView).
    */
   inboxChanged(itemId?: string): void {
-    if (itemId === undefined) this.markInboxDirty();
-    else if (!this.inboxSeen.has(itemId)) {
-      this.inboxDirty = true;
-      this.inboxNews.add(itemId);
-    }
+    this.inbox.announced(itemId);
   }
 
   /**
@@ -513,7 +468,7 @@ export class Agent {
     if (!held) return; // another process drives this session; it will see the input.
     const unsubscribe = this.store.subscribe(
       (notification) => {
-        if (notification.channel === "resync") this.markInboxDirty();
+        if (notification.channel === "resync") this.inbox.markChanged();
         else if (notification.channel === "inbox" && notification.sessionId === this.sessionId)
           this.inboxChanged(notification.itemId);
       },
@@ -523,9 +478,9 @@ export class Agent {
     try {
       // The log, the pending input and the session row in one read (L1: up to date on taking the lease). A
       // notification that lands while it is in flight marks the inbox dirty again, for the next look.
-      this.beginInboxRead();
+      this.inbox.beginRead();
       const { pending, session } = await this.log.loadForDrive();
-      this.knowPending(pending);
+      this.inbox.read(pending);
       this.sessionSnapshot = session;
       await this.repair();
       const go = () => !held.signal.aborted && !this.draining;
@@ -538,7 +493,7 @@ export class Agent {
       this.lastError = error;
     } finally {
       this.sessionSnapshot = undefined;
-      this.inboxSeen.clear();
+      this.inbox.forgetSeen();
       unsubscribe();
       await held.release();
     }
@@ -580,13 +535,13 @@ export class Agent {
     return (await this.pending()).some((item) => item.queue === "next-step");
   }
 
-  /** The pending inbox rows, read again only when something said they changed (see `pendingKnown`). */
-  private async pending(): Promise<InboxItem[]> {
-    if (this.inboxDirty || !this.pendingKnown) {
-      this.beginInboxRead();
-      this.knowPending(await this.store.pendingInbox(this.sessionId));
+  /** The pending inbox rows, read again only when something said they changed (InboxView). */
+  private async pending(): Promise<readonly InboxItem[]> {
+    if (this.inbox.needsRead) {
+      this.inbox.beginRead();
+      this.inbox.read(await this.store.pendingInbox(this.sessionId));
     }
-    return this.pendingKnown ?? [];
+    return this.inbox.rows;
   }
 
   /** Takes inbox rows: their splice events are added, and the next flush consumes them (L1, L4). */
@@ -594,8 +549,7 @@ export class Agent {
     if (items.length === 0) return;
     this.addClaimed(items, turn, step);
     this.log.claim(items.map((item) => item.id));
-    const taken = new Set(items);
-    this.pendingKnown = this.pendingKnown?.filter((item) => !taken.has(item));
+    this.inbox.claimed(items);
   }
 
   private async runTurn(leaseLost: AbortSignal): Promise<void> {
