@@ -13,6 +13,7 @@
  *   `anyOf` of constants: shorter, and the form models are used to.
  */
 import { type Static, type TObject, type TSchema, type TUnsafe, Type } from "typebox";
+import { deepFreeze } from "./arguments.js";
 import type { JsonSchema, ObjectSchema } from "./types.js";
 
 export { type Static, Type };
@@ -64,14 +65,6 @@ export function toolParameters(schema: TObject): ObjectSchema {
     declared.set(schema, parameters);
   }
   return parameters;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
 }
 
 function ordered(schema: TSchema | JsonSchema): JsonSchema {
