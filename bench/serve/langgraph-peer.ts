@@ -30,19 +30,17 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { startFakeProvider } from "../../testing/fake-provider/index.js";
 import {
   type BenchDatabase,
   benchDatabase,
-  cpuMs,
   delay,
   eachStore,
   failureCode,
-  listenOverflows,
+  measureWindow,
   percentile,
   pool,
-  postgresCpuMs,
-  statusKb,
+  serveScript,
 } from "./process-cpu.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -139,21 +137,6 @@ async function serve(): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------
 // The bench: the fake provider, the server process, the clients.
 
-/** A turn whose message says WARM: answered at once. Otherwise STEPS `read` calls, then "done"; every reply after LATENCY_MS. */
-function script(workspace: () => string) {
-  return async (request: FakeRequest): Promise<FakeReply> => {
-    const messages = (request.body?.messages ?? []) as Array<{ role: string; content?: unknown }>;
-    const last = messages.findLastIndex((m) => m.role === "user");
-    const warm = String(messages[last]?.content ?? "").includes("WARM");
-    if (!warm) await delay(LATENCY_MS);
-    const done = messages.slice(last + 1).filter((m) => m.role === "tool").length;
-    if (warm || done >= STEPS) return { text: "done" };
-    return {
-      toolCalls: [{ id: `c${done}`, name: "read", arguments: { file_path: join(workspace(), "notes.txt") } }],
-    };
-  };
-}
-
 type Peer = { child: ChildProcess; url: string; exited: Promise<unknown> };
 
 function startPeer(env: Record<string, string>): Promise<Peer> {
@@ -238,16 +221,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     if (PRIMED) await pool(ids, 64, (id) => send(`${base}/threads/${id}/messages`, "WARM prime"));
     await delay(2_000);
     const xact0 = (await database?.baseline()) ?? 0;
-    const baseRss = statusKb(pid, "VmRSS");
-
-    const cpu0 = cpuMs(pid);
-    const own0 = process.cpuUsage();
-    const pg0 = store === "postgres" ? postgresCpuMs() : 0;
-    const overflows0 = listenOverflows();
-    let peakRss = baseRss;
-    const sampler = setInterval(() => {
-      peakRss = Math.max(peakRss, statusKb(pid, "VmRSS"));
-    }, 100);
+    const window = measureWindow(pid, { postgres: store === "postgres" });
     const dropped: Record<string, number> = {};
     const latencies: number[] = [];
     const t0 = performance.now();
@@ -265,13 +239,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
         }
       }),
     );
-    const cpu = cpuMs(pid) - cpu0;
-    const own = process.cpuUsage(own0);
-    const pgCpu = store === "postgres" ? postgresCpuMs() - pg0 : 0;
-    const overflows = listenOverflows() - overflows0;
-    const windowMs = performance.now() - t0;
-    clearInterval(sampler);
-    const hwm = statusKb(pid, "VmHWM");
+    const m = window.stop();
     // The transactions once the server (and its pool) is gone.
     peer.child.kill("SIGTERM");
     await peer.exited;
@@ -282,20 +250,20 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       threads: ids.length,
       completed: latencies.length,
       dropped,
-      overflows,
+      overflows: m.listenOverflows,
       wallS: (last - t0) / 1000,
       idealS: ((STEPS + 1) * LATENCY_MS) / 1000,
-      cpuMs: cpu,
-      cpuPerTurnMs: cpu / ids.length,
-      cpuPct: (100 * cpu) / windowMs,
-      postgresPct: (100 * pgCpu) / windowMs,
-      benchPct: (100 * (own.user + own.system)) / 1000 / windowMs,
+      cpuMs: m.cpuMs,
+      cpuPerTurnMs: m.cpuMs / ids.length,
+      cpuPct: (100 * m.cpuMs) / m.windowMs,
+      postgresPct: (100 * m.postgresMs) / m.windowMs,
+      benchPct: (100 * m.benchMs) / m.windowMs,
       p50: Math.round(percentile(latencies, 50)),
       p95: Math.round(percentile(latencies, 95)),
       max: Math.round(latencies.at(-1) ?? Number.NaN),
-      peakRssMb: peakRss / 1024,
-      hwmMb: hwm / 1024,
-      baseRssMb: baseRss / 1024,
+      peakRssMb: m.peakRssKb / 1024,
+      hwmMb: m.hwmKb / 1024,
+      baseRssMb: m.baseRssKb / 1024,
       transactionsPerTurn: transactions / ids.length,
     };
   } finally {
@@ -309,7 +277,9 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
 }
 
 async function main(): Promise<void> {
-  const fake = await startFakeProvider({ script: script(() => currentWorkspace) });
+  const fake = await startFakeProvider({
+    script: serveScript({ workspace: () => currentWorkspace, steps: STEPS, latencyMs: LATENCY_MS }),
+  });
   const results: Result[] = await eachStore(STORES, fake, runOne);
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(

@@ -37,20 +37,17 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { post, type ServeProcess, startServe } from "../../test/chaos/serve-process.js";
-import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { startFakeProvider } from "../../testing/fake-provider/index.js";
 import {
   type BenchDatabase,
   benchDatabase,
-  cpuMs,
   delay,
   eachStore,
   failureCode,
-  listenOverflows,
+  measureWindow,
   percentile,
   pool,
-  postgresCpuMs,
-  schedMs,
-  statusKb,
+  serveScript,
 } from "./process-cpu.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -69,22 +66,6 @@ const PRIMED = process.env.BENCH_PRIMED === "1";
 const BACKLOG = process.env.BENCH_BACKLOG;
 /** Both limits above SESSIONS + WARM, so every session may drive at once and stay cached. */
 const LIMIT = 4 * (SESSIONS + WARM);
-
-/** A turn whose message says WARM: answered at once. Otherwise STEPS `read` calls, then "done"; every reply after LATENCY_MS. */
-function script(workspace: () => string) {
-  return async (request: FakeRequest): Promise<FakeReply> => {
-    const messages = (request.body?.messages ?? []) as Array<{ role: string; content?: unknown }>;
-    // This turn's task is the last user message (a primed session's history holds its WARM turn).
-    const last = messages.findLastIndex((m) => m.role === "user");
-    const warm = String(messages[last]?.content ?? "").includes("WARM");
-    if (!warm) await delay(LATENCY_MS);
-    const done = messages.slice(last + 1).filter((m) => m.role === "tool").length;
-    if (warm || done >= STEPS) return { text: "done" };
-    return {
-      toolCalls: [{ id: `c${done}`, name: "read", arguments: { file_path: join(workspace(), "notes.txt") } }],
-    };
-  };
-}
 
 /** The stored events the bench reads, on either store. */
 type EventReader = {
@@ -261,21 +242,9 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     }
     await delay(2_000); // let the creation's work (and any sweep) settle before the clock
     const xact0 = (await database?.baseline()) ?? 0;
-    const baseRss = statusKb(pid, "VmRSS");
-
-    const cpu0 = cpuMs(pid);
-    const sys0 = cpuMs(pid, "sys");
-    const sched0 = schedMs(pid);
-    const own0 = process.cpuUsage();
-    const pg0 = store === "postgres" ? postgresCpuMs() : 0;
-    const overflows0 = listenOverflows();
-    let peakRss = baseRss;
-    const sampler = setInterval(() => {
-      peakRss = Math.max(peakRss, statusKb(pid, "VmRSS"));
-    }, 100);
+    const window = measureWindow(pid, { postgres: store === "postgres" });
     const sentAt = new Map<string, number>();
     const started = Date.now();
-    const t0 = performance.now();
     const hr0 = process.hrtime.bigint(); // CLOCK_MONOTONIC, the clock of a --cpu-prof's timestamps
     const dropped: Record<string, number> = {};
     const accepted: string[] = [];
@@ -293,16 +262,8 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       }),
     );
     await waitTurns(accepted, PRIMED ? 2 : 1, 600_000);
-    const cpu = cpuMs(pid) - cpu0;
-    const sys = cpuMs(pid, "sys") - sys0;
-    const sched1 = schedMs(pid);
-    const own = process.cpuUsage(own0);
-    const pgCpu = store === "postgres" ? postgresCpuMs() - pg0 : 0;
-    const overflows = listenOverflows() - overflows0;
-    const windowMs = performance.now() - t0;
+    const m = window.stop();
     const hr1 = process.hrtime.bigint();
-    clearInterval(sampler);
-    const hwm = statusKb(pid, "VmHWM");
     const ends = await reader.turnEnds(ids);
     await reader.close();
     // The transactions once the server and the reader are gone (their backends have reported everything).
@@ -323,23 +284,23 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       sessions: ids.length,
       completed,
       dropped,
-      overflows,
-      cpuPerTurnMs: cpu / ids.length,
+      overflows: m.listenOverflows,
+      cpuPerTurnMs: m.cpuMs / ids.length,
       wallS: (last - started) / 1000,
       idealS: ((STEPS + 1) * LATENCY_MS) / 1000,
-      cpuPct: (100 * cpu) / windowMs,
-      cpuMs: cpu,
-      sysShare: sys / cpu,
-      mainRunPct: (100 * (sched1.run - sched0.run)) / windowMs,
-      mainWaitPct: (100 * (sched1.wait - sched0.wait)) / windowMs,
-      postgresPct: (100 * pgCpu) / windowMs,
-      benchPct: (100 * (own.user + own.system)) / 1000 / windowMs,
+      cpuPct: (100 * m.cpuMs) / m.windowMs,
+      cpuMs: m.cpuMs,
+      sysShare: m.sysMs / m.cpuMs,
+      mainRunPct: (100 * m.mainRunMs) / m.windowMs,
+      mainWaitPct: (100 * m.mainWaitMs) / m.windowMs,
+      postgresPct: (100 * m.postgresMs) / m.windowMs,
+      benchPct: (100 * m.benchMs) / m.windowMs,
       p50: percentile(latencies, 50),
       p95: percentile(latencies, 95),
       max: latencies.at(-1) ?? Number.NaN,
-      peakRssMb: peakRss / 1024,
-      hwmMb: hwm / 1024,
-      baseRssMb: baseRss / 1024,
+      peakRssMb: m.peakRssKb / 1024,
+      hwmMb: m.hwmKb / 1024,
+      baseRssMb: m.baseRssKb / 1024,
       windowUs: [Number(hr0 / 1000n), Number(hr1 / 1000n)],
       transactionsPerTurn: transactions / ids.length,
     };
@@ -352,7 +313,9 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
 }
 
 async function main(): Promise<void> {
-  const fake = await startFakeProvider({ script: script(() => currentWorkspace) });
+  const fake = await startFakeProvider({
+    script: serveScript({ workspace: () => currentWorkspace, steps: STEPS, latencyMs: LATENCY_MS }),
+  });
   const results: Result[] = await eachStore(STORES, fake, runOne);
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(

@@ -4,7 +4,9 @@
  * and a fresh PostgreSQL database whose transactions (pg_stat_database) are read once the server is gone.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import pg from "pg";
+import type { FakeReply, FakeRequest } from "../../testing/fake-provider/index.js";
 
 /** utime + stime of a process, in ms (clock ticks of 10 ms); `sys`: stime alone; 0 once it is gone. */
 export function cpuMs(pid: number, part: "all" | "sys" = "all"): number {
@@ -165,4 +167,78 @@ export async function eachStore<R>(
     await fake.close();
   }
   return results;
+}
+
+/**
+ * The serve load both benches give the fake provider: a turn whose message says WARM is answered at once;
+ * any other takes `steps` `read` calls of notes.txt in the workspace, then "done", each reply after
+ * `latencyMs`. The turn's task is the last user message (a primed session's history holds its WARM turn).
+ */
+export function serveScript(options: { workspace: () => string; steps: number; latencyMs: number }) {
+  return async (request: FakeRequest): Promise<FakeReply> => {
+    const messages = (request.body?.messages ?? []) as Array<{ role: string; content?: unknown }>;
+    const last = messages.findLastIndex((m) => m.role === "user");
+    const warm = String(messages[last]?.content ?? "").includes("WARM");
+    if (!warm) await delay(options.latencyMs);
+    const done = messages.slice(last + 1).filter((m) => m.role === "tool").length;
+    if (warm || done >= options.steps) return { text: "done" };
+    const file_path = join(options.workspace(), "notes.txt");
+    return { toolCalls: [{ id: `c${done}`, name: "read", arguments: { file_path } }] };
+  };
+}
+
+/** What a server cost over a measured window (see `measureWindow`). */
+export type WindowMeasure = {
+  windowMs: number;
+  /** The server's CPU (utime + stime) and its kernel part, ms. */
+  cpuMs: number;
+  sysMs: number;
+  /** The server's main thread: on a CPU, and runnable but waiting for one, ms. */
+  mainRunMs: number;
+  mainWaitMs: number;
+  /** This process's CPU (the clients and the fake provider), ms. */
+  benchMs: number;
+  /** Every PostgreSQL process's CPU, ms (0 when not measured). */
+  postgresMs: number;
+  listenOverflows: number;
+  baseRssKb: number;
+  peakRssKb: number;
+  hwmKb: number;
+};
+
+/** Starts measuring server `pid`; `stop()` ends the window and gives what it cost. */
+export function measureWindow(pid: number, options: { postgres: boolean }): { stop(): WindowMeasure } {
+  const baseRssKb = statusKb(pid, "VmRSS");
+  const cpu0 = cpuMs(pid);
+  const sys0 = cpuMs(pid, "sys");
+  const sched0 = schedMs(pid);
+  const own0 = process.cpuUsage();
+  const pg0 = options.postgres ? postgresCpuMs() : 0;
+  const overflows0 = listenOverflows();
+  const t0 = performance.now();
+  let peakRssKb = baseRssKb;
+  const sampler = setInterval(() => {
+    peakRssKb = Math.max(peakRssKb, statusKb(pid, "VmRSS"));
+  }, 100);
+  return {
+    stop() {
+      const sched1 = schedMs(pid);
+      const own = process.cpuUsage(own0);
+      const measure: WindowMeasure = {
+        cpuMs: cpuMs(pid) - cpu0,
+        sysMs: cpuMs(pid, "sys") - sys0,
+        mainRunMs: sched1.run - sched0.run,
+        mainWaitMs: sched1.wait - sched0.wait,
+        benchMs: (own.user + own.system) / 1000,
+        postgresMs: options.postgres ? postgresCpuMs() - pg0 : 0,
+        listenOverflows: listenOverflows() - overflows0,
+        windowMs: performance.now() - t0,
+        baseRssKb,
+        peakRssKb,
+        hwmKb: statusKb(pid, "VmHWM"),
+      };
+      clearInterval(sampler);
+      return measure;
+    },
+  };
 }
