@@ -30,8 +30,8 @@ import type { AssistantBlock, ToolCallBlock } from "../log/messages.js";
 import { Redactor } from "../log/redact.js";
 import { abortableSleep } from "../model/retry.js";
 import { collectReply, LlmError, type ModelAdapter, type ModelPart } from "../model/types.js";
-import { holdLease } from "../store/hold-lease.js";
-import type { InboxItem, NewInboxItem, SessionRow, Store } from "../store/store.js";
+import { type HeldLease, holdLease } from "../store/hold-lease.js";
+import type { DriveRead, InboxItem, NewInboxItem, SessionRow, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
@@ -91,6 +91,9 @@ export type AgentOptions = {
   /** The session row the opener has just read: plugins setting up read it, not the store (see `setup`). */
   sessionRow?: SessionRow;
 };
+
+/** What the claim that took a session's lease read for its drive (Store `enqueueAndClaim`): the events after `after`. */
+export type ClaimedRead = { after: number; read: DriveRead };
 
 export type LiveDelta = { type: "text" | "reasoning"; delta: string; turn: number; step: number };
 /** A step's reply streamed so far (see `Agent.liveReply`). */
@@ -329,6 +332,11 @@ export class Agent {
     return this.inbox.reads;
   }
 
+  /** The seq of the last event this agent holds (read or added): a claim reads only the events after it. */
+  get loggedSeq(): number {
+    return this.log.seq;
+  }
+
   /** Whether this drive has already read the inbox row `id`. */
   hasSeenInboxItem(id: string): boolean {
     return this.inbox.hasSeen(id);
@@ -348,12 +356,17 @@ export class Agent {
    * `claimedAt`) instead of acquiring it again. A kick that only marks another drive due drops it: the
    * running drive or exclusive section releases the lease when it ends, and the next drive acquires anew.
    */
-  kick(claimedAt?: number): void {
+  kick(claimedAt?: number, claimedRead?: ClaimedRead): void {
     if (this.driving) {
       this.kickAgain = true;
       return;
     }
-    this.driving = this.drive(claimedAt).finally(() => {
+    if (claimedRead) {
+      // The inbox as the claim read it, before anything heard since (inboxChanged) is applied to it.
+      this.inbox.beginRead();
+      this.inbox.read(claimedRead.read.pending);
+    }
+    this.driving = this.drive(claimedAt, claimedRead).finally(() => {
       this.driving = undefined;
       if (this.kickAgain) {
         this.kickAgain = false;
@@ -415,10 +428,10 @@ export class Agent {
       try {
         await this.log.load();
         const value = await fn(this.log, held.signal);
-        await this.log.flush();
+        await held.releaseBy(() => this.log.flush({ releaseLease: true }));
         return value;
       } finally {
-        await held.release();
+        await held.release(); // after releaseBy, nothing more; after a throw, lets go
       }
     } finally {
       finish();
@@ -455,7 +468,7 @@ export class Agent {
 
   // ---- driving ----
 
-  private async drive(claimedAt?: number): Promise<void> {
+  private async drive(claimedAt?: number, claimedRead?: ClaimedRead): Promise<void> {
     await this.setup();
     // L1: one driver per session; a lost lease stops the turn at its next check (appends are fenced anyway).
     const held = await holdLease(
@@ -477,11 +490,16 @@ export class Agent {
     );
     try {
       // The log, the pending input and the session row in one read (L1: up to date on taking the lease). A
-      // notification that lands while it is in flight marks the inbox dirty again, for the next look.
-      this.inbox.beginRead();
-      const { pending, session } = await this.log.loadForDrive();
-      this.inbox.read(pending);
-      this.sessionSnapshot = session;
+      // notification that lands while it is in flight marks the inbox dirty again, for the next look. A
+      // claim that read them already (Store.enqueueAndClaim) serves if its events reach the row's last seq.
+      if (claimedRead && this.log.acceptClaimed(claimedRead.after, claimedRead.read)) {
+        this.sessionSnapshot = claimedRead.read.session;
+      } else {
+        this.inbox.beginRead();
+        const { pending, session } = await this.log.loadForDrive();
+        this.inbox.read(pending);
+        this.sessionSnapshot = session;
+      }
       await this.repair();
       const go = () => !held.signal.aborted && !this.draining;
       while (go()) {
@@ -495,7 +513,21 @@ export class Agent {
       this.sessionSnapshot = undefined;
       this.inbox.forgetSeen();
       unsubscribe();
-      await held.release();
+      await this.letGo(held);
+    }
+  }
+
+  /**
+   * The end of a drive: what is still buffered (the idle status, what the idle hooks added without
+   * flushing) goes out in the append that also lets go of the lease, one round trip for both. A drive that
+   * failed only releases: its buffer is not to be trusted (the runner drops this agent).
+   */
+  private async letGo(held: HeldLease): Promise<void> {
+    if (this.lastError !== undefined || held.signal.aborted) return held.release();
+    try {
+      await held.releaseBy(() => this.log.flush({ durability: "commit", releaseLease: true }));
+    } catch (error) {
+      this.lastError = error;
     }
   }
 
@@ -512,15 +544,18 @@ export class Agent {
     if (this.log.last("agent/status")?.data.status === "running") await this.becomeIdle();
   }
 
+  /**
+   * The turn's end was flushed to disk just before; the idle status is not flushed here. It goes out with
+   * the next write: a hook's own flush (a goal round, a settled child, a title), the next turn's first
+   * step, or the drive's last append, which also lets go of the lease (`letGo`).
+   */
   private async becomeIdle(): Promise<void> {
     this.status = "idle";
     this.log.add({ type: "agent/status", data: { status: "idle" } });
-    await this.log.flush({ durability: "commit" }); // the turn's end was flushed to disk just before
     try {
       await this.hooks.serial("agent/status", { sessionId: this.sessionId, status: "idle" });
     } catch (error) {
       this.log.add({ type: "agent/error", data: errorData(error, "PLUGIN_FAILED") });
-      await this.log.flush();
     }
   }
 

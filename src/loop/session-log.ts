@@ -19,7 +19,7 @@
 import type { EventType, LogEvent, NewEvent } from "../log/events.js";
 import { Redactor } from "../log/redact.js";
 import { SurfaceProjector } from "../log/surface.js";
-import type { AppendDurability, DriveRead, Store } from "../store/store.js";
+import { type AppendDurability, type DriveRead, type Store, sessionLeaseName } from "../store/store.js";
 
 export type LogListener = (events: readonly LogEvent[]) => void;
 
@@ -59,6 +59,20 @@ export class SessionLog {
     const { events: fresh, pending, session } = await this.store.readForDrive(this.sessionId, this.seq);
     this.accept(fresh);
     return { pending, session };
+  }
+
+  /**
+   * What a claim read on taking the lease (the events after `after`, the session row): taken, and true,
+   * when it brings this log exactly up to the row's last seq; otherwise nothing is taken (the caller reads).
+   */
+  acceptClaimed(after: number, read: Pick<DriveRead, "events" | "session">): boolean {
+    const lastSeq = read.session?.lastSeq;
+    if (lastSeq === undefined || after > this.seq || this.buffered.length > 0) return false;
+    const fresh = read.events.filter((event) => event.seq > this.seq);
+    if ((fresh.at(-1)?.seq ?? this.seq) !== lastSeq) return false;
+    if (fresh.some((event, i) => event.seq !== this.seq + 1 + i)) return false;
+    this.accept(fresh);
+    return true;
   }
 
   /** Forgets everything; the next `load` reads the whole log again. */
@@ -108,16 +122,22 @@ export class SessionLog {
   /**
    * L17: makes every added event durable, consuming the claimed inbox rows in the same append. `commit` is
    * enough before a model request (L17 "Here:"); the default, `disk`, is for what precedes an effect.
+   * `releaseLease`: the holder's last write; the session lease is let go in the same append (or on its
+   * own when nothing is buffered). Only the lease's holder (HeldLease `releaseBy`) asks for it.
    */
-  flush(options: { durability?: AppendDurability } = {}): Promise<void> {
+  flush(options: { durability?: AppendDurability; releaseLease?: boolean } = {}): Promise<void> {
     const durability = options.durability ?? "disk";
-    const run = this.flushing.then(() => this.flushNow(durability));
+    const release = options.releaseLease === true;
+    const run = this.flushing.then(() => this.flushNow(durability, release));
     this.flushing = run.catch(() => undefined);
     return run;
   }
 
-  private async flushNow(durability: AppendDurability): Promise<void> {
-    if (this.buffered.length === 0 && this.claims.length === 0) return;
+  private async flushNow(durability: AppendDurability, releaseLease: boolean): Promise<void> {
+    if (this.buffered.length === 0 && this.claims.length === 0) {
+      if (releaseLease) await this.store.releaseLease(sessionLeaseName(this.sessionId), this.owner);
+      return;
+    }
     // Events added while the append is in flight go to a fresh buffer, for the next flush.
     const batch = this.buffered;
     const claims = this.claims;
@@ -128,7 +148,12 @@ export class SessionLog {
         this.sessionId,
         batch.map(({ type, data, turn, step, at }) => ({ type, data, turn, step, at }) as NewEvent),
         this.durableSeq,
-        { leaseOwner: this.owner, durability, ...(claims.length ? { claimInbox: claims } : {}) },
+        {
+          leaseOwner: this.owner,
+          durability,
+          ...(claims.length ? { claimInbox: claims } : {}),
+          ...(releaseLease ? { releaseLease } : {}),
+        },
       );
     } catch (error) {
       this.buffered = [...batch, ...this.buffered];

@@ -169,6 +169,8 @@ export function goalPlugin(options: GoalPluginOptions): Plugin {
           driving = status === "running";
           if (status !== "idle") return;
           writeRecords();
+          // No round to queue: what was added rides the drive's last append (with the lease's release).
+          if (!goals.armed) return;
           await ctx.log.flush(); // P4: the session is flushed before each round
           await driver.queueRound();
           if (writeRecords()) await ctx.log.flush();

@@ -50,6 +50,8 @@ export type OpenAgentOptions = {
   projectTrusted?: boolean;
   /** Continue this session; otherwise a new one is created. */
   sessionId?: string;
+  /** `sessionId`'s row as the caller has just read it (a server's claim): not read again. */
+  sessionRow?: SessionRow;
   title?: string;
   owner?: string;
   env?: NodeJS.ProcessEnv;
@@ -176,7 +178,10 @@ export async function openAgent(options: OpenAgentOptions): Promise<OpenedAgent>
   const { adapter, route } = adapterFor({ ...options, redactor });
   let session: SessionRow | undefined;
   if (options.sessionId) {
-    session = await store.getSession(options.sessionId);
+    session =
+      options.sessionRow?.id === options.sessionId
+        ? options.sessionRow
+        : await store.getSession(options.sessionId);
     if (!session) throw new SetupError("NOT_FOUND", `no session ${options.sessionId} in ${store.location}`);
   } else {
     session = await startSession(store, {

@@ -13,10 +13,11 @@
  * - Never on replay (a recording answers only the requests it holds), never for subagents or forks, never
  *   when the session already has a title (given explicitly at start, or an earlier `session/title`).
  * - The title is one line, control characters removed, at most 80 characters, no quotes around it and no
- *   trailing punctuation. It is logged as `session/title {title, usage}` (M20: the request's tokens) and
- *   then copied to the store's title column, so `sessions list` shows it.
+ *   trailing punctuation. It is logged as `session/title {title, usage}` (M20: the request's tokens); the
+ *   append that stores it sets the session row's title in the same statement, so `sessions list` shows it.
  * - The event is written only by the lease holder: while the agent drives, it is added at the next hook
- *   (pre-step after compaction, turn end, idle) and goes out with the loop's next flush, never in the
+ *   (pre-step after compaction, turn end, idle) and goes out with the loop's next flush (at idle, the
+ *   drive's last append, which also lets go of the lease), never in the
  *   middle of a step (a compaction summary
  *   refuses a log that changed under it). When the answer comes after the drive ended, it goes through the
  *   agent's own log in an exclusive section (`ctx.exclusive`: the session lease, the log read up to date,
@@ -118,36 +119,16 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
       const abort = new AbortController();
       /** A title that arrived and is not yet in the log. */
       let pending: NewEvent | undefined;
-      /** Seq of the title event added to the agent's log, until it is durable. */
-      let addedSeq: number | undefined;
+      /** The title event is in the agent's log (buffered or durable): its append sets the row's title. */
+      let added = false;
       let done = false;
 
-      const updateColumn = (title: string) =>
-        ctx.sessionRecord.setTitle(title).then(
-          () => undefined,
-          (error: unknown) => note(`the title column was not updated: ${String(error)}`),
-        );
-
-      ctx.log.onDurable((events) => {
-        if (addedSeq === undefined) return;
-        const event = events.find((e) => e.seq === addedSeq && e.type === "session/title");
-        if (event?.type !== "session/title") return;
-        addedSeq = undefined;
-        void updateColumn(event.data.title);
-      });
-
-      /** A failed flush keeps the buffer (SessionLog); the loop's next flush carries it or reports it. */
-      const quietFlush = () =>
-        ctx.log.flush().catch((error: unknown) => {
-          note(`the title event was not flushed: ${String(error)}`);
-        });
-
-      /** Inside a hook of a drive: the lease is held. */
+      /** Inside a hook of a drive (the lease is held): the drive's next append carries it. */
       const addPending = () => {
         if (!pending) return false;
-        const [added] = ctx.log.add(pending);
+        ctx.log.add(pending);
         pending = undefined;
-        addedSeq = added?.seq;
+        added = true;
         return true;
       };
 
@@ -209,8 +190,9 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
           inDrive = true;
           return;
         }
-        // Idle: the lease is still held here; whatever arrived during the drive goes in now.
-        if (addPending() || addedSeq !== undefined) await quietFlush();
+        // Idle: the lease is still held here; whatever arrived during the drive goes in now, and the drive's
+        // last append (the one that lets go of the lease) stores it.
+        addPending();
         inDrive = false;
       });
 
@@ -246,7 +228,7 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
       });
 
       ctx.hooks.onSerial("agent/turn-end", async (event) => {
-        if (event.reason === "aborted" && pending === undefined && addedSeq === undefined) abort.abort();
+        if (event.reason === "aborted" && pending === undefined && !added) abort.abort();
         // Added, not flushed: the agent's idle flush (or the next turn's first) follows at once and carries
         // it, so a title costs the store no write of its own.
         addPending();

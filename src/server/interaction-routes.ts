@@ -90,13 +90,12 @@ export function registerInteractionRoutes(
           answers: body.answers,
         },
       });
-      const item = await store.enqueueInbox(id, {
+      const item = await runner.submit(id, {
         queue: "next-turn",
         mode: "followup",
         source: "human",
         text,
       });
-      void runner.wake(id).catch(() => undefined);
       return { id: item.id, queued: true };
     },
   );

@@ -34,7 +34,7 @@ import { McpPool } from "../mcp/pool.js";
 import { priceFromConfig } from "../model/pricing.js";
 import { defaultOwner, openAgent } from "../presets/open-agent.js";
 import type { StandardAgent } from "../presets/standard-agent.js";
-import type { Store } from "../store/store.js";
+import type { SessionRow, Store } from "../store/store.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
 import { AnswerSigner } from "./answer-proof.js";
 import { ApiError, clientErrorHandler, frameworkErrors } from "./api-error.js";
@@ -93,7 +93,7 @@ export type BdshPluginOptions = {
   /** This server's lease owner id (default: host:pid:random). */
   owner?: string;
   /** Opens a session's agent; default: the standard preset with store-backed approvals and questions. */
-  open?: (sessionId: string, owner: string) => Promise<StandardAgent>;
+  open?: (sessionId: string, owner: string, row?: SessionRow) => Promise<StandardAgent>;
   /** Plugins appended to the standard preset of every agent this server opens. */
   plugins?: readonly Plugin[];
   onError?: (error: unknown, sessionId?: string) => void;
@@ -161,11 +161,12 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   };
   const open =
     options.open ??
-    (async (sessionId: string) => {
+    (async (sessionId: string, _owner: string, row?: SessionRow) => {
       const { agent } = await openAgent({
         store,
         config,
         workspace: options.workspace,
+        ...(row ? { sessionRow: row } : {}),
         ...(options.home ? { home: options.home } : {}),
         ...(options.env ? { env: options.env } : {}),
         ...(mcp ? { toolOptions: { home: options.home ?? bdshHome(env), mcp } } : {}),
@@ -185,7 +186,7 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
   const runner: SessionRunner<StandardAgent> = new SessionRunner<StandardAgent>({
     store,
     owner,
-    open: (id) => open(id, owner),
+    open: (id, row) => open(id, owner, row),
     sweepIntervalMs: settings.sweep_interval_ms,
     maxSessions: settings.max_sessions_per_server,
     maxRunning: Math.min(settings.max_running_per_server, settings.max_sessions_per_server),

@@ -102,14 +102,13 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
       const body = (request.body ?? {}) as Static<typeof CreateSessionBody>;
       const session = await startSession(store, { workspace: context.workspace, title: body.title });
       if (body.text) {
-        await store.enqueueInbox(
+        await runner.submit(
           session.id,
           traced(
             { queue: "next-turn", mode: "followup", source: "human", text: body.text },
             contextFromHeaders(request.headers),
           ),
         );
-        void runner.wake(session.id).catch(() => undefined);
       }
       reply.status(201);
       return viewOf(session);
@@ -279,9 +278,10 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
       const body = request.body as Static<typeof MessageBody>;
       const mode = body.mode ?? "followup";
       // A caller's `traceparent` travels with the row to whichever server runs the turn. One statement
-      // checks the session (unknown: 404, archived: 409) and queues the message.
-      const item = await store
-        .enqueueInbox(
+      // checks the session (unknown: 404, archived: 409) and queues the message (and, with room here,
+      // claims the session for this server: SessionRunner.submit).
+      const item = await runner
+        .submit(
           id,
           traced(
             { queue: mode === "steer" ? "next-step" : "next-turn", mode, source: "human", text: body.text },
@@ -295,7 +295,6 @@ export function registerSessionRoutes(routes: RouteTable, context: SessionRoutes
             throw new ApiError(409, "ARCHIVED", `session ${id} is archived; unarchive or fork it`);
           throw error;
         });
-      void runner.wake(id, { itemId: item.id }).catch(() => undefined);
       reply.status(202);
       return { id: item.id, sessionId: id, mode };
     },

@@ -39,15 +39,28 @@
  *   rest (turn ends `aborted`, honestly closed, L7/L8), keeping their pending inbox for another server;
  *   each Agent releases its lease when its drive ends.
  */
-import type { Agent } from "../loop/agent.js";
-import { opensTurn, type Store, type StoreNotification, sessionLeaseName } from "../store/store.js";
+import type { Agent, ClaimedRead } from "../loop/agent.js";
+import {
+  type EnqueuedClaim,
+  type EnqueueOptions,
+  type InboxItem,
+  type NewInboxItem,
+  opensTurn,
+  type SessionRow,
+  type Store,
+  type StoreNotification,
+  sessionLeaseName,
+} from "../store/store.js";
 
 export type SessionRunnerOptions<A extends Agent = Agent> = {
   store: Store;
   /** This server's lease owner id. */
   owner: string;
-  /** Creates the Agent of an existing session (the standard preset, `openAgent`). */
-  open: (sessionId: string) => Promise<A>;
+  /**
+   * Creates the Agent of an existing session (the standard preset, `openAgent`); `row`: the session row
+   * a claim has just read, for the opener not to read it again.
+   */
+  open: (sessionId: string, row?: SessionRow) => Promise<A>;
   sweepIntervalMs: number;
   /** Agents kept in memory, running or idle. */
   maxSessions: number;
@@ -64,8 +77,16 @@ export type SessionRunnerOptions<A extends Agent = Agent> = {
   evictable?(agent: A): boolean;
 };
 
+/** A `submit` claim in flight: the rows announced meanwhile (undefined: unnamed), and whether a cancel was. */
+type Submitting = { heard: (string | undefined)[]; cancel: boolean };
+
 type Entry<A extends Agent> = {
   agent: Promise<A>;
+  /**
+   * A drive begun with what its claim read (`submit`): the inbox notifications heard before the agent is
+   * kicked (the rows they name may be newer than that read), passed on to it at the kick.
+   */
+  heardBeforeKick?: (string | undefined)[];
   /** The agent once opened. */
   opened?: A;
   /** Resolves when the current drive (and any re-kick) ends; undefined when idle. */
@@ -92,6 +113,8 @@ export class SessionRunner<A extends Agent = Agent> {
    * they announced (null: a change not known by row).
    */
   private readonly wokenDuringPass = new Map<string, string[] | null>();
+  /** Sessions whose `submit` claim is in flight, with the rows announced meanwhile (undefined: unnamed). */
+  private readonly submitting = new Map<string, Submitting>();
   /** A claim pass filled every free slot (or was skipped for want of one): more work may be waiting. */
   private full = false;
   /** The next claim pass also looks for orphaned turns (set by the timers, a resync and the start). */
@@ -139,9 +162,21 @@ export class SessionRunner<A extends Agent = Agent> {
    */
   async wake(sessionId: string, options: { cancel?: boolean; itemId?: string } = {}): Promise<void> {
     if (this.stopping) return;
+    const submitted = this.submitting.get(sessionId);
+    if (submitted) {
+      // Its claim is in flight: what it did not read is passed on to its drive (or, unclaimed, ignored:
+      // the live holder of the lease hears it too); a cancel is looked at once the claim is settled.
+      if (options.cancel) submitted.cancel = true;
+      else submitted.heard.push(options.itemId);
+      return;
+    }
     const existing = this.entries.get(sessionId);
     if (existing?.running) {
       if (options.cancel && (await this.cancelIfAsked(sessionId, existing))) return;
+      if (existing.heardBeforeKick) {
+        existing.heardBeforeKick.push(options.itemId);
+        return;
+      }
       // A row the drive has already read (the message whose wake started it, heard again late) is no news.
       if (options.itemId !== undefined && existing.opened?.hasSeenInboxItem(options.itemId)) return;
       this.noteNotified(existing);
@@ -156,6 +191,55 @@ export class SessionRunner<A extends Agent = Agent> {
       return this.claiming;
     }
     await this.sweep();
+  }
+
+  /**
+   * Queues input for a session (the API's routes). With a free slot here (and no sign that older work
+   * waits), a session not driving here and input that opens a turn, the same round trip also claims the
+   * session and reads what its drive needs (Store.enqueueAndClaim), and this server drives it at once: no
+   * claim pass, no read of its own. Otherwise, or when another server holds the session live, the row
+   * waits, as any enqueue's, for the claim passes (here or anywhere) or the holder's drive.
+   */
+  async submit(sessionId: string, item: NewInboxItem, options: EnqueueOptions = {}): Promise<InboxItem> {
+    const { store, owner, leaseTtlMs } = this.options;
+    const existing = this.entries.get(sessionId);
+    if (
+      this.stopping ||
+      this.full ||
+      this.room() === 0 ||
+      existing?.running ||
+      this.submitting.has(sessionId) ||
+      !opensTurn([item])
+    ) {
+      const queued = await store.enqueueInbox(sessionId, item, options);
+      void this.wake(sessionId, { itemId: queued.id }).catch((error: unknown) =>
+        this.options.onError?.(error, sessionId),
+      );
+      return queued;
+    }
+    // An agent already open knows its log up to some seq; one yet to open reads it whole on its drive.
+    const after = existing?.opened?.loggedSeq ?? 0;
+    const heard: Submitting = { heard: [], cancel: false };
+    this.submitting.set(sessionId, heard);
+    this.running++; // the slot this claim may take, held while it is in flight
+    const claimedAt = Date.now();
+    let result: EnqueuedClaim;
+    try {
+      result = await store.enqueueAndClaim(sessionId, item, { owner, ttlMs: leaseTtlMs, after }, options);
+    } finally {
+      this.running--;
+      this.submitting.delete(sessionId);
+    }
+    const wake = (options: { cancel?: boolean }) =>
+      this.wake(sessionId, options).catch((error: unknown) => this.options.onError?.(error, sessionId));
+    if (result.claimed) {
+      if (this.stopping || this.entries.get(sessionId)?.running || !this.makeRoom(sessionId)) {
+        await this.release(sessionId);
+        void wake({});
+      } else this.drive(sessionId, claimedAt, { after, read: result.claimed }, heard.heard);
+    }
+    if (heard.cancel) void wake({ cancel: true });
+    return result.item;
   }
 
   /** One claim pass (coalesced: a call during a pass makes the pass run once more); `orphans`: look for them too. */
@@ -330,10 +414,10 @@ export class SessionRunner<A extends Agent = Agent> {
     return Math.max(0, this.options.maxRunning - this.running);
   }
 
-  private entry(sessionId: string): Entry<A> {
+  private entry(sessionId: string, row?: SessionRow): Entry<A> {
     let entry = this.entries.get(sessionId);
     if (!entry) {
-      const opened = this.options.open(sessionId);
+      const opened = this.options.open(sessionId, row);
       const created: Entry<A> = {
         agent: opened,
         running: undefined,
@@ -356,20 +440,35 @@ export class SessionRunner<A extends Agent = Agent> {
     return entry;
   }
 
-  /** Drives a session whose lease this server claimed at `claimedAt` (the drive adopts it, not acquires it). */
-  private drive(sessionId: string, claimedAt: number): void {
-    const entry = this.entry(sessionId);
+  /**
+   * Drives a session whose lease this server claimed at `claimedAt` (the drive adopts it, not acquires it).
+   * `claimedRead`: what the claim read for the drive (`submit`), and the notifications heard since.
+   */
+  private drive(
+    sessionId: string,
+    claimedAt: number,
+    claimedRead?: ClaimedRead,
+    heard: (string | undefined)[] = [],
+  ): void {
+    const entry = this.entry(sessionId, claimedRead?.read.session);
     this.running++;
+    if (claimedRead) entry.heardBeforeKick = heard;
     const run = (async () => {
       // Claimed with no one driving: a cancel request left in the inbox came too late to matter (the claim
       // consumed it, Store.claimPendingSessions).
-      const agent = await entry.agent;
+      let agent: A;
+      try {
+        agent = await entry.agent;
+      } finally {
+        entry.heardBeforeKick = undefined;
+      }
       let failed = false;
       let claim: number | undefined = claimedAt;
       do {
         entry.notifiedAtReads = undefined;
-        // Only the first kick adopts the claimed lease: each drive releases it when it ends.
-        agent.kick(claim);
+        // Only the first kick adopts the claimed lease (and its read): each drive releases it when it ends.
+        agent.kick(claim, claim === undefined ? undefined : claimedRead);
+        if (claim !== undefined) for (const itemId of heard) agent.inboxChanged(itemId);
         claim = undefined;
         try {
           await agent.whenIdle();

@@ -10,7 +10,9 @@
  *   finds the lease gone (lapsed and taken, or released by someone else) or fails aborts `signal` and
  *   stops renewing: the holder must stop writing, since the next owner's fence rejects its appends anyway.
  * - `release()` stops the heartbeat and releases the lease (once; errors are swallowed: a lease that cannot
- *   be released lapses by its TTL).
+ *   be released lapses by its TTL). `releaseBy(write)` stops the heartbeat and lets `write` release it as
+ *   part of a write of its own (an append with `releaseLease`: one round trip for both); should `write`
+ *   throw, the lease is released the usual way and the error is passed on.
  * - A lease the caller has just claimed (`claimedAt`) is adopted without a second acquire while it is fresh:
  *   renewing every third of the TTL from the adoption keeps it live all the same.
  * - The heartbeat timer never keeps the process alive.
@@ -23,6 +25,7 @@ export type HeldLease = {
   /** Aborted when a renewal finds the lease lost. */
   readonly signal: AbortSignal;
   release(): Promise<void>;
+  releaseBy(write: () => Promise<void>): Promise<void>;
 };
 
 export type HoldLeaseOptions = {
@@ -67,16 +70,24 @@ export async function holdLease(
     lost.abort();
   };
   let released: Promise<void> | undefined;
+  const releaseOnce = (write: () => Promise<void>) => {
+    released ??= (async () => {
+      clearInterval(heartbeat);
+      try {
+        await write();
+      } catch (error) {
+        await store.releaseLease(name, owner).catch(() => undefined);
+        throw error;
+      }
+    })();
+    return released;
+  };
   return {
     lease,
     signal: lost.signal,
-    release() {
-      released ??= (async () => {
-        clearInterval(heartbeat);
-        await store.releaseLease(name, owner).catch(() => undefined);
-      })();
-      return released;
-    },
+    release: () =>
+      releaseOnce(() => store.releaseLease(name, owner).then(() => undefined)).catch(() => undefined),
+    releaseBy: releaseOnce,
   };
 }
 

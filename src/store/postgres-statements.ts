@@ -88,7 +88,8 @@ const APPEND_CTES = `
       WITH upd AS (
         UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now(),
           turn_open = coalesce($10::boolean, turn_open),
-          status = coalesce(CASE $10::boolean WHEN true THEN 'running' WHEN false THEN 'idle' END, status)
+          status = coalesce(CASE $10::boolean WHEN true THEN 'running' WHEN false THEN 'idle' END, status),
+          title = coalesce($11::text, title)
         WHERE id = $1 AND last_seq = $2::int AND ($4::text IS NULL OR EXISTS (${LIVE_LEASE}))
         RETURNING id, last_seq
       ), ins AS (
@@ -99,43 +100,58 @@ const APPEND_CTES = `
       )`;
 
 /**
- * The append, with or without an inbox claim ($11: the row ids; the claim runs only if the append matched,
+ * The append, with or without an inbox claim ($12: the row ids; the claim runs only if the append matched,
  * and if any row is no longer pending `bdsh_refuse_claim` raises, SQLSTATE BD001, and nothing of the
  * statement is kept). $1 session, $2 expected seq, $3 lease name, $4 lease owner or null, $5…$9 parallel
- * event arrays, $10 whether the last turn is open after them (null: unchanged). Without `flushWal` the statement turns `synchronous_commit` off for its own transaction: the
- * commit returns before its WAL reaches disk (`AppendDurability` "commit").
+ * event arrays, $10 whether the last turn is open after them (null: unchanged), $11 the title of the last
+ * `session/title` among them (null: none; the row's title follows the log's). Without `flushWal` the statement turns `synchronous_commit` off for its own transaction: the
+ * commit returns before its WAL reaches disk (`AppendDurability` "commit"). `releasing`: the lease $3 held
+ * by $4 is let go in the same statement, only if the append matched (a drive's last flush, AppendOptions
+ * `releaseLease`).
  */
 export type NamedStatement = { name: string; text: string };
 
-export function appendStatement(kind: { claiming: boolean; flushWal: boolean }): NamedStatement {
-  const variants = kind.claiming ? APPEND_STATEMENTS.claiming : APPEND_STATEMENTS.plain;
-  return kind.flushWal ? variants.flush : variants.commit;
+export type AppendKind = { claiming: boolean; flushWal: boolean; releasing: boolean };
+
+export function appendStatement(kind: AppendKind): NamedStatement {
+  const key = (kind.claiming ? 1 : 0) | (kind.flushWal ? 2 : 0) | (kind.releasing ? 4 : 0);
+  let statement = APPEND_STATEMENTS[key];
+  if (!statement) {
+    statement = buildAppend(kind);
+    APPEND_STATEMENTS[key] = statement;
+  }
+  return statement;
 }
 
-function buildAppend(claiming: boolean, flushWal: boolean): NamedStatement {
+/** The eight variants, built on first use (each a named statement, parsed once per connection). */
+const APPEND_STATEMENTS: (NamedStatement | undefined)[] = [];
+
+function buildAppend({ claiming, flushWal, releasing }: AppendKind): NamedStatement {
   const notify = `pg_notify('${EVENTS_CHANNEL}', upd.id || ':' || upd.last_seq)`;
   const lazy = flushWal ? "" : ", set_config('synchronous_commit', 'off', true)";
-  const name = `bdsh_append${claiming ? "_claiming" : ""}${flushWal ? "" : "_commit"}`;
-  if (!claiming) return { name, text: `${APPEND_CTES}\n      SELECT ${notify}${lazy} FROM upd` };
+  const name = `bdsh_append${claiming ? "_claiming" : ""}${flushWal ? "" : "_commit"}${releasing ? "_releasing" : ""}`;
+  // A data-modifying WITH runs whether or not the final SELECT reads it.
+  const released = releasing
+    ? `, released AS (
+        UPDATE leases SET owner = NULL, expires_at = now()
+        WHERE name = $3 AND owner = $4 AND EXISTS (SELECT 1 FROM upd)
+      )`
+    : "";
+  if (!claiming) return { name, text: `${APPEND_CTES}${released}\n      SELECT ${notify}${lazy} FROM upd` };
   return {
     name,
     text: `
-      ${APPEND_CTES}, claimed AS (
+      ${APPEND_CTES}${released}, claimed AS (
         UPDATE inbox SET claimed_at = now(), claimed_seq = $2::int + 1
-        WHERE session_id = $1 AND id = ANY($11::text[]) AND ${PENDING_INPUT} AND EXISTS (SELECT 1 FROM upd)
+        WHERE session_id = $1 AND id = ANY($12::text[]) AND ${PENDING_INPUT} AND EXISTS (SELECT 1 FROM upd)
         RETURNING id
       )
       SELECT ${notify}${lazy},
-        CASE WHEN (SELECT count(*) FROM claimed) <> cardinality($11::text[])
-          THEN bdsh_refuse_claim(cardinality($11::text[]) - (SELECT count(*) FROM claimed)) END
+        CASE WHEN (SELECT count(*) FROM claimed) <> cardinality($12::text[])
+          THEN bdsh_refuse_claim(cardinality($12::text[]) - (SELECT count(*) FROM claimed)) END
       FROM upd`,
   };
 }
-
-const APPEND_STATEMENTS = {
-  plain: { flush: buildAppend(false, true), commit: buildAppend(false, false) },
-  claiming: { flush: buildAppend(true, true), commit: buildAppend(true, false) },
-};
 
 export const SQL = {
   /** Which of the given inbox rows are still pending (to name the ones a refused claim missed). */
@@ -236,6 +252,11 @@ export const SQL = {
     SELECT ins.*, pg_notify('${INBOX_CHANNEL}',
       json_build_object('session', ins.session_id, 'item', ins.id, 'cancel', ins.mode = 'cancel')::text)
     FROM ins`,
+  },
+  /** `enqueueAndClaim`: migration 8's function (why a function, there). */
+  enqueueAndClaim: {
+    name: "bdsh_enqueue_and_claim",
+    text: "SELECT * FROM bdsh_enqueue_claim($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
   },
   pendingInbox: {
     name: "bdsh_pending_inbox",

@@ -59,6 +59,7 @@ import {
   newInboxValues,
   newSessionValues,
   type SessionRecord,
+  titleAfter,
   toBlobRef,
   toEvent,
   toInboxItem,
@@ -73,6 +74,8 @@ import {
   type BlobRef,
   type CreateSessionInput,
   type DriveRead,
+  type EnqueueClaim,
+  type EnqueuedClaim,
   type EnqueueOptions,
   type FollowOptions,
   InboxClaimError,
@@ -290,11 +293,13 @@ export class PostgresStore implements Store {
       owner,
       ...columnsOf(encoded),
       turnOpenAfter(encoded) ?? null,
+      titleAfter(events) ?? null,
     ];
     // Claims do not NOTIFY: inbox notifications announce added input; a claim is seen as its events.
     const statement = appendStatement({
       claiming: claims.length > 0,
       flushWal: !this.honourDurability || options.durability !== "commit",
+      releasing: options.releaseLease === true && owner !== null,
     });
     let rowCount: number | null;
     try {
@@ -337,20 +342,8 @@ export class PostgresStore implements Store {
     const { rows } = await this.pool.query<
       EventRecord & { pending: DrivePendingJson[] | null; session: DriveSessionJson | null }
     >({ ...SQL.readForDrive, values: [sessionId, Math.min(after, MAX_SEQ)] });
-    const last = rows.at(-1)!; // the statement's final row: the pending input and the session
-    const session = last.session;
-    return {
-      events: rows.slice(0, -1).map(toEvent),
-      pending: (last.pending ?? []).map((i) => toInboxItem({ ...i, created_at: new Date(i.created_ms) })),
-      session:
-        session === null
-          ? undefined
-          : toSession({
-              ...session,
-              created_at: new Date(session.created_ms),
-              updated_at: new Date(session.updated_ms),
-            }),
-    };
+    // The statement's final row: the pending input and the session.
+    return driveReadOf(rows.slice(0, -1), rows.at(-1)!);
   }
 
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent> {
@@ -365,6 +358,48 @@ export class PostgresStore implements Store {
     return toInboxItem(
       await this.insertInbox(sessionId, newInboxValues(item), options.refuseArchived ?? false),
     );
+  }
+
+  async enqueueAndClaim(
+    sessionId: string,
+    item: NewInboxItem,
+    claim: EnqueueClaim,
+    options: EnqueueOptions = {},
+  ): Promise<EnqueuedClaim> {
+    checkTtl(claim.ttlMs);
+    const v = newInboxValues(item);
+    const { rows } = await this.pool.query<
+      EventRecord & {
+        pending: DrivePendingJson[] | null;
+        session: DriveSessionJson | null;
+        item: DrivePendingJson | null;
+        claimed: boolean | null;
+      }
+    >({
+      ...SQL.enqueueAndClaim,
+      values: [
+        v.id,
+        sessionId,
+        v.queue,
+        v.mode,
+        v.source,
+        v.text,
+        v.metadata,
+        options.refuseArchived ?? false,
+        claim.owner,
+        claim.ttlMs,
+        claim.after === undefined ? null : Math.min(claim.after, MAX_SEQ),
+      ],
+    });
+    const last = rows.at(-1);
+    if (!last?.item) {
+      if (options.refuseArchived && (await this.getSession(sessionId)))
+        throw new SessionArchivedError(sessionId);
+      throw new SessionNotFoundError(sessionId);
+    }
+    const queued = fromDrivePending(last.item);
+    if (!last.claimed) return { item: queued, claimed: undefined };
+    return { item: queued, claimed: driveReadOf(rows.slice(0, -1), last) };
   }
 
   /**
@@ -607,6 +642,30 @@ type DriveSessionJson = Omit<SessionRecord, "created_at" | "updated_at"> & {
   created_ms: number;
   updated_ms: number;
 };
+
+function fromDrivePending(row: DrivePendingJson): InboxItem {
+  return toInboxItem({ ...row, created_at: new Date(row.created_ms) });
+}
+
+/** A drive's read from its event rows and the final row's JSON (`readForDrive`, `enqueueAndClaim`). */
+function driveReadOf(
+  events: readonly EventRecord[],
+  last: { pending: DrivePendingJson[] | null; session: DriveSessionJson | null },
+): DriveRead {
+  const session = last.session;
+  return {
+    events: events.map(toEvent),
+    pending: (last.pending ?? []).map(fromDrivePending),
+    session:
+      session === null
+        ? undefined
+        : toSession({
+            ...session,
+            created_at: new Date(session.created_ms),
+            updated_at: new Date(session.updated_ms),
+          }),
+  };
+}
 
 /** The event columns as parallel arrays for `unnest` (one parameter per column, any batch size). */
 function columnsOf(encoded: readonly EncodedEvent[]): unknown[][] {

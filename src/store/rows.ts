@@ -126,6 +126,18 @@ export function turnOpenAfter(events: readonly { type: EventType }[]): boolean |
   return undefined;
 }
 
+/**
+ * The title the last `session/title` among these events names, or undefined when none does: the append
+ * that stores such an event sets the session row's title with it (the row's title follows the log's).
+ */
+export function titleAfter(events: readonly NewEvent[]): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === "session/title") return event.data.title;
+  }
+  return undefined;
+}
+
 export function decodeEvent(sessionId: string, seq: number, e: EncodedEvent): LogEvent {
   return toEvent({
     session_id: sessionId,

@@ -57,7 +57,8 @@ export const SQLITE_SQL = {
   insertEvent:
     "INSERT INTO events (session_id, seq, type, at, turn, step, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
   advanceSession: `UPDATE sessions SET last_seq = @seq, updated_at = @now, turn_open = coalesce(@open, turn_open),
-       status = coalesce(CASE @open WHEN 1 THEN 'running' WHEN 0 THEN 'idle' END, status) WHERE id = @id`,
+       status = coalesce(CASE @open WHEN 1 THEN 'running' WHEN 0 THEN 'idle' END, status),
+       title = coalesce(@title, title) WHERE id = @id`,
   read: `SELECT session_id, seq, type, at, turn, step, data FROM events
        WHERE session_id = @id AND seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
   readTypes: `SELECT session_id, seq, type, at, turn, step, data FROM events

@@ -8,7 +8,8 @@
  *   two `bdsh` processes on one home wait for each other's write lock instead of failing with SQLITE_BUSY
  *   (a deferred transaction that upgrades from read to write can fail without waiting).
  * - `append` checks the session's `last_seq`, the lease (when fenced) and the inbox claims, then writes, all
- *   inside one IMMEDIATE transaction: it writes everything or nothing.
+ *   inside one IMMEDIATE transaction: it writes everything or nothing (a `releaseLease` lets go of the
+ *   session lease in that transaction, after the writes).
  * - Durability: the connection runs `synchronous=NORMAL`, SQLite's recommendation for WAL: every commit is
  *   in the WAL before it returns, so a killed process (SIGKILL, the crash matrix) loses nothing, and the
  *   file is never corrupted; a power loss or OS crash may roll back the last commits. With `effects` (the
@@ -45,6 +46,7 @@ import {
   newInboxValues,
   newSessionValues,
   type SessionRecord,
+  titleAfter,
   toBlobRef,
   toEvent,
   toInboxItem,
@@ -61,6 +63,8 @@ import {
   type BlobRef,
   type CreateSessionInput,
   type DriveRead,
+  type EnqueueClaim,
+  type EnqueuedClaim,
   type EnqueueOptions,
   type FollowOptions,
   InboxClaimError,
@@ -101,6 +105,8 @@ type AppendWrite = Database.Transaction<
     expectedSeq: number,
     leaseOwner: string | undefined,
     claims: string[],
+    release: boolean,
+    title: string | undefined,
   ) => void
 >;
 
@@ -256,17 +262,19 @@ export class SqliteStore implements Store {
   ): Promise<LogEvent[]> {
     const encoded = encodeEvents(events, expectedSeq);
     const claims = uniqueIds(options.claimInbox ?? []);
+    const release = options.releaseLease === true && options.leaseOwner !== undefined;
+    const title = titleAfter(events);
     const write = this.appendTransaction();
     if (this.honourDurability && options.durability !== "commit") {
       // `exec`, not `pragma`: nothing to read back (a prepared PRAGMA statement takes effect when prepared,
       // not reliably when run, so it cannot be kept).
       this.db.exec("PRAGMA synchronous = FULL");
       try {
-        write.immediate(sessionId, encoded, expectedSeq, options.leaseOwner, claims);
+        write.immediate(sessionId, encoded, expectedSeq, options.leaseOwner, claims, release, title);
       } finally {
         this.db.exec("PRAGMA synchronous = NORMAL");
       }
-    } else write.immediate(sessionId, encoded, expectedSeq, options.leaseOwner, claims);
+    } else write.immediate(sessionId, encoded, expectedSeq, options.leaseOwner, claims, release, title);
     const appended = encoded.map((e, i) => decodeEvent(sessionId, expectedSeq + 1 + i, e));
     this.hub.emit({ channel: "events", sessionId, seq: expectedSeq + encoded.length });
     return appended;
@@ -290,22 +298,27 @@ export class SqliteStore implements Store {
 
   async readForDrive(sessionId: string, after: number): Promise<DriveRead> {
     // One read transaction: the three reads see the same moment, as PostgreSQL's one statement does.
-    const read = this.db.transaction(() => {
-      const events = this.s.read.all({
-        id: sessionId,
-        after,
-        upTo: Number.MAX_SAFE_INTEGER,
-        limit: -1,
-      }) as EventRecord[];
-      const pending = this.s.pendingInbox.all(sessionId) as InboxRecord[];
-      const session = this.s.getSession.get(sessionId) as SessionRecord | undefined;
-      return {
-        events: events.map(toEvent),
-        pending: pending.map(toInboxItem),
-        session: session && toSession(session),
-      };
-    });
-    return read.deferred();
+    return this.db.transaction(() => this.readDrive(sessionId, after)).deferred();
+  }
+
+  /** `readForDrive`'s reads, inside the caller's transaction; no events when `after` is undefined. */
+  private readDrive(sessionId: string, after: number | undefined): DriveRead {
+    const events =
+      after === undefined
+        ? []
+        : (this.s.read.all({
+            id: sessionId,
+            after,
+            upTo: Number.MAX_SAFE_INTEGER,
+            limit: -1,
+          }) as EventRecord[]);
+    const pending = this.s.pendingInbox.all(sessionId) as InboxRecord[];
+    const session = this.s.getSession.get(sessionId) as SessionRecord | undefined;
+    return {
+      events: events.map(toEvent),
+      pending: pending.map(toInboxItem),
+      session: session && toSession(session),
+    };
   }
 
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<LogEvent> {
@@ -320,11 +333,37 @@ export class SqliteStore implements Store {
     return toInboxItem(this.insertInbox(sessionId, newInboxValues(item), options.refuseArchived ?? false));
   }
 
+  async enqueueAndClaim(
+    sessionId: string,
+    item: NewInboxItem,
+    claim: EnqueueClaim,
+    options: EnqueueOptions = {},
+  ): Promise<EnqueuedClaim> {
+    checkTtl(claim.ttlMs);
+    const values = newInboxValues(item);
+    // One IMMEDIATE transaction: the row, the lease, the cancel requests and the drive's read.
+    const run = this.db.transaction(() => {
+      const row = this.insertInbox(sessionId, values, options.refuseArchived ?? false, false);
+      const now = Date.now();
+      if (this.takeClaimed([sessionId], claim.owner, now, claim.ttlMs).length === 0)
+        return { row, claimed: undefined };
+      return { row, claimed: this.readDrive(sessionId, claim.after) };
+    });
+    const { row, claimed } = run.immediate();
+    this.announceInbox(sessionId, row.id, values.mode); // after the commit, as PostgreSQL's NOTIFY
+    return { item: toInboxItem(row), claimed };
+  }
+
   /**
    * One inbox row (input or a cancel request), announced; an unknown session is SessionNotFoundError, an
    * archived one (when refused) SessionArchivedError.
    */
-  private insertInbox(sessionId: string, values: InboxRowValues, refuseArchived = false): InboxRecord {
+  private insertInbox(
+    sessionId: string,
+    values: InboxRowValues,
+    refuseArchived = false,
+    announce = true,
+  ): InboxRecord {
     const row = this.s.insertInbox.get({
       ...values,
       sessionId,
@@ -335,13 +374,17 @@ export class SqliteStore implements Store {
       if (refuseArchived && this.s.getSession.get(sessionId)) throw new SessionArchivedError(sessionId);
       throw new SessionNotFoundError(sessionId);
     }
+    if (announce) this.announceInbox(sessionId, row.id, values.mode);
+    return row;
+  }
+
+  private announceInbox(sessionId: string, itemId: string, mode: string): void {
     this.hub.emit({
       channel: "inbox",
       sessionId,
-      itemId: row.id,
-      ...(values.mode === "cancel" ? { cancel: true as const } : {}),
+      itemId,
+      ...(mode === "cancel" ? { cancel: true as const } : {}),
     });
-    return row;
   }
 
   async pendingInbox(sessionId: string): Promise<InboxItem[]> {
@@ -503,6 +546,8 @@ export class SqliteStore implements Store {
         expectedSeq: number,
         leaseOwner: string | undefined,
         claims: string[],
+        release: boolean,
+        title: string | undefined,
       ) => {
         const s = this.s;
         const lastSeq = s.lastSeq.get(sessionId) as number | undefined;
@@ -536,8 +581,11 @@ export class SqliteStore implements Store {
           seq: expectedSeq + encoded.length,
           now,
           open: open === undefined ? null : open ? 1 : 0,
+          title: title ?? null,
           id: sessionId,
         });
+        if (release && leaseOwner !== undefined)
+          s.releaseLease.run(Date.now(), sessionLeaseName(sessionId), leaseOwner);
       },
     );
     return this.appendWrite;

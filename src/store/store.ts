@@ -105,6 +105,15 @@ export type DriveRead = {
 
 export type EnqueueOptions = { refuseArchived?: boolean };
 
+/**
+ * `enqueueAndClaim`: the lease to take for the session (as a claim pass takes it, `claimPendingSessions`),
+ * and from which seq the caller wants the events (undefined: none; a driver that will load the log itself).
+ */
+export type EnqueueClaim = { owner: string; ttlMs: number; after?: number };
+
+/** What `enqueueAndClaim` did: the row, and, when the lease was taken, what a drive reads on taking it. */
+export type EnqueuedClaim = { item: InboxItem; claimed: DriveRead | undefined };
+
 export type ReadOptions = {
   /** Events with seq > after (default 0). */
   after?: number;
@@ -135,6 +144,11 @@ export type AppendOptions = {
   claimInbox?: readonly string[];
   /** Default `disk`; see `AppendDurability`. */
   durability?: AppendDurability;
+  /**
+   * With `leaseOwner`: let go of the session lease in the same transaction, once the events are written (a
+   * drive's last flush: its release costs no round trip of its own). Nothing written, nothing released.
+   */
+  releaseLease?: boolean;
 };
 
 export type InboxItem = {
@@ -261,6 +275,19 @@ export interface Store {
    * SessionArchivedError, checked in the same statement (the API's message route, one round trip).
    */
   enqueueInbox(sessionId: string, item: NewInboxItem, options?: EnqueueOptions): Promise<InboxItem>;
+  /**
+   * `enqueueInbox`, and in the same transaction the session's lease for `claim.owner` when no one else holds
+   * it live (the server that received a message drives it at once: queue, claim and the drive's first read
+   * in one round trip). Taken, the session's pending cancel requests are consumed (as a claim pass does) and
+   * `claimed` holds, read after the lease was taken, the events after `claim.after` (none when undefined),
+   * the pending input (the new row among it) and the session row. Not taken: the row waits like any other.
+   */
+  enqueueAndClaim(
+    sessionId: string,
+    item: NewInboxItem,
+    claim: EnqueueClaim,
+    options?: EnqueueOptions,
+  ): Promise<EnqueuedClaim>;
   /** Pending (unclaimed, undiscarded) input items in arrival order (cancel requests are not input). */
   pendingInbox(sessionId: string): Promise<InboxItem[]>;
   /** Drops pending items without consuming them (L7 cancel clears the inbox); returns how many. */

@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { findPairingError } from "../../src/log/pairing.js";
 import { surfaceMessagesOf } from "../../src/log/surface.js";
+import { sessionLeaseName } from "../../src/store/store.js";
 import { type LoopFixture, loopFixture, types } from "./harness.js";
 
 let fixture: LoopFixture | undefined;
@@ -48,5 +49,25 @@ describe("L1 turn and step machine", () => {
     const second = fixture.fake.requests[1]!.body as { messages: Array<Record<string, unknown>> };
     const assistant = second.messages.find((m) => m.role === "assistant");
     expect(assistant?.reasoning_content).toBe("look");
+  });
+
+  it("ends a drive with one append: the idle status, and the lease let go in the same statement", async () => {
+    fixture = await loopFixture({ script: [{ text: "Hello." }] });
+    const append = vi.spyOn(fixture.store, "append");
+    const release = vi.spyOn(fixture.store, "releaseLease");
+    await fixture.agent.followup("hi");
+    await fixture.agent.whenIdle();
+    const last = append.mock.calls.at(-1)!;
+    expect(last[1].map((e) => e.type)).toEqual(["agent/status"]);
+    expect(last[3]).toMatchObject({ releaseLease: true, durability: "commit" });
+    expect(append.mock.calls.filter((call) => call[3]?.releaseLease)).toHaveLength(1);
+    expect(release).not.toHaveBeenCalled();
+    expect(await fixture.store.getLease(sessionLeaseName(fixture.sessionId))).toBeUndefined();
+    const events = await fixture.events();
+    expect(events.at(-1)).toMatchObject({ type: "agent/status", data: { status: "idle" } });
+    // The next message is driven at once (the lease is free), by this agent or any other.
+    await fixture.agent.followup("again");
+    await fixture.agent.whenIdle();
+    expect((await fixture.events()).filter((e) => e.type === "turn/end")).toHaveLength(2);
   });
 });

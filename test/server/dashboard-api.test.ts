@@ -187,6 +187,9 @@ describe("the list filtered by state, on the server", () => {
     // The oldest by activity: a running turn that asked for an approval, then wrote 1,500 more events (a
     // step of many parallel calls and results) — more than one backward read spans.
     const waiter = await store.createSession({ title: "needs a person", metadata: { workspace } });
+    // Driven by a live server that waits for the person (with no live holder, this server's next claim
+    // pass would take the open turn as an orphan and close it, R1).
+    await store.acquireLease(sessionLeaseName(waiter.id), "another-server", 600_000);
     const filler: NewEvent[] = Array.from({ length: 1_500 }, (_, i) => ({
       type: "assistant/message",
       data: { provider: "p", model: "m", finish: "stop", blocks: [{ type: "text", text: `part ${i}` }] },

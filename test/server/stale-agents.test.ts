@@ -212,6 +212,8 @@ describe.each(targets)("a cached agent after another server drove its session ($
   });
 
   it("keeps a cached agent whose log nobody else moved", async () => {
+    // Alone on the store: the earlier tests' runners would claim the session's input as readily as A.
+    for (const earlier of runners) await earlier.stop();
     const a = await runner(`keep-a-${target.name}`);
     const marker = scenario(`keep-${target.name}`, () => ({ text: "fine" }));
     const session = await a.store.createSession({ metadata: { workspace } });

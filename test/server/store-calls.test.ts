@@ -1,19 +1,18 @@
 /**
  * What one served turn asks of the store (issue 36, "fewer, cheaper store round trips per turn"), counted
- * by Store method on both stores: a message to an idle session whose agent is cached here makes one claim
- * pass (the route's wake and the inbox notification of the same row do not make two), the claim takes the
- * session's cancel requests (no `takeCancelRequests` of the drive's own; input is not a reason to look for
- * one), the drive adopts the lease the claim took (no `acquireLease`), reads the log, the inbox and the
- * session row in one call, and, having read the inbox after the message's wake, leaves neither itself nor
- * the runner a second look at it. The round trips themselves are counted by bench/serve/statements.ts.
+ * by Store method on both stores: a message to an idle session whose agent is cached here is queued, its
+ * session claimed and the drive's read made in one call (`enqueueAndClaim`: no claim pass, no
+ * `readForDrive`, no `acquireLease`, no `takeCancelRequests`), the turn's steps append, and the drive's last
+ * append (the idle status) lets go of the lease itself (no `releaseLease`). The round trips themselves are
+ * counted by bench/serve/statements.ts.
  *
  * On SQLite the inbox notification is delivered in process as the row is written, so the count of claim
- * passes is exact there; on PostgreSQL it arrives on the listener connection at its own moment (it may
- * even come after the pass, which then rightly runs again), so only what never depends on it is asserted.
+ * passes is exact there; on PostgreSQL it arrives on the listener connection at its own moment (after the
+ * drive has ended, it rightly makes a pass), so only what never depends on it is asserted.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/open-store.js";
-import type { Store } from "../../src/store/store.js";
+import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import { startFakeProvider } from "../../testing/fake-provider/index.js";
 import { testDatabaseUrl } from "../support/database.js";
 import { waitUntil } from "../support/wait.js";
@@ -44,7 +43,7 @@ describe.each([
   { name: "sqlite", databaseUrl: undefined as (() => string) | undefined },
   { name: "postgres", databaseUrl: () => testDatabaseUrl() },
 ])("a served message's store calls ($name)", ({ name, databaseUrl }) => {
-  it("one claim pass, cancel requests taken by the claim, the claimed lease adopted by the drive", async () => {
+  it("queue, claim and the drive's read in one call; the last append lets go of the lease", async () => {
     const { home, workspace } = tmpHome("bdsh-store-calls-");
     const raw = await openStore({ home, ...(databaseUrl ? { databaseUrl: databaseUrl() } : {}) });
     cleanup.push(() => raw.close());
@@ -56,33 +55,39 @@ describe.each([
     const created = await api(server.url, "POST", "/v1/sessions", {}, server.auth);
     const id = String(created.body.id);
 
-    /** Sends a message; resolves once its turn ended and the drive released the lease. */
+    /** Sends a message; resolves once its turn ended and the drive let go of the lease. */
     const turn = async (n: number) => {
-      const released = calls.get("releaseLease") ?? 0;
       const sent = await api(server.url, "POST", `/v1/sessions/${id}/messages`, { text: "hi" }, server.auth);
       expect(sent.status).toBe(202);
       await waitForEvent(raw, id, (e) => turnEnd(e) && e.turn === n);
-      await waitUntil(() => (calls.get("releaseLease") ?? 0) > released, "the drive to release the lease");
+      await waitUntil(
+        async () => (await raw.getLease(sessionLeaseName(id))) === undefined,
+        "the drive to let go of the lease",
+      );
     };
     calls.clear();
     await turn(1); // opens the agent: cached from here
-    // Opening reads the row once; the plugins setting up (subagents) read that row, not the store.
-    expect(calls.get("getSession")).toBe(1);
+    // The opener takes the row the claim read, and the plugins setting up (subagents) read that row.
+    expect(calls.get("enqueueAndClaim")).toBe(1);
+    expect(calls.get("getSession") ?? 0).toBe(0);
+    expect(calls.get("updateSession") ?? 0).toBe(0); // the title's append sets the row's title
     calls.clear();
     await turn(2);
+    // Queue, claim and the drive's read: one call. The archived guard's look at the row is that read.
+    expect(calls.get("enqueueAndClaim")).toBe(1);
+    expect(calls.get("enqueueInbox") ?? 0).toBe(0);
+    expect(calls.get("readForDrive") ?? 0).toBe(0);
     expect(calls.get("acquireLease") ?? 0).toBe(0);
-    expect(calls.get("claimPendingSessions")).toBeGreaterThanOrEqual(1);
-    // Input to a session driving here is not a reason to look for a cancel request.
-    expect(calls.get("takeCancelRequests") ?? 0).toBe(0);
-    // The route's enqueue checks the session itself (unknown, archived); the drive reads the log, the inbox
-    // and the session row in one call, and the archived guard's look at the row is that read.
-    expect(calls.get("enqueueInbox")).toBe(1);
-    expect(calls.get("readForDrive")).toBe(1);
     expect(calls.get("read") ?? 0).toBe(0);
     expect(calls.get("getSession") ?? 0).toBe(0);
+    // Input to a session driving here is not a reason to look for a cancel request.
+    expect(calls.get("takeCancelRequests") ?? 0).toBe(0);
+    // Step 1 (with the inbox claim), the turn's end, the idle status with the lease's release.
+    expect(calls.get("append")).toBe(3);
+    expect(calls.get("releaseLease") ?? 0).toBe(0);
     if (name === "sqlite") {
-      expect(calls.get("claimPendingSessions")).toBe(1);
-      // The drive read the inbox after the message's wake: neither it nor the runner looks again.
+      expect(calls.get("claimPendingSessions") ?? 0).toBe(0);
+      // The claim read the inbox with the message in it: neither the drive nor the runner looks again.
       expect(calls.get("pendingInbox") ?? 0).toBe(0);
     }
   });

@@ -397,6 +397,25 @@ export function storeContract(harness: StoreHarness): void {
     });
   });
 
+  describe("append and the session row", () => {
+    it("sets the row's title from the last session/title it stores, and leaves it otherwise", async () => {
+      const s = await store.createSession({ title: "given" });
+      await store.append(s.id, step(1), 0);
+      expect((await store.getSession(s.id))?.title).toBe("given");
+      await store.append(
+        s.id,
+        [
+          newEvent("session/title", { title: "first" }),
+          newEvent("session/title", { title: "Fix the flaky test" }),
+        ],
+        2,
+      );
+      expect((await store.getSession(s.id))?.title).toBe("Fix the flaky test");
+      await store.append(s.id, step(2), 4, { durability: "commit" });
+      expect((await store.getSession(s.id))?.title).toBe("Fix the flaky test");
+    });
+  });
+
   describe("append fenced by leaseOwner", () => {
     it("writes while the owner holds the session's live lease", async () => {
       const s = await store.createSession();
@@ -424,6 +443,35 @@ export function storeContract(harness: StoreHarness): void {
       await expect(store.append(s.id, step(1), 0, { leaseOwner: "server-a" })).rejects.toBeInstanceOf(
         LeaseLostError,
       );
+    });
+
+    it("lets go of the lease in the same append when asked, and only when the append is written", async () => {
+      const s = await store.createSession();
+      const name = sessionLeaseName(s.id);
+      await store.acquireLease(name, "server-a", 60_000);
+      // A refused append (wrong seq) releases nothing.
+      await expect(
+        store.append(s.id, step(1), 3, { leaseOwner: "server-a", releaseLease: true }),
+      ).rejects.toBeInstanceOf(AppendConflictError);
+      expect((await store.getLease(name))?.owner).toBe("server-a");
+      // So does one refused for an inbox claim that no longer holds (nothing of it is kept).
+      await expect(
+        store.append(s.id, step(1), 0, {
+          leaseOwner: "server-a",
+          releaseLease: true,
+          claimInbox: ["no-such-row"],
+          durability: "commit",
+        }),
+      ).rejects.toBeInstanceOf(InboxClaimError);
+      expect((await store.getLease(name))?.owner).toBe("server-a");
+      await store.append(s.id, step(1), 0, { leaseOwner: "server-a", releaseLease: true });
+      expect(await store.read(s.id)).toHaveLength(2);
+      expect(await store.getLease(name)).toBeUndefined();
+      // Released, it passes to the next owner at once, with a newer fence.
+      expect(await store.acquireLease(name, "server-b", 60_000)).toMatchObject({ owner: "server-b" });
+      // And a holder who was not asked keeps it.
+      await store.append(s.id, step(3), 2, { leaseOwner: "server-b", durability: "commit" });
+      expect((await store.getLease(name))?.owner).toBe("server-b");
     });
 
     it("still reports a seq conflict to the live holder", async () => {
@@ -664,6 +712,64 @@ export function storeContract(harness: StoreHarness): void {
         pending: [],
         session: undefined,
       });
+    });
+
+    it("queues a message and claims its session in one call: the lease, its cancels, the drive's read", async () => {
+      const s = await store.createSession({ title: "t" });
+      await store.append(s.id, step(1), 0);
+      const earlier = await store.enqueueInbox(s.id, followup("earlier"));
+      await store.requestCancel(s.id); // came too late for any drive: the claim consumes it
+      const { seen, stop } = await liveSubscription(store);
+      const heard = () => seen.flatMap((n) => (n.channel === "inbox" && n.itemId ? [n.itemId] : []));
+      try {
+        const { item, claimed } = await store.enqueueAndClaim(s.id, followup("now"), {
+          owner: "server-a",
+          ttlMs: 60_000,
+          after: 1,
+        });
+        expect(item).toMatchObject({ sessionId: s.id, text: "now", queue: "next-turn", mode: "followup" });
+        expect(await store.pendingInbox(s.id)).toEqual([earlier, item]);
+        expect(claimed?.pending).toEqual([earlier, item]);
+        expect(claimed?.events).toEqual(await store.read(s.id, { after: 1 }));
+        expect(claimed?.session).toEqual(await store.getSession(s.id));
+        expect((await store.getLease(sessionLeaseName(s.id)))?.owner).toBe("server-a");
+        expect(await store.takeCancelRequests(s.id)).toBe(0);
+        // Announced like any enqueue, so a server that hears it and finds it taken does nothing more.
+        await waitUntil(() => heard().includes(item.id), "the new row's notification");
+        // Held live by another owner: queued, not claimed, the lease untouched.
+        const second = await store.enqueueAndClaim(s.id, followup("later"), {
+          owner: "server-b",
+          ttlMs: 60_000,
+        });
+        expect(second.claimed).toBeUndefined();
+        expect((await store.getLease(sessionLeaseName(s.id)))?.owner).toBe("server-a");
+        expect(await store.pendingInbox(s.id)).toEqual([earlier, item, second.item]);
+        // Released, the next message claims it again; no `after`: no events read.
+        await store.releaseLease(sessionLeaseName(s.id), "server-a");
+        const third = await store.enqueueAndClaim(s.id, followup("again"), {
+          owner: "server-b",
+          ttlMs: 60_000,
+        });
+        expect(third.claimed?.events).toEqual([]);
+        expect(third.claimed?.pending.map((i) => i.text)).toEqual(["earlier", "now", "later", "again"]);
+        expect((await store.getLease(sessionLeaseName(s.id)))?.owner).toBe("server-b");
+      } finally {
+        stop();
+      }
+    });
+
+    it("refuses an enqueue-and-claim to an unknown or (when asked) archived session, and claims nothing", async () => {
+      const s = await store.createSession();
+      await store.updateSession(s.id, { archived: true });
+      const claim = { owner: "server-a", ttlMs: 60_000, after: 0 };
+      await expect(
+        store.enqueueAndClaim(s.id, followup("a"), claim, { refuseArchived: true }),
+      ).rejects.toBeInstanceOf(SessionArchivedError);
+      await expect(store.enqueueAndClaim("no-such-session", followup("a"), claim)).rejects.toBeInstanceOf(
+        SessionNotFoundError,
+      );
+      expect(await store.pendingInbox(s.id)).toEqual([]);
+      expect(await store.getLease(sessionLeaseName(s.id))).toBeUndefined();
     });
 
     it("consumes the cancel requests of the sessions a claim takes, and only theirs", async () => {

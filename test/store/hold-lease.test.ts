@@ -4,8 +4,9 @@
  * holder lets go within `waitMs`; released once.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { newEvent } from "../../src/log/events.js";
 import { holdLease, type LeaseStore, withLease } from "../../src/store/hold-lease.js";
-import type { Store } from "../../src/store/store.js";
+import { type Store, sessionLeaseName } from "../../src/store/store.js";
 import { testDatabaseUrl } from "../support/database.js";
 import { waitUntil } from "../support/wait.js";
 import { type FreshDatabase, postgresHarness, sqliteHarness } from "./harness.js";
@@ -41,6 +42,41 @@ for (const harness of [() => sqliteHarness(), () => postgresHarness(testDatabase
       await held!.release();
       await held!.release(); // once
       expect((await b.acquireLease("job:x", "B", 300))?.owner).toBe("B");
+    });
+
+    it("lets a write of its own release it (releaseBy), and releases it anyway when that write fails", async () => {
+      const a = await open();
+      const s = await a.createSession();
+      const name = sessionLeaseName(s.id);
+      const held = await holdLease(a, name, "A", 60_000);
+      let releases = 0;
+      await held!.releaseBy(async () => {
+        await a.append(s.id, [newEvent("step/start", {}, { turn: 1, step: 1 })], 0, {
+          leaseOwner: "A",
+          releaseLease: true,
+        });
+      });
+      await held!.release(); // once: the write let go already
+      expect(await a.getLease(name)).toBeUndefined();
+      const again = await holdLease(
+        {
+          acquireLease: (...args) => a.acquireLease(...args),
+          renewLease: (...args) => a.renewLease(...args),
+          releaseLease: (...args) => {
+            releases++;
+            return a.releaseLease(...args);
+          },
+          getLease: (...args) => a.getLease(...args),
+        } satisfies LeaseStore,
+        name,
+        "A",
+        60_000,
+      );
+      await expect(again!.releaseBy(() => Promise.reject(new Error("the append failed")))).rejects.toThrow(
+        "the append failed",
+      );
+      expect(releases).toBe(1);
+      expect(await a.getLease(name)).toBeUndefined();
     });
 
     it("adopts a lease its caller has just claimed without acquiring it again, and renews it", async () => {

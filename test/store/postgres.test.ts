@@ -1,7 +1,10 @@
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/open-store.js";
 import type { PostgresStore } from "../../src/store/postgres-store.js";
+import { sessionLeaseName } from "../../src/store/store.js";
 import { testDatabaseUrl } from "../support/database.js";
+import { waitUntil } from "../support/wait.js";
 import { storeContract } from "./contract.js";
 import { postgresHarness } from "./harness.js";
 
@@ -114,6 +117,54 @@ describe("store.postgres_pool_size", () => {
     } finally {
       await small.close();
       await byDefault.close();
+    }
+  });
+});
+
+describe("enqueueAndClaim on PostgreSQL", () => {
+  it("reads, after taking a lease its holder let go of meanwhile, every event that holder committed with it", async () => {
+    const fresh = await postgresHarness(testDatabaseUrl()).fresh();
+    const holder = new pg.Client({ connectionString: (fresh.target as { url: string }).url });
+    try {
+      const store = await fresh.open();
+      const s = await store.createSession();
+      const lease = sessionLeaseName(s.id);
+      await store.acquireLease(lease, "server-b", 60_000);
+      await store.append(s.id, [{ type: "agent/status", data: { status: "running" } }], 0, {
+        leaseOwner: "server-b",
+      });
+      // server-b's last append and its release, one transaction, left open: the claim waits on the lease.
+      await holder.connect();
+      await holder.query("BEGIN");
+      await holder.query("UPDATE leases SET owner = NULL, expires_at = now() WHERE name = $1", [lease]);
+      await holder.query(
+        `INSERT INTO events (session_id, seq, type, at, data) VALUES ($1, 2, 'agent/status', $2, $3)`,
+        [s.id, new Date().toISOString(), JSON.stringify({ status: "idle" })],
+      );
+      await holder.query("UPDATE sessions SET last_seq = 2 WHERE id = $1", [s.id]);
+      const claiming = store.enqueueAndClaim(
+        s.id,
+        { queue: "next-turn", mode: "followup", source: "human", text: "hi" },
+        { owner: "server-a", ttlMs: 60_000, after: 0 },
+      );
+      await waitUntil(
+        async () =>
+          (
+            await fresh.exec(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%bdsh_enqueue_claim%'",
+            )
+          )[0]!.n === 1,
+        "the claim to wait on the holder's lease row",
+      );
+      await holder.query("COMMIT");
+      const { claimed } = await claiming;
+      // Taken on the lease's latest version: the read that follows sees what committed with the release.
+      expect(claimed?.events.map((e) => e.seq)).toEqual([1, 2]);
+      expect(claimed?.session?.lastSeq).toBe(2);
+      expect((await store.getLease(lease))?.owner).toBe("server-a");
+    } finally {
+      await holder.end().catch(() => undefined);
+      await fresh.dispose();
     }
   });
 });
