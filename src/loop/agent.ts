@@ -523,7 +523,9 @@ export class Agent {
    * failed only releases: its buffer is not to be trusted (the runner drops this agent).
    */
   private async letGo(held: HeldLease): Promise<void> {
-    if (this.lastError !== undefined || held.signal.aborted) return held.release();
+    // A lost lease is no reason to skip the append: fenced, it fails if the lease is really gone, and the
+    // failure marks this agent's buffer as never stored (the runner drops the agent, R1 repairs the log).
+    if (this.lastError !== undefined) return held.release();
     try {
       await held.releaseBy(() => this.log.flush({ durability: "commit", releaseLease: true }));
     } catch (error) {
@@ -677,7 +679,7 @@ export class Agent {
       if (reason === "aborted") await this.discardPendingOnAbort(turn);
       this.log.add({ type: "turn/end", data: error ? { reason, error } : { reason }, turn });
       try {
-        await this.log.flush();
+        await this.log.flush(); // L17: a turn's end is on disk before its hooks run and anyone sees it
       } catch (flushError) {
         this.lastError ??= flushError; // lease lost: the next holder repairs the log (R1)
       }

@@ -57,6 +57,8 @@ describe("L1 turn and step machine", () => {
     const release = vi.spyOn(fixture.store, "releaseLease");
     await fixture.agent.followup("hi");
     await fixture.agent.whenIdle();
+    // Step 1's pre-request flush, the turn's end (to disk, before its hooks: L17), then the drive's last.
+    expect(append).toHaveBeenCalledTimes(3);
     const last = append.mock.calls.at(-1)!;
     expect(last[1].map((e) => e.type)).toEqual(["agent/status"]);
     expect(last[3]).toMatchObject({ releaseLease: true, durability: "commit" });

@@ -2,9 +2,9 @@
  * What one served turn asks of the store (issue 36, "fewer, cheaper store round trips per turn"), counted
  * by Store method on both stores: a message to an idle session whose agent is cached here is queued, its
  * session claimed and the drive's read made in one call (`enqueueAndClaim`: no claim pass, no
- * `readForDrive`, no `acquireLease`, no `takeCancelRequests`), the turn's steps append, and the drive's last
- * append (the idle status) lets go of the lease itself (no `releaseLease`). The round trips themselves are
- * counted by bench/serve/statements.ts.
+ * `readForDrive`, no `acquireLease`, no `takeCancelRequests`), step 1 appends before its request, the
+ * turn's end is appended, and the drive's last append (the idle status) lets go of the lease itself (no
+ * `releaseLease`). The round trips themselves are counted by bench/serve/statements.ts.
  *
  * On SQLite the inbox notification is delivered in process as the row is written, so the count of claim
  * passes is exact there; on PostgreSQL it arrives on the listener connection at its own moment (after the
