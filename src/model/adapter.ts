@@ -14,11 +14,10 @@
  *   redactor knows), so a 401 body that echoes the key is never printed, stored or retried with.
  */
 import type { EventSourceMessage } from "eventsource-parser";
-import { PairingChecker } from "../log/pairing.js";
+import { type CallIds, PairingChecker } from "../log/pairing.js";
 import { Redactor } from "../log/redact.js";
 import { anthropicParts } from "./anthropic/parse.js";
 import { anthropicBody } from "./anthropic/serialize.js";
-import { callIdsOf } from "./assembler.js";
 import { type BodyParts, bodyJson } from "./body-json.js";
 import { authHeaders, endpointUrl, type Route, resolveApiKey, type WireFormat } from "./catalog.js";
 import { assertEffort } from "./effort.js";
@@ -33,10 +32,7 @@ type Codec = {
   bodyMaker(): (route: Route, request: ModelRequest) => BodyParts;
   /** Headers the wire protocol needs on every request (the key's header is the preset's: `authHeaders`). */
   protocolHeaders: Readonly<Record<string, string>>;
-  parse(
-    frames: AsyncIterable<EventSourceMessage[]>,
-    usedCallIds: () => ReadonlySet<string>,
-  ): AsyncGenerator<ModelPart>;
+  parse(frames: AsyncIterable<EventSourceMessage[]>, usedCallIds: () => CallIds): AsyncGenerator<ModelPart>;
 };
 
 export const CODECS: Readonly<Record<WireFormat, Codec>> = {
@@ -79,85 +75,76 @@ export function createAdapter(route: Route, options: AdapterOptions = {}): Model
   return {
     provider: route.preset.name,
     stream: (request) =>
-      redactErrors(explainEndpoint(streamReply(route, request, options, pairing, body), route, request), () =>
+      streamReply(route, request, options, pairing, body, () =>
         redactorFor(resolveApiKey(route, options.env)),
       ),
   };
 }
 
-/** Transport and not-found errors name the preset, base URL and model id sent. */
-async function* explainEndpoint(
-  parts: AsyncGenerator<ModelPart>,
-  route: Route,
-  request: ModelRequest,
-): AsyncGenerator<ModelPart> {
-  try {
-    yield* parts;
-  } catch (error) {
-    if (!(error instanceof LlmError)) throw error;
-    throw withEndpointContext(error, {
-      provider: route.preset.name,
-      baseUrl: route.baseUrl,
-      baseUrlEnv: route.preset.baseUrlEnv,
-      model: request.model,
-    });
-  }
+function redacted(error: LlmError, redactor: () => Redactor): LlmError {
+  const message = redactor().text(error.message);
+  if (message === error.message) return error;
+  return new LlmError(error.code, message, {
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.status === undefined ? {} : { status: error.status }),
+    partial: error.partial,
+  });
 }
 
-async function* redactErrors(
-  parts: AsyncGenerator<ModelPart>,
-  redactor: () => Redactor,
-): AsyncGenerator<ModelPart> {
-  try {
-    yield* parts;
-  } catch (error) {
-    if (!(error instanceof LlmError)) throw error;
-    const scrub = redactor();
-    const message = scrub.text(error.message);
-    if (message === error.message) throw error;
-    const clean = new LlmError(error.code, message, {
-      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-      ...(error.status === undefined ? {} : { status: error.status }),
-      partial: error.partial,
-    });
-    throw clean;
-  }
-}
-
+/**
+ * One request's parts. Its failures are made fit to show here, in the one generator (each layer of
+ * `yield*` would cost every part a hop of its own): transport and not-found errors name the preset, base
+ * URL and model id sent, then every message is redacted.
+ */
 async function* streamReply(
   route: Route,
   request: ModelRequest,
   options: AdapterOptions,
   checker: PairingChecker,
   makeBody: (route: Route, request: ModelRequest) => BodyParts,
+  redactor: () => Redactor,
 ): AsyncGenerator<ModelPart> {
-  assertEffort(request.effort);
-  const pairing = checker.check(request.messages);
-  if (pairing) throw new LlmError("INVALID_REQUEST", pairing.message);
-  const key = resolveApiKey(route, options.env);
-  if (key === undefined && route.preset.keyRequired) {
-    throw new LlmError("AUTH", `no API key: set ${route.keyEnvs.join(" or ")}`);
+  try {
+    assertEffort(request.effort);
+    const pairing = checker.check(request.messages);
+    if (pairing) throw new LlmError("INVALID_REQUEST", pairing.message);
+    const key = resolveApiKey(route, options.env);
+    if (key === undefined && route.preset.keyRequired) {
+      throw new LlmError("AUTH", `no API key: set ${route.keyEnvs.join(" or ")}`);
+    }
+    const codec = CODECS[route.preset.wire];
+    const body = bodyJson(makeBody(route, request));
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers ?? {})) {
+      if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+    }
+    Object.assign(headers, {
+      "content-type": "application/json",
+      accept: "text/event-stream",
+      ...codec.protocolHeaders,
+      ...authHeaders(route.preset, key),
+    });
+    const frames = postSse({
+      url: endpointUrl(route),
+      headers,
+      body,
+      idleTimeoutMs: route.idleTimeoutMs,
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    // The ids of this request's own history, as the pairing check just collected them.
+    const used = checker.callIds();
+    yield* codec.parse(frames, () => used);
+  } catch (error) {
+    if (!(error instanceof LlmError)) throw error;
+    throw redacted(
+      withEndpointContext(error, {
+        provider: route.preset.name,
+        baseUrl: route.baseUrl,
+        baseUrlEnv: route.preset.baseUrlEnv,
+        model: request.model,
+      }),
+      redactor,
+    );
   }
-  const codec = CODECS[route.preset.wire];
-  const body = bodyJson(makeBody(route, request));
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers ?? {})) {
-    if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
-  }
-  Object.assign(headers, {
-    "content-type": "application/json",
-    accept: "text/event-stream",
-    ...codec.protocolHeaders,
-    ...authHeaders(route.preset, key),
-  });
-  const frames = postSse({
-    url: endpointUrl(route),
-    headers,
-    body,
-    idleTimeoutMs: route.idleTimeoutMs,
-    ...(request.signal ? { signal: request.signal } : {}),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
-  // Read only when the reply has tool calls, from this request's own history.
-  yield* codec.parse(frames, () => callIdsOf(request.messages));
 }
