@@ -34,7 +34,13 @@ import { holdLease } from "../store/hold-lease.js";
 import type { InboxItem, NewInboxItem, SessionRow, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
 import { ToolRegistry } from "../tools/registry.js";
-import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
+import type {
+  ApprovalPolicy,
+  SandboxMode,
+  ToolCallRequest,
+  ToolExec,
+  ToolSessionInfo,
+} from "../tools/types.js";
 import type { PendingUserMessage } from "./hooks.js";
 import { traced } from "./trace-carrier.js";
 import "./hooks.js";
@@ -875,11 +881,21 @@ export class Agent {
     const contexts: PendingUserMessage[] = [];
     // When each call's body started, for `durationMs` on its result (the views show how long it ran).
     const started = new Map<string, number>();
+    // Each call's request (its arguments parsed) is made once and asked three times: class, read-only, run.
+    const requests = new Map<ToolCallBlock, ToolCallRequest>();
+    const requestOf = (call: ToolCallBlock): ToolCallRequest => {
+      let request = requests.get(call);
+      if (!request) {
+        request = toolCallRequest(call.id, call.name, call.arguments);
+        requests.set(call, request);
+      }
+      return request;
+    };
     const { undispatched } = await runToolBatch({
       calls,
       maxParallel: this.options.maxParallelTools ?? 10,
       signal,
-      classOf: (call) => this.toolHost.concurrencyOf(toolCallRequest(call.id, call.name, call.arguments)),
+      classOf: (call) => this.toolHost.concurrencyOf(requestOf(call)),
       beforeDispatch: async (call) => {
         this.log.add({
           type: "tool/call",
@@ -888,13 +904,12 @@ export class Agent {
         });
         // L17 "Here:": on disk before side-effecting tools. A read-only call starts at once; its record rides
         // the next flush, and a crash before it loses nothing but the read.
-        if (!this.toolHost.isReadOnly?.(toolCallRequest(call.id, call.name, call.arguments)))
-          await this.log.flush();
+        if (!this.toolHost.isReadOnly?.(requestOf(call))) await this.log.flush();
       },
       run: (call) => {
         started.set(call.id, performance.now());
         return this.toolHost.run(
-          toolCallRequest(call.id, call.name, call.arguments),
+          requestOf(call),
           this.execFor(call, signal, () => {
             concluded = true;
           }),
