@@ -87,14 +87,15 @@ export class PromptRegistry {
     this.sortedSections ??= [...this.sections.values()].sort(
       (a, b) => a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
     );
-    let prompt = "";
+    // Joined, not concatenated: the text is compared with the last one every step, and a flat string
+    // compares far faster than a chain of concatenations.
+    const texts: string[] = [];
     for (const s of this.sortedSections) {
       if (s.visibleWith !== undefined && !visibleTools.has(s.visibleWith)) continue;
       const text = this.interpolate(typeof s.text === "function" ? s.text() : s.text, s.name).trim();
-      if (text.length === 0) continue;
-      prompt = prompt === "" ? text : `${prompt}\n\n${text}`;
+      if (text.length > 0) texts.push(text);
     }
-    return prompt;
+    return texts.join("\n\n");
   }
 
   /** The runtime-context snapshot text, or undefined when no context has anything to say. */
@@ -102,12 +103,12 @@ export class PromptRegistry {
     this.sortedContexts ??= [...this.contexts.values()].sort(
       (a, b) => a.order - b.order || (a.name < b.name ? -1 : 1),
     );
-    let snapshot: string | undefined;
+    const texts = [RUNTIME_CONTEXT_HEADER];
     for (const c of this.sortedContexts) {
       const text = c.render()?.trim();
-      if (text) snapshot = `${snapshot ?? RUNTIME_CONTEXT_HEADER}\n\n${text}`;
+      if (text) texts.push(text);
     }
-    return snapshot;
+    return texts.length > 1 ? texts.join("\n\n") : undefined;
   }
 
   private interpolate(text: string, section: string): string {
