@@ -740,9 +740,12 @@ export class Agent {
     this.request.prepare(where, state.startsRequestSeries === true);
     // L17: before the request (it carries this turn's claims). Committed is enough here ("Here:"): a request
     // changes nothing in the world, and the next side-effecting dispatch flushes everything to disk.
-    await this.log.flush({ durability: "commit" });
+    // `requestReply` waits for it before sending; meanwhile it makes the request (a store round trip is
+    // time the request's own making can use).
+    const flushed = this.log.flush({ durability: "commit" });
+    flushed.catch(() => {}); // awaited in requestReply; this only keeps it from counting as unhandled first
 
-    const reply = await this.requestReply(turn, step, signal);
+    const reply = await this.requestReply(turn, step, signal, flushed);
     this.log.add({
       type: "assistant/message",
       data: {
@@ -766,10 +769,17 @@ export class Agent {
     return result;
   }
 
-  /** One reply, with the `agent/request-error` waterfall deciding retries on the same history (L10). */
-  private async requestReply(turn: number, step: number, signal: AbortSignal) {
+  /**
+   * One reply, with the `agent/request-error` waterfall deciding retries on the same history (L10). Nothing
+   * is sent before `durable` settles (L17); the adapter may make the first request while it has not.
+   */
+  private async requestReply(turn: number, step: number, signal: AbortSignal, durable: Promise<void>) {
     for (let attempt = 1; ; attempt++) {
-      const draft = this.request.build(signal);
+      const draft = Object.freeze(this.request.build(signal));
+      if (attempt === 1) {
+        this.options.adapter.prepare?.(draft);
+        await durable;
+      }
       const { request } = await this.hooks.waterfall("agent/request", {
         sessionId: this.sessionId,
         turn,

@@ -8,6 +8,8 @@
  *   caller headers cannot set or override credentials.
  * - The adapter never retries (M18: single attempt); `RetryPolicy` in ./retry.ts wraps it.
  * - A reply's tool-call ids are made unique against the request's history (./assembler.ts).
+ * - `prepare` runs those checks and makes the body ahead, sending nothing; `stream` of that request object
+ *   takes them over (or meets the same failure, from its iterator).
  * - A transport error (refused, DNS, TLS) or a not-found (404, a 400 "model not found")
  *   names the preset, the base URL (credentials redacted) and the model id sent, and what to check.
  * - An `LlmError` leaves with its message redacted (the key used and every value the
@@ -72,11 +74,29 @@ export function createAdapter(route: Route, options: AdapterOptions = {}): Model
     if (key !== scrub.key) scrub = { key, redactor: key === undefined ? base : base.with([key]) };
     return scrub.redactor;
   };
+  const prepare = (request: ModelRequest): Prepared => prepareRequest(route, request, options, pairing, body);
+  // `prepare`'s work, by request object, taken by that request's `stream` (a retry is a new request).
+  const ahead = new WeakMap<ModelRequest, Prepared>();
   return {
     provider: route.preset.name,
+    prepare: (request) => {
+      try {
+        ahead.set(request, prepare(request));
+      } catch {
+        // Not kept: `stream` prepares again and fails from its iterator, as the contract says.
+      }
+    },
     stream: (request) =>
-      streamReply(route, request, options, pairing, body, () =>
-        redactorFor(resolveApiKey(route, options.env)),
+      streamReply(
+        route,
+        request,
+        options,
+        () => {
+          const done = ahead.get(request);
+          ahead.delete(request);
+          return done ?? prepare(request);
+        },
+        () => redactorFor(resolveApiKey(route, options.env)),
       ),
   };
 }
@@ -91,6 +111,38 @@ function redacted(error: LlmError, redactor: () => Redactor): LlmError {
   });
 }
 
+/** What a request needs before it goes on the wire: checked (M4, M8, the key), its body and headers made. */
+type Prepared = { body: string; headers: Record<string, string>; used: CallIds };
+
+function prepareRequest(
+  route: Route,
+  request: ModelRequest,
+  options: AdapterOptions,
+  checker: PairingChecker,
+  makeBody: (route: Route, request: ModelRequest) => BodyParts,
+): Prepared {
+  assertEffort(request.effort);
+  const pairing = checker.check(request.messages);
+  if (pairing) throw new LlmError("INVALID_REQUEST", pairing.message);
+  const key = resolveApiKey(route, options.env);
+  if (key === undefined && route.preset.keyRequired) {
+    throw new LlmError("AUTH", `no API key: set ${route.keyEnvs.join(" or ")}`);
+  }
+  const body = bodyJson(makeBody(route, request));
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers ?? {})) {
+    if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+  }
+  Object.assign(headers, {
+    "content-type": "application/json",
+    accept: "text/event-stream",
+    ...CODECS[route.preset.wire].protocolHeaders,
+    ...authHeaders(route.preset, key),
+  });
+  // The ids of this request's own history, as the pairing check just collected them.
+  return { body, headers, used: checker.callIds() };
+}
+
 /**
  * One request's parts. Its failures are made fit to show here, in the one generator (each layer of
  * `yield*` would cost every part a hop of its own): transport and not-found errors name the preset, base
@@ -100,30 +152,11 @@ async function* streamReply(
   route: Route,
   request: ModelRequest,
   options: AdapterOptions,
-  checker: PairingChecker,
-  makeBody: (route: Route, request: ModelRequest) => BodyParts,
+  prepared: () => Prepared,
   redactor: () => Redactor,
 ): AsyncGenerator<ModelPart> {
   try {
-    assertEffort(request.effort);
-    const pairing = checker.check(request.messages);
-    if (pairing) throw new LlmError("INVALID_REQUEST", pairing.message);
-    const key = resolveApiKey(route, options.env);
-    if (key === undefined && route.preset.keyRequired) {
-      throw new LlmError("AUTH", `no API key: set ${route.keyEnvs.join(" or ")}`);
-    }
-    const codec = CODECS[route.preset.wire];
-    const body = bodyJson(makeBody(route, request));
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers ?? {})) {
-      if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
-    }
-    Object.assign(headers, {
-      "content-type": "application/json",
-      accept: "text/event-stream",
-      ...codec.protocolHeaders,
-      ...authHeaders(route.preset, key),
-    });
+    const { body, headers, used } = prepared();
     const frames = postSse({
       url: endpointUrl(route),
       headers,
@@ -132,9 +165,7 @@ async function* streamReply(
       ...(request.signal ? { signal: request.signal } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
-    // The ids of this request's own history, as the pairing check just collected them.
-    const used = checker.callIds();
-    yield* codec.parse(frames, () => used);
+    yield* CODECS[route.preset.wire].parse(frames, () => used);
   } catch (error) {
     if (!(error instanceof LlmError)) throw error;
     throw redacted(
