@@ -67,12 +67,20 @@ export class HookBus {
     value: HookWaterfalls[K],
   ): Promise<HookWaterfalls[K]> {
     let current: unknown = value;
-    for (const { listener } of this.waterfalls.get(name as string) ?? []) current = await listener(current);
+    // A listener that answers synchronously is not awaited: an await per listener is a microtask hop each,
+    // and the loop runs these hooks several times a step. Order and errors are the same either way.
+    for (const { listener } of this.waterfalls.get(name as string) ?? []) {
+      const next = listener(current);
+      current = isThenable(next) ? await next : next;
+    }
     return current as HookWaterfalls[K];
   }
 
   async serial<K extends keyof HookSerials>(name: K, event: HookSerials[K]): Promise<void> {
-    for (const { listener } of this.serials.get(name as string) ?? []) await listener(event);
+    for (const { listener } of this.serials.get(name as string) ?? []) {
+      const done = listener(event);
+      if (isThenable(done)) await done;
+    }
   }
 
   wrap<K extends keyof HookWrappers>(
@@ -99,6 +107,10 @@ export class HookBus {
     ];
     return all.map((entry) => entry.plugin ?? "(anonymous)");
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 function add<F>(map: Map<string, Entry<F>[]>, name: string, listener: F, options: ListenOptions): () => void {

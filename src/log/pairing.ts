@@ -80,6 +80,7 @@ export function findPairingError(messages: readonly SurfaceMessage[]): PairingEr
 export class PairingChecker {
   private passed: readonly SurfaceMessage[] = [];
   private scan = new PairingScan();
+  private passedIds: CallIds = NO_CALL_IDS;
 
   check(messages: readonly SurfaceMessage[]): PairingError | undefined {
     if (!startsWithSame(messages, this.passed)) {
@@ -90,16 +91,32 @@ export class PairingChecker {
     if (error) {
       this.passed = [];
       this.scan = new PairingScan();
+      this.passedIds = NO_CALL_IDS;
       return error;
     }
     this.passed = messages.slice();
+    this.passedIds = this.scan.idsSoFar();
     return undefined;
+  }
+
+  /**
+   * Every tool-call id of the history the last `check` passed (none after a failed one), as of that check:
+   * a later check that extends the same history adds ids the returned set does not show.
+   */
+  callIds(): CallIds {
+    return this.passedIds;
   }
 }
 
+/** A set of tool-call ids, as far as a reply's assembler asks (`has`). */
+export type CallIds = { has(id: string): boolean };
+
+const NO_CALL_IDS: CallIds = new Set<string>();
+
 /** The rules of the header, message by message; the state after a prefix is the state to continue from. */
 class PairingScan {
-  private readonly seen = new Set<string>();
+  /** Each id seen, with the order it came in (`idsSoFar` reads the first n). */
+  private readonly seen = new Map<string, number>();
   /** Calls of the latest assistant message still waiting for a result, in model order. */
   private pending: string[] = [];
   private answerable = new Set<string>();
@@ -117,12 +134,19 @@ class PairingScan {
       this.answerable = new Set();
       for (const call of toolCallsOf(message)) {
         if (this.seen.has(call.id)) return new DuplicateToolCallIdError(i, call.id);
-        this.seen.add(call.id);
+        this.seen.set(call.id, this.seen.size);
         this.pending.push(call.id);
         this.answerable.add(call.id);
       }
     }
     return undefined;
+  }
+
+  /** The ids seen so far; ids fed later are not in it (they were numbered from its size on). */
+  idsSoFar(): CallIds {
+    const seen = this.seen;
+    const count = seen.size;
+    return { has: (id) => (seen.get(id) ?? count) < count };
   }
 
   /** The history may not end with unanswered calls. */

@@ -34,7 +34,13 @@ import { type HeldLease, holdLease } from "../store/hold-lease.js";
 import type { DriveRead, InboxItem, NewInboxItem, SessionRow, Store } from "../store/store.js";
 import { sessionLeaseName } from "../store/store.js";
 import { ToolRegistry } from "../tools/registry.js";
-import type { ApprovalPolicy, SandboxMode, ToolExec, ToolSessionInfo } from "../tools/types.js";
+import type {
+  ApprovalPolicy,
+  SandboxMode,
+  ToolCallRequest,
+  ToolExec,
+  ToolSessionInfo,
+} from "../tools/types.js";
 import type { PendingUserMessage } from "./hooks.js";
 import { traced } from "./trace-carrier.js";
 import "./hooks.js";
@@ -771,9 +777,12 @@ export class Agent {
     this.request.prepare(where, state.startsRequestSeries === true);
     // L17: before the request (it carries this turn's claims). Committed is enough here ("Here:"): a request
     // changes nothing in the world, and the next side-effecting dispatch flushes everything to disk.
-    await this.log.flush({ durability: "commit" });
+    // `requestReply` waits for it before sending; meanwhile it makes the request (a store round trip is
+    // time the request's own making can use).
+    const flushed = this.log.flush({ durability: "commit" });
+    flushed.catch(() => {}); // awaited in requestReply; this only keeps it from counting as unhandled first
 
-    const reply = await this.requestReply(turn, step, signal);
+    const reply = await this.requestReply(turn, step, signal, flushed);
     this.log.add({
       type: "assistant/message",
       data: {
@@ -797,10 +806,17 @@ export class Agent {
     return result;
   }
 
-  /** One reply, with the `agent/request-error` waterfall deciding retries on the same history (L10). */
-  private async requestReply(turn: number, step: number, signal: AbortSignal) {
+  /**
+   * One reply, with the `agent/request-error` waterfall deciding retries on the same history (L10). Nothing
+   * is sent before `durable` settles (L17); the adapter may make the first request while it has not.
+   */
+  private async requestReply(turn: number, step: number, signal: AbortSignal, durable: Promise<void>) {
     for (let attempt = 1; ; attempt++) {
-      const draft = this.request.build(signal);
+      const draft = Object.freeze(this.request.build(signal));
+      if (attempt === 1) {
+        this.options.adapter.prepare?.(draft);
+        await durable;
+      }
       const { request } = await this.hooks.waterfall("agent/request", {
         sessionId: this.sessionId,
         turn,
@@ -912,11 +928,21 @@ export class Agent {
     const contexts: PendingUserMessage[] = [];
     // When each call's body started, for `durationMs` on its result (the views show how long it ran).
     const started = new Map<string, number>();
+    // Each call's request (its arguments parsed) is made once and asked three times: class, read-only, run.
+    const requests = new Map<ToolCallBlock, ToolCallRequest>();
+    const requestOf = (call: ToolCallBlock): ToolCallRequest => {
+      let request = requests.get(call);
+      if (!request) {
+        request = toolCallRequest(call.id, call.name, call.arguments);
+        requests.set(call, request);
+      }
+      return request;
+    };
     const { undispatched } = await runToolBatch({
       calls,
       maxParallel: this.options.maxParallelTools ?? 10,
       signal,
-      classOf: (call) => this.toolHost.concurrencyOf(toolCallRequest(call.id, call.name, call.arguments)),
+      classOf: (call) => this.toolHost.concurrencyOf(requestOf(call)),
       beforeDispatch: async (call) => {
         this.log.add({
           type: "tool/call",
@@ -925,13 +951,12 @@ export class Agent {
         });
         // L17 "Here:": on disk before side-effecting tools. A read-only call starts at once; its record rides
         // the next flush, and a crash before it loses nothing but the read.
-        if (!this.toolHost.isReadOnly?.(toolCallRequest(call.id, call.name, call.arguments)))
-          await this.log.flush();
+        if (!this.toolHost.isReadOnly?.(requestOf(call))) await this.log.flush();
       },
       run: (call) => {
         started.set(call.id, performance.now());
         return this.toolHost.run(
-          toolCallRequest(call.id, call.name, call.arguments),
+          requestOf(call),
           this.execFor(call, signal, () => {
             concluded = true;
           }),

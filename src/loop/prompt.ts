@@ -60,17 +60,22 @@ export class PromptRegistry {
   private readonly sections = new Map<string, PromptSection>();
   private readonly contexts = new Map<string, RuntimeContext>();
   private readonly variables = new Map<string, () => string | undefined>();
+  /** Both registries in render order, sorted again only after a change (they are read every step). */
+  private sortedSections: PromptSection[] | undefined;
+  private sortedContexts: RuntimeContext[] | undefined;
 
   addSection(section: PromptSection): void {
     this.sections.set(section.name, section);
+    this.sortedSections = undefined;
   }
 
   removeSection(name: string): void {
-    this.sections.delete(name);
+    if (this.sections.delete(name)) this.sortedSections = undefined;
   }
 
   addContext(context: RuntimeContext): void {
     this.contexts.set(context.name, context);
+    this.sortedContexts = undefined;
   }
 
   setVariable(name: string, value: string | (() => string | undefined)): void {
@@ -79,24 +84,36 @@ export class PromptRegistry {
 
   /** The system prompt for the given visible tools. */
   renderSystem(visibleTools: ReadonlySet<string>): string {
-    return [...this.sections.values()]
-      .filter((s) => s.visibleWith === undefined || visibleTools.has(s.visibleWith))
-      .sort((a, b) => a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      .map((s) => this.interpolate(typeof s.text === "function" ? s.text() : s.text, s.name).trim())
-      .filter((text) => text.length > 0)
-      .join("\n\n");
+    this.sortedSections ??= [...this.sections.values()].sort(
+      (a, b) => a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+    );
+    // Joined, not concatenated: the text is compared with the last one every step, and a flat string
+    // compares far faster than a chain of concatenations.
+    const texts: string[] = [];
+    for (const s of this.sortedSections) {
+      if (s.visibleWith !== undefined && !visibleTools.has(s.visibleWith)) continue;
+      const text = this.interpolate(typeof s.text === "function" ? s.text() : s.text, s.name).trim();
+      if (text.length > 0) texts.push(text);
+    }
+    return texts.join("\n\n");
   }
 
   /** The runtime-context snapshot text, or undefined when no context has anything to say. */
   renderRuntimeContext(): string | undefined {
-    const parts = [...this.contexts.values()]
-      .sort((a, b) => a.order - b.order || (a.name < b.name ? -1 : 1))
-      .map((c) => c.render()?.trim())
-      .filter((text): text is string => !!text);
-    return parts.length ? [RUNTIME_CONTEXT_HEADER, ...parts].join("\n\n") : undefined;
+    this.sortedContexts ??= [...this.contexts.values()].sort(
+      (a, b) => a.order - b.order || (a.name < b.name ? -1 : 1),
+    );
+    const texts = [RUNTIME_CONTEXT_HEADER];
+    for (const c of this.sortedContexts) {
+      const text = c.render()?.trim();
+      if (text) texts.push(text);
+    }
+    return texts.length > 1 ? texts.join("\n\n") : undefined;
   }
 
   private interpolate(text: string, section: string): string {
+    // Most sections name no variable: the scan for `{{` is far cheaper than the replace's regex.
+    if (!text.includes("{{")) return text;
     return text.replace(/\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g, (_match, name: string) => {
       const value = this.variables.get(name)?.();
       if (value === undefined || value === "") {

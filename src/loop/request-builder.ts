@@ -24,6 +24,7 @@ export function modelSwitchNotice(from: string, to: string): string {
 
 export class RequestBuilder {
   private declared: ToolSpec[] = [];
+  private visible: { of: ToolSpec[]; names: ReadonlySet<string> } | undefined;
   private toolsHash: { of: ToolSpec[]; hash: string } | undefined;
   private systemHash: { of: string; hash: string } | undefined;
   private systemScan: SystemScan | undefined;
@@ -43,7 +44,10 @@ export class RequestBuilder {
   /** Renders the current system prompt for the tools on offer. */
   renderSystem(): string {
     this.declared = this.toolHost().declarations();
-    return this.prompt.renderSystem(new Set(this.declared.map((t) => t.name)));
+    // The host keeps one declarations array until the offer changes: its names are collected once per array.
+    if (this.visible?.of !== this.declared)
+      this.visible = { of: this.declared, names: new Set(this.declared.map((t) => t.name)) };
+    return this.prompt.renderSystem(this.visible.names);
   }
 
   /** Makes sure node 0 is the system prompt; called at a turn's start, before any user input is added. */

@@ -8,17 +8,18 @@
  *   caller headers cannot set or override credentials.
  * - The adapter never retries (M18: single attempt); `RetryPolicy` in ./retry.ts wraps it.
  * - A reply's tool-call ids are made unique against the request's history (./assembler.ts).
+ * - `prepare` runs those checks and makes the body ahead, sending nothing; `stream` of that request object
+ *   takes them over (or meets the same failure, from its iterator).
  * - A transport error (refused, DNS, TLS) or a not-found (404, a 400 "model not found")
  *   names the preset, the base URL (credentials redacted) and the model id sent, and what to check.
  * - An `LlmError` leaves with its message redacted (the key used and every value the
  *   redactor knows), so a 401 body that echoes the key is never printed, stored or retried with.
  */
 import type { EventSourceMessage } from "eventsource-parser";
-import { PairingChecker } from "../log/pairing.js";
+import { type CallIds, PairingChecker } from "../log/pairing.js";
 import { Redactor } from "../log/redact.js";
 import { anthropicParts } from "./anthropic/parse.js";
 import { anthropicBody } from "./anthropic/serialize.js";
-import { callIdsOf } from "./assembler.js";
 import { type BodyParts, bodyJson } from "./body-json.js";
 import { authHeaders, endpointUrl, type Route, resolveApiKey, type WireFormat } from "./catalog.js";
 import { assertEffort } from "./effort.js";
@@ -33,10 +34,7 @@ type Codec = {
   bodyMaker(): (route: Route, request: ModelRequest) => BodyParts;
   /** Headers the wire protocol needs on every request (the key's header is the preset's: `authHeaders`). */
   protocolHeaders: Readonly<Record<string, string>>;
-  parse(
-    frames: AsyncIterable<EventSourceMessage[]>,
-    usedCallIds: () => ReadonlySet<string>,
-  ): AsyncGenerator<ModelPart>;
+  parse(frames: AsyncIterable<EventSourceMessage[]>, usedCallIds: () => CallIds): AsyncGenerator<ModelPart>;
 };
 
 export const CODECS: Readonly<Record<WireFormat, Codec>> = {
@@ -76,61 +74,53 @@ export function createAdapter(route: Route, options: AdapterOptions = {}): Model
     if (key !== scrub.key) scrub = { key, redactor: key === undefined ? base : base.with([key]) };
     return scrub.redactor;
   };
+  const prepare = (request: ModelRequest): Prepared => prepareRequest(route, request, options, pairing, body);
+  // `prepare`'s work, by request object, taken by that request's `stream` (a retry is a new request).
+  const ahead = new WeakMap<ModelRequest, Prepared>();
   return {
     provider: route.preset.name,
+    prepare: (request) => {
+      try {
+        ahead.set(request, prepare(request));
+      } catch {
+        // Not kept: `stream` prepares again and fails from its iterator, as the contract says.
+      }
+    },
     stream: (request) =>
-      redactErrors(explainEndpoint(streamReply(route, request, options, pairing, body), route, request), () =>
-        redactorFor(resolveApiKey(route, options.env)),
+      streamReply(
+        route,
+        request,
+        options,
+        () => {
+          const done = ahead.get(request);
+          ahead.delete(request);
+          return done ?? prepare(request);
+        },
+        () => redactorFor(resolveApiKey(route, options.env)),
       ),
   };
 }
 
-/** Transport and not-found errors name the preset, base URL and model id sent. */
-async function* explainEndpoint(
-  parts: AsyncGenerator<ModelPart>,
-  route: Route,
-  request: ModelRequest,
-): AsyncGenerator<ModelPart> {
-  try {
-    yield* parts;
-  } catch (error) {
-    if (!(error instanceof LlmError)) throw error;
-    throw withEndpointContext(error, {
-      provider: route.preset.name,
-      baseUrl: route.baseUrl,
-      baseUrlEnv: route.preset.baseUrlEnv,
-      model: request.model,
-    });
-  }
+function redacted(error: LlmError, redactor: () => Redactor): LlmError {
+  const message = redactor().text(error.message);
+  if (message === error.message) return error;
+  return new LlmError(error.code, message, {
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.status === undefined ? {} : { status: error.status }),
+    partial: error.partial,
+  });
 }
 
-async function* redactErrors(
-  parts: AsyncGenerator<ModelPart>,
-  redactor: () => Redactor,
-): AsyncGenerator<ModelPart> {
-  try {
-    yield* parts;
-  } catch (error) {
-    if (!(error instanceof LlmError)) throw error;
-    const scrub = redactor();
-    const message = scrub.text(error.message);
-    if (message === error.message) throw error;
-    const clean = new LlmError(error.code, message, {
-      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-      ...(error.status === undefined ? {} : { status: error.status }),
-      partial: error.partial,
-    });
-    throw clean;
-  }
-}
+/** What a request needs before it goes on the wire: checked (M4, M8, the key), its body and headers made. */
+type Prepared = { body: string; headers: Record<string, string>; used: CallIds };
 
-async function* streamReply(
+function prepareRequest(
   route: Route,
   request: ModelRequest,
   options: AdapterOptions,
   checker: PairingChecker,
   makeBody: (route: Route, request: ModelRequest) => BodyParts,
-): AsyncGenerator<ModelPart> {
+): Prepared {
   assertEffort(request.effort);
   const pairing = checker.check(request.messages);
   if (pairing) throw new LlmError("INVALID_REQUEST", pairing.message);
@@ -138,7 +128,6 @@ async function* streamReply(
   if (key === undefined && route.preset.keyRequired) {
     throw new LlmError("AUTH", `no API key: set ${route.keyEnvs.join(" or ")}`);
   }
-  const codec = CODECS[route.preset.wire];
   const body = bodyJson(makeBody(route, request));
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers ?? {})) {
@@ -147,17 +136,46 @@ async function* streamReply(
   Object.assign(headers, {
     "content-type": "application/json",
     accept: "text/event-stream",
-    ...codec.protocolHeaders,
+    ...CODECS[route.preset.wire].protocolHeaders,
     ...authHeaders(route.preset, key),
   });
-  const frames = postSse({
-    url: endpointUrl(route),
-    headers,
-    body,
-    idleTimeoutMs: route.idleTimeoutMs,
-    ...(request.signal ? { signal: request.signal } : {}),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
-  // Read only when the reply has tool calls, from this request's own history.
-  yield* codec.parse(frames, () => callIdsOf(request.messages));
+  // The ids of this request's own history, as the pairing check just collected them.
+  return { body, headers, used: checker.callIds() };
+}
+
+/**
+ * One request's parts. Its failures are made fit to show here, in the one generator (each layer of
+ * `yield*` would cost every part a hop of its own): transport and not-found errors name the preset, base
+ * URL and model id sent, then every message is redacted.
+ */
+async function* streamReply(
+  route: Route,
+  request: ModelRequest,
+  options: AdapterOptions,
+  prepared: () => Prepared,
+  redactor: () => Redactor,
+): AsyncGenerator<ModelPart> {
+  try {
+    const { body, headers, used } = prepared();
+    const frames = postSse({
+      url: endpointUrl(route),
+      headers,
+      body,
+      idleTimeoutMs: route.idleTimeoutMs,
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    yield* CODECS[route.preset.wire].parse(frames, () => used);
+  } catch (error) {
+    if (!(error instanceof LlmError)) throw error;
+    throw redacted(
+      withEndpointContext(error, {
+        provider: route.preset.name,
+        baseUrl: route.baseUrl,
+        baseUrlEnv: route.preset.baseUrlEnv,
+        model: request.model,
+      }),
+      redactor,
+    );
+  }
 }

@@ -23,15 +23,14 @@
  */
 import { jsonrepair } from "jsonrepair";
 import type { Usage } from "../log/events.js";
-import {
-  type AssistantBlock,
-  type ReasoningBlock,
-  type ReasoningField,
-  type SurfaceMessage,
-  type TextBlock,
-  type ToolCallBlock,
-  toolCallsOf,
+import type {
+  AssistantBlock,
+  ReasoningBlock,
+  ReasoningField,
+  TextBlock,
+  ToolCallBlock,
 } from "../log/messages.js";
+import type { CallIds } from "../log/pairing.js";
 import { type AssembledToolCallBlock, type FinishPart, LlmError, type ToolCallPart } from "./types.js";
 
 export type ReplyFinish = FinishPart["finish"];
@@ -44,7 +43,7 @@ export class ReplyAssembler {
   private toolCount = 0;
 
   /** `usedCallIds`: the tool-call ids already in the request's history, read once the reply is complete. */
-  constructor(private readonly usedCallIds: () => ReadonlySet<string> = () => NO_IDS) {}
+  constructor(private readonly usedCallIds: () => CallIds = () => NO_IDS) {}
 
   /** Appends to the latest block when it is text, else opens a text block (OpenAI wire). */
   appendText(delta: string): void {
@@ -105,7 +104,7 @@ export class ReplyAssembler {
     const toolCalls: ToolCallPart[] = [];
     let dropped = 0;
     let visibleText = false;
-    let used: ReadonlySet<string> | undefined;
+    let used: CallIds | undefined;
     const given = new Set<string>();
     for (const block of this.blocks) {
       if (!hasContent(block)) continue;
@@ -146,22 +145,15 @@ export class ReplyAssembler {
   }
 }
 
-const NO_IDS: ReadonlySet<string> = new Set();
+const NO_IDS: CallIds = new Set<string>();
 
 /** `id`, or `<id>-<n>` with the smallest n ≥ 2 that neither the history nor the reply has. */
-export function uniqueCallId(id: string, used: ReadonlySet<string>, given: ReadonlySet<string>): string {
+export function uniqueCallId(id: string, used: CallIds, given: CallIds): string {
   if (!used.has(id) && !given.has(id)) return id;
   for (let n = 2; ; n++) {
     const candidate = `${id}-${n}`;
     if (!used.has(candidate) && !given.has(candidate)) return candidate;
   }
-}
-
-/** Every tool-call id in a request's history (the set M8 requires a new reply's ids to stay out of). */
-export function callIdsOf(messages: readonly SurfaceMessage[]): Set<string> {
-  const ids = new Set<string>();
-  for (const message of messages) for (const call of toolCallsOf(message)) ids.add(call.id);
-  return ids;
 }
 
 function hasContent(block: AssistantBlock): boolean {

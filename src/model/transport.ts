@@ -11,7 +11,8 @@
  * - When the consumer stops early the response body is cancelled, so no socket is left open.
  * - L7: an abort (caller or watchdog) ends the read at once. Node's fetch does not always error a body
  *   that is already flowing when its signal aborts (Ctrl-C printed "cancelling" and the text
- *   streamed to the end), so every read is raced against the abort here, not left to fetch.
+ *   streamed to the end), so the abort cancels the body's reader here, not left to fetch, and every read
+ *   checks it.
  * - Redirects are errors (M1): a key is never re-sent to a host it was not meant for.
  * - A 2xx reply that is not an event stream (an HTML page, a non-streaming JSON reply, an
  *   empty body) is `MALFORMED_RESPONSE` naming the content type received, not retried (the same request
@@ -64,6 +65,7 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
   };
 
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  let stopReading: (() => void) | undefined;
   let finished = false;
   try {
     arm();
@@ -112,14 +114,24 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
         head = (head + text).slice(0, HEAD_CHARS);
       parser.feed(text);
     };
-    reader = response.body.getReader();
+    const open = response.body.getReader();
+    reader = open;
+    // L7: an abort cancels the reader, which ends a pending read at once; one listener for the whole
+    // body rather than one per read (a listener costs more than a small chunk's parsing).
+    stopReading = () => {
+      open.cancel().catch(() => {});
+    };
+    controller.signal.addEventListener("abort", stopReading, { once: true });
+    if (controller.signal.aborted) throw failure(controller.signal.reason);
     for (;;) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      let chunk: Awaited<ReturnType<typeof open.read>>;
       try {
-        chunk = await readOrAbort(reader, controller.signal);
+        chunk = await open.read();
       } catch (error) {
         throw failure(error);
       }
+      // Checked after the read too: a chunk that was already queued when the abort came loses to it.
+      if (controller.signal.aborted) throw failure(controller.signal.reason);
       if (chunk.done) break;
       arm();
       bytes += chunk.value.byteLength;
@@ -140,6 +152,7 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
   } finally {
     if (timer) clearTimeout(timer);
     request.signal?.removeEventListener("abort", onCallerAbort);
+    if (stopReading) controller.signal.removeEventListener("abort", stopReading);
     if (reader && !finished) reader.cancel().catch(() => {});
   }
 }
@@ -152,14 +165,6 @@ const NOT_A_STREAM_BYTES = 64 * 1024;
 /** `text/event-stream; charset=utf-8` → `text/event-stream`. */
 function mediaType(contentType: string): string {
   return (contentType.split(";")[0] ?? "").trim().toLowerCase();
-}
-
-/** The next chunk, or a rejection as soon as `signal` aborts (checked after too: a queued chunk loses). */
-function readOrAbort(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  signal: AbortSignal,
-): ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]> {
-  return untilAbort(reader.read(), signal);
 }
 
 /** `work`, unless `signal` aborts first; a response that arrives after the abort has its body cancelled. */

@@ -121,6 +121,12 @@ export interface ModelAdapter {
   /** Preset name, recorded on assistant messages so signatures go back only to the same route (M6). */
   readonly provider: string;
   stream(request: ModelRequest): AsyncIterable<ModelPart>;
+  /**
+   * Optional: does this request's local work ahead (its checks, its body), sending nothing, so a caller can
+   * overlap it with a wait of its own (the loop: the log's flush before the request, L17). `stream` of the
+   * same request object then starts from it; a failure here is not thrown but met again by `stream`.
+   */
+  prepare?(request: ModelRequest): void;
 }
 
 /** A finished reply, as `collectReply` returns it. */

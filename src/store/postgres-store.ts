@@ -42,13 +42,13 @@ import {
 import { PostgresProcessReceipts } from "./process-receipts.js";
 import { redactUrl } from "./redact-url.js";
 import {
+  appendedEvents,
   type BlobRecord,
   blobBytes,
   cancelRequestValues,
   checkLimit,
   checkTtl,
   DEFAULT_LIST_LIMIT,
-  decodeEvent,
   type EncodedEvent,
   type EventRecord,
   encodeEvents,
@@ -320,7 +320,7 @@ export class PostgresStore implements Store {
       );
     }
     if (rowCount !== 1) return this.refuse(this.pool, sessionId, expectedSeq, owner);
-    return encoded.map((e, i) => decodeEvent(sessionId, expectedSeq + 1 + i, e));
+    return appendedEvents(sessionId, expectedSeq, events, encoded);
   }
 
   async read(sessionId: string, options: ReadOptions = {}): Promise<LogEvent[]> {

@@ -138,15 +138,23 @@ export function titleAfter(events: readonly NewEvent[]): string | undefined {
   return undefined;
 }
 
-export function decodeEvent(sessionId: string, seq: number, e: EncodedEvent): LogEvent {
-  return toEvent({
-    session_id: sessionId,
-    seq,
-    type: e.type,
-    at: e.at,
-    turn: e.turn,
-    step: e.step,
-    data: e.data,
+/**
+ * The events an append stored, as `read` will return them, built from what was given rather than parsed
+ * back from the text just written: the loop appends every step and never reads the answer, so a parse of
+ * every event's data each step would be wasted. `data` is the given object (the text stored is its JSON).
+ */
+export function appendedEvents(
+  sessionId: string,
+  expectedSeq: number,
+  events: readonly NewEvent[],
+  encoded: readonly EncodedEvent[],
+): LogEvent[] {
+  return encoded.map((e, i) => {
+    const event: Record<string, unknown> = { sessionId, seq: expectedSeq + 1 + i, type: e.type, at: e.at };
+    if (e.turn !== null) event.turn = e.turn;
+    if (e.step !== null) event.step = e.step;
+    event.data = events[i]!.data;
+    return event as LogEvent;
   });
 }
 

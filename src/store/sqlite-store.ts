@@ -29,13 +29,13 @@ import { SQLITE_MIGRATIONS } from "./migrations.js";
 import { NotificationHub } from "./notification-hub.js";
 import { SqliteProcessReceipts } from "./process-receipts.js";
 import {
+  appendedEvents,
   type BlobRecord,
   blobBytes,
   cancelRequestValues,
   checkLimit,
   checkTtl,
   DEFAULT_LIST_LIMIT,
-  decodeEvent,
   type EventRecord,
   encodeEvents,
   type InboxRecord,
@@ -275,7 +275,7 @@ export class SqliteStore implements Store {
         this.db.exec("PRAGMA synchronous = NORMAL");
       }
     } else write.immediate(sessionId, encoded, expectedSeq, options.leaseOwner, claims, release, title);
-    const appended = encoded.map((e, i) => decodeEvent(sessionId, expectedSeq + 1 + i, e));
+    const appended = appendedEvents(sessionId, expectedSeq, events, encoded);
     this.hub.emit({ channel: "events", sessionId, seq: expectedSeq + encoded.length });
     return appended;
   }

@@ -255,6 +255,7 @@ export interface Store {
   /** For each id, its shortest prefix of at least `minLength` (default 8) that no other session id shares. */
   uniqueIdPrefixes(ids: readonly string[], minLength?: number): Promise<Map<string, string>>;
 
+  /** Returns the stored events as `read` gives them; each one's `data` is the object given, not a copy. */
   append(
     sessionId: string,
     events: readonly NewEvent[],

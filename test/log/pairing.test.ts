@@ -97,4 +97,22 @@ describe("M8 pairing check over a growing history (PairingChecker)", () => {
     expect(checker.check(replaced)).toBeInstanceOf(ToolResultWithoutCallError);
     expect(checker.check([system, user("summary")])).toBeUndefined();
   });
+
+  it("gives the call ids of the history it passed, as of that check (a reply's ids stay out of them)", () => {
+    const checker = new PairingChecker();
+    const history: SurfaceMessage[] = [system, user(), calls("a", "b"), result("a"), result("b")];
+    expect(checker.check(history)).toBeUndefined();
+    const first = checker.callIds();
+    expect(["a", "b", "c"].map((id) => first.has(id))).toEqual([true, true, false]);
+    // The next request extends the same history: the earlier set does not grow with it.
+    history.push(call("c"), result("c"));
+    expect(checker.check(history)).toBeUndefined();
+    expect(first.has("c")).toBe(false);
+    expect(checker.callIds().has("c")).toBe(true);
+    // Another history is scanned whole; a failed check passes no ids.
+    expect(checker.check([system, call("x"), result("x")])).toBeUndefined();
+    expect(["a", "x"].map((id) => checker.callIds().has(id))).toEqual([false, true]);
+    expect(checker.check([system, call("y")])).toBeInstanceOf(UnresolvedToolCallsError);
+    expect(checker.callIds().has("y")).toBe(false);
+  });
 });

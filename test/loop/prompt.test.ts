@@ -4,6 +4,7 @@ import type { Plugin } from "../../src/loop/plugin.js";
 import {
   PromptRegistry,
   PromptTemplateError,
+  RUNTIME_CONTEXT_HEADER,
   RUNTIME_CONTEXT_NONE,
   runtimeContextMessage,
 } from "../../src/loop/prompt.js";
@@ -28,6 +29,28 @@ describe("SP1 section registry", () => {
     prompt.addSection({ name: "bash-only", order: 1000, text: "about bash", visibleWith: "bash" });
     expect(prompt.renderSystem(new Set())).toBe("top\n\nfirst on deepseek-flash\n\nsecond");
     expect(prompt.renderSystem(new Set(["bash"]))).toContain("about bash");
+  });
+
+  it("renders a section added, replaced or removed after an earlier render in its place", () => {
+    const prompt = new PromptRegistry();
+    prompt.addSection({ name: "b", order: 10, text: "b" });
+    expect(prompt.renderSystem(new Set())).toBe("b");
+    prompt.addSection({ name: "a", order: 5, text: "a" });
+    expect(prompt.renderSystem(new Set())).toBe("a\n\nb");
+    prompt.addSection({ name: "a", order: 20, text: "a moved" });
+    expect(prompt.renderSystem(new Set())).toBe("b\n\na moved");
+    prompt.removeSection("b");
+    expect(prompt.renderSystem(new Set())).toBe("a moved");
+  });
+
+  it("orders runtime contexts, also one added after a snapshot, and skips the empty ones", () => {
+    const prompt = new PromptRegistry();
+    expect(prompt.renderRuntimeContext()).toBeUndefined();
+    prompt.addContext({ name: "late", order: 20, render: () => "Late." });
+    prompt.addContext({ name: "none", order: 5, render: () => "  " });
+    expect(prompt.renderRuntimeContext()).toBe(`${RUNTIME_CONTEXT_HEADER}\n\nLate.`);
+    prompt.addContext({ name: "early", order: 10, render: () => "Early." });
+    expect(prompt.renderRuntimeContext()).toBe(`${RUNTIME_CONTEXT_HEADER}\n\nEarly.\n\nLate.`);
   });
 
   it("throws on an unknown variable (SP1)", () => {

@@ -50,7 +50,9 @@ describe.each([
     const fake = await startFakeProvider({ script: () => ({ text: "Done." }) });
     cleanup.push(() => fake.close());
     const { store, calls } = counted(raw);
-    const server = await startServer({ store, config: testConfig(fake.url), home, workspace });
+    // No periodic sweep inside the counted turn: its passes would be counted with the message's.
+    const config = testConfig(fake.url, { sweep_interval_ms: 600_000 });
+    const server = await startServer({ store, config, home, workspace });
     cleanup.push(() => server.app.close());
     const created = await api(server.url, "POST", "/v1/sessions", {}, server.auth);
     const id = String(created.body.id);

@@ -15,6 +15,7 @@
  */
 import type { EventSourceMessage } from "eventsource-parser";
 import type { Usage } from "../../log/events.js";
+import type { CallIds } from "../../log/pairing.js";
 import { ReplyAssembler, type ReplyFinish, withPartial } from "../assembler.js";
 import { inBandError } from "../errors.js";
 import { LlmError, type ModelPart } from "../types.js";
@@ -24,7 +25,7 @@ type Frame = Record<string, unknown> & { type: string };
 export async function* anthropicParts(
   frames: AsyncIterable<EventSourceMessage[]>,
   /** The tool-call ids of the request's history: a reply's ids are kept out of them. */
-  usedCallIds?: () => ReadonlySet<string>,
+  usedCallIds?: () => CallIds,
 ): AsyncGenerator<ModelPart> {
   const assembler = new ReplyAssembler(usedCallIds);
   const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };

@@ -15,6 +15,7 @@
 import type { EventSourceMessage } from "eventsource-parser";
 import type { Usage } from "../../log/events.js";
 import type { ReasoningField } from "../../log/messages.js";
+import type { CallIds } from "../../log/pairing.js";
 import { ReplyAssembler, type ReplyFinish, withPartial } from "../assembler.js";
 import { inBandError } from "../errors.js";
 import { LlmError, type ModelPart, ZERO_USAGE } from "../types.js";
@@ -35,7 +36,7 @@ type Chunk = {
 export async function* openAiChatParts(
   frames: AsyncIterable<EventSourceMessage[]>,
   /** The tool-call ids of the request's history: a reply's ids are kept out of them. */
-  usedCallIds?: () => ReadonlySet<string>,
+  usedCallIds?: () => CallIds,
 ): AsyncGenerator<ModelPart> {
   const assembler = new ReplyAssembler(usedCallIds);
   let finishReason: string | undefined;

@@ -36,7 +36,12 @@ export type WireMessage =
       Record<ReasoningField, string>
     >);
 
-export type OpenAiHistory = GrowingJsonList<SurfaceMessage, Route>;
+/** The wire JSON already made for one adapter's requests: the history's messages and the system prompt. */
+export type OpenAiHistory = {
+  readonly messages: GrowingJsonList<SurfaceMessage, Route>;
+  /** The last system text and its message JSON (the same prompt comes back every step). */
+  system?: { text: string; json: string };
+};
 
 /**
  * The history's wire JSON, made once per message and preset: a request costs its new messages. One per
@@ -45,17 +50,23 @@ export type OpenAiHistory = GrowingJsonList<SurfaceMessage, Route>;
  * the process-wide cache of 32 conversations did past 32 sessions.
  */
 export function openAiHistory(): OpenAiHistory {
-  return new GrowingJsonList<SurfaceMessage, Route>(wireMessage, 4);
+  return { messages: new GrowingJsonList<SurfaceMessage, Route>(wireMessage, 4) };
+}
+
+function systemJson(text: string, history: OpenAiHistory): string {
+  if (history.system?.text !== text) {
+    history.system = { text, json: JSON.stringify({ role: "system", content: text }) };
+  }
+  return history.system.json;
 }
 
 export function openAiChatBody(route: Route, request: ModelRequest, history: OpenAiHistory): BodyParts {
   const preset = presetOf(route, "openai-chat");
   const maxTokens = request.maxTokens ?? route.maxOutputTokens;
-  const system =
-    request.system === "" ? undefined : JSON.stringify({ role: "system", content: request.system });
+  const system = request.system === "" ? undefined : systemJson(request.system, history);
   // M10: the messages whose images are still shown are made fresh each request, never cached.
   const live = firstLiveIndex(request.messages);
-  const settled = history.join(request.messages.slice(0, live), route);
+  const settled = history.messages.join(request.messages.slice(0, live), route);
   const messages = joinJson([settled, ...liveJson(request.messages.slice(live), route, history)], system);
   const tail: Record<string, unknown> = {
     stream: true,
@@ -92,7 +103,7 @@ function* liveJson(
       yield JSON.stringify({ role: "user", content: [...text, ...imageParts(message.images)] });
       continue;
     }
-    yield history.fragment(message, route);
+    yield history.messages.fragment(message, route);
     if (message.role === "tool" && message.images && route.images) {
       pending.push({ type: "text", text: `Image returned by ${message.name} (call ${message.callId}):` });
       pending.push(...imageParts(message.images));
