@@ -5,15 +5,26 @@
  * open from `process.cpuUsage()`; no model request is made. With BENCH_PROFILE=<file>, a CPU profile of
  * the measured opens is written there (Chrome DevTools format), and the top self-time functions printed.
  *
- *   node --import tsx bench/serve/agent-open.ts           (BENCH_OPENS=200)
+ * It loads the built modules (`dist/`, what an installed `bdsh` runs; build first) unless BENCH_SOURCES=1,
+ * which loads the sources through tsx (./built-server.ts says why the figures differ).
+ *
+ *   npm run build && node --import tsx bench/serve/agent-open.ts           (BENCH_OPENS=200)
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_CONFIG } from "../../src/config/schema.js";
-import { openAgent } from "../../src/presets/open-agent.js";
-import { openStore } from "../../src/store/open-store.js";
+import { builtModule, CODE_RUN, RUNS_BUILT, requireBuild } from "./built-server.js";
+
+requireBuild();
+/** A module of the code under test: the build's, or the source's (BENCH_SOURCES=1). */
+const load = <M>(path: string): Promise<M> =>
+  import(RUNS_BUILT ? builtModule(path) : `../../src/${path}`) as Promise<M>;
+const [{ DEFAULT_CONFIG }, { openAgent }, { openStore }] = await Promise.all([
+  load<typeof import("../../src/config/schema.js")>("config/schema.ts"),
+  load<typeof import("../../src/presets/open-agent.js")>("presets/open-agent.ts"),
+  load<typeof import("../../src/store/open-store.js")>("store/open-store.ts"),
+]);
 
 const OPENS = Number(process.env.BENCH_OPENS ?? 200);
 const PROFILE = process.env.BENCH_PROFILE;
@@ -54,7 +65,7 @@ for (const id of ids.slice(20)) await openOnce(id);
 const wall = performance.now() - started;
 const used = process.cpuUsage(cpu);
 console.log(
-  `agent open + close, SQLite, ${OPENS} sessions: ${((used.user + used.system) / 1000 / OPENS).toFixed(2)} ms CPU ` +
+  `agent open + close, SQLite, ${CODE_RUN}, ${OPENS} sessions: ${((used.user + used.system) / 1000 / OPENS).toFixed(2)} ms CPU ` +
     `per open (user ${(used.user / 1000 / OPENS).toFixed(2)}, system ${(used.system / 1000 / OPENS).toFixed(2)}), ` +
     `${(wall / OPENS).toFixed(2)} ms wall`,
 );
