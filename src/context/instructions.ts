@@ -52,7 +52,8 @@ export function escapeReminder(text: string): string {
 
 function readIfFile(path: string): string | undefined {
   try {
-    return statSync(path).isFile() ? readFileSync(path, "utf8") : undefined;
+    // Most of the chain's names are absent: no error object for them.
+    return statSync(path, { throwIfNoEntry: false })?.isFile() ? readFileSync(path, "utf8") : undefined;
   } catch {
     return undefined;
   }
