@@ -1,6 +1,7 @@
 /**
  * What opening one session's agent costs a server, in process: `openAgent` (the standard composition, as
- * `bdsh serve` opens a session it claims) for an existing session, then `agent.open()` (R1 repair, the
+ * `bdsh serve` opens a session it claims: the server's one redactor, children driven by its runner) for an
+ * existing session, then `agent.open()` (R1 repair, the
  * session's events read, every plugin set up) and `close()`, N times over N sessions, on SQLite. CPU per
  * open from `process.cpuUsage()`; no model request is made. With BENCH_PROFILE=<file>, a CPU profile of
  * the measured opens is written there (Chrome DevTools format), and the top self-time functions printed.
@@ -20,7 +21,7 @@ requireBuild();
 /** A module of the code under test: the build's, or the source's (BENCH_SOURCES=1). */
 const load = <M>(path: string): Promise<M> =>
   import(RUNS_BUILT ? builtModule(path) : `../../src/${path}`) as Promise<M>;
-const [{ DEFAULT_CONFIG }, { openAgent }, { openStore }] = await Promise.all([
+const [{ DEFAULT_CONFIG }, { openAgent, secretRedactor }, { openStore }] = await Promise.all([
   load<typeof import("../../src/config/schema.js")>("config/schema.ts"),
   load<typeof import("../../src/presets/open-agent.js")>("presets/open-agent.ts"),
   load<typeof import("../../src/store/open-store.js")>("store/open-store.ts"),
@@ -34,6 +35,9 @@ const workspace = mkdtempSync(join(tmpdir(), "bdsh-bench-open-ws-"));
 const store = await openStore({ home });
 const env = { DEEPSEEK_API_KEY: "bench", PATH: process.env.PATH };
 const config = { ...DEFAULT_CONFIG, model: { ...DEFAULT_CONFIG.model, base_url: "http://127.0.0.1:9" } };
+// As the server opens agents: its one redactor, and a runner that finds orphaned children by itself.
+const redactor = secretRedactor(env, config);
+const children = { findsOrphans: true, wake: () => undefined, cancel: async () => undefined };
 
 async function openOnce(sessionId: string): Promise<void> {
   const { agent } = await openAgent({
@@ -44,6 +48,8 @@ async function openOnce(sessionId: string): Promise<void> {
     env,
     sessionId,
     projectTrusted: false,
+    redactor,
+    children,
   });
   await agent.open();
   await agent.close();
