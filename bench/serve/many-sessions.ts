@@ -29,6 +29,7 @@
  *   npm run build && node --import tsx bench/serve/many-sessions.ts
  *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
  *   # BENCH_BACKLOG=N sets server.backlog (511: Node's default, the value before the key existed),
+ *   # BENCH_TITLES=0 turns the title side request off (session.titles: false),
  *   # BENCH_PRIMED=1 caches every agent with a first turn outside the clock, BENCH_NO_FSYNC=1 turns the stores'
  *   # fsync at durability points off (store.sqlite_synchronous normal, store.postgres_synchronous_commit off),
  *   # BENCH_SOURCES=1 runs the sources through tsx instead of dist/cli/main.js, BDSH_TEST_MAIN=<main.js> another build,
@@ -65,6 +66,8 @@ const WARM = 20;
 const NO_FSYNC = process.env.BENCH_NO_FSYNC === "1";
 /** BENCH_PRIMED=1: each session first runs one turn answered at once (outside the clock), so the clock sees agents already cached. */
 const PRIMED = process.env.BENCH_PRIMED === "1";
+/** BENCH_TITLES=0: `session.titles: false` (what a new session's title side request costs). */
+const NO_TITLES = process.env.BENCH_TITLES === "0";
 /** BENCH_BACKLOG=N: `server.backlog` (default: the key's default, 4096; 511 is Node's own default). */
 const BACKLOG = process.env.BENCH_BACKLOG;
 /** Both limits above SESSIONS + WARM, so every session may drive at once and stay cached. */
@@ -197,6 +200,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       `  max_sessions_per_server: ${LIMIT}`,
       ...(BACKLOG ? [`  backlog: ${BACKLOG}`] : []),
       ...(NO_FSYNC ? ["store:", "  sqlite_synchronous: normal", "  postgres_synchronous_commit: off"] : []),
+      ...(NO_TITLES ? ["session:", "  titles: false"] : []),
       "continuation:",
       "  announced_action: false",
       "  open_todos: false",
@@ -329,7 +333,7 @@ async function main(): Promise<void> {
   const results: Result[] = await eachStore(STORES, fake, runOne);
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
-    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}${BACKLOG ? `, server.backlog ${BACKLOG}` : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${CODE_RUN}`,
+    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}${NO_TITLES ? ", no titles" : ""}${BACKLOG ? `, server.backlog ${BACKLOG}` : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${CODE_RUN}`,
   );
   console.log(
     "| store | sessions | completed | dropped | listen overflows | wall s (ideal) | server CPU, % of one core | server CPU s (kernel share) | CPU ms per turn | PG transactions per turn | main thread on CPU / waiting for one | postgres CPU % | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",
