@@ -4,12 +4,13 @@
  * function in a `__name(…)` call: more heap per open agent and more CPU per turn than the build, so figures
  * taken through tsx overstate what a deployment pays.
  *
- * A stale build measures old code: `requireBuild()` refuses a `dist/` older than any file under `src/`, and
- * says how to build. `BDSH_TEST_MAIN` (another commit's build, for a before/after in one run) skips the check.
+ * A stale build measures old code: `requireBuild()` refuses a `dist/` older than any file under `src/` or
+ * `web/` (the test suite's own check, test/support/build-age.ts), and says how to build. `BDSH_TEST_MAIN`
+ * (another commit's build, for a before/after in one run) skips the check.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildIsCurrent } from "../../test/support/build-age.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const MAIN = join(ROOT, "dist/cli/main.js");
@@ -22,24 +23,13 @@ export const CODE_RUN = RUNS_BUILT
   ? `built (${process.env.BDSH_TEST_MAIN || "dist/cli/main.js"})`
   : "sources through tsx (BENCH_SOURCES=1)";
 
-function newestMtimeMs(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtimeMs(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 /** Throws, saying how to build, when the build is missing or older than the sources (see the header). */
 export function requireBuild(): void {
   if (!RUNS_BUILT || process.env.BDSH_TEST_MAIN) return;
-  const how = "run `npm run build` first, or set BENCH_SOURCES=1 to run the sources through tsx";
-  if (!existsSync(MAIN)) throw new Error(`this bench runs the built server and ${MAIN} is missing: ${how}`);
-  const built = statSync(MAIN).mtimeMs;
-  const changed = newestMtimeMs(join(ROOT, "src"));
-  if (changed > built)
-    throw new Error(`this bench runs the built server and dist/ is older than a file under src/: ${how}`);
+  if (!buildIsCurrent(ROOT))
+    throw new Error(
+      `this bench runs the built server and ${MAIN} is missing or older than the sources: run \`npm run build\` first, or set BENCH_SOURCES=1 to run the sources through tsx`,
+    );
 }
 
 /** The built counterpart of a module under `src/` (`presets/open-agent.ts` → `dist/presets/open-agent.js`). */
