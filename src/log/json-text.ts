@@ -3,16 +3,18 @@
  * request carries (and their wire forms). Every request of every agent declares the same tools (SP8), so a
  * process writes each declaration's text once instead of once per request, per hash and per token estimate.
  *
- * - Only for objects nobody mutates (the registry shares frozen declarations between agents): the cache is
- *   keyed by identity and never rechecks the content.
+ * - Only frozen objects are cached (the registry freezes a declaration whose schema is deep-frozen, and
+ *   shares it between agents): the cache is keyed by identity and never rechecks the content. Any other
+ *   object is written afresh each time, as before.
  * - The text is byte for byte `JSON.stringify`'s, so hashes and request bodies do not change with the cache.
  * - Weakly held: a declaration that no agent holds any more takes its text with it.
  */
 
-/** `item => JSON.stringify(shape(item))`, made once per item (compared by identity). */
+/** `item => JSON.stringify(shape(item))`, made once per frozen item (compared by identity). */
 export function cachedJsonText<T extends object>(shape: (item: T) => unknown): (item: T) => string {
   const texts = new WeakMap<T, string>();
   return (item) => {
+    if (!Object.isFrozen(item)) return JSON.stringify(shape(item));
     let text = texts.get(item);
     if (text === undefined) {
       text = JSON.stringify(shape(item));

@@ -29,12 +29,14 @@ export type ToolDeclaration = { name: string; description: string; parameters: O
 
 /**
  * Declarations by schema, then name and description: every agent of a process registers its tools from the
- * same module-level schemas, so they share one frozen declaration per tool, whose JSON text is then written
- * once per process (log/json-text.ts), not once per agent and request.
+ * same module-level schemas (deep-frozen by `toolParameters`), so they share one frozen declaration per tool,
+ * whose JSON text is then written once per process (log/json-text.ts), not once per agent and request. A
+ * schema that is not frozen (an MCP server's) gets a plain declaration each time, as before.
  */
 const shared = new WeakMap<ObjectSchema, Map<string, ToolDeclaration>>();
 
 function declarationOf(name: string, description: string, parameters: ObjectSchema): ToolDeclaration {
+  if (!Object.isFrozen(parameters)) return { name, description, parameters };
   let bySchema = shared.get(parameters);
   if (!bySchema) {
     bySchema = new Map();
