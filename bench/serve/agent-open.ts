@@ -7,7 +7,8 @@
  * the measured opens is written there (Chrome DevTools format), and the top self-time functions printed.
  *
  * It loads the built modules (`dist/`, what an installed `bdsh` runs; build first) unless BENCH_SOURCES=1,
- * which loads the sources through tsx (./built-server.ts says why the figures differ).
+ * which loads the sources through tsx (./built-server.ts says why the figures differ); BDSH_TEST_MAIN=<another
+ * build's dist/cli/main.js> loads that build's modules (a before/after in one run).
  *
  *   npm run build && node --import tsx bench/serve/agent-open.ts           (BENCH_OPENS=200)
  */

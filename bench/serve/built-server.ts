@@ -8,7 +8,7 @@
  * `web/` (the test suite's own check, test/support/build-age.ts), and says how to build. `BDSH_TEST_MAIN`
  * (another commit's build, for a before/after in one run) skips the check.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildIsCurrent } from "../../test/support/build-age.js";
 
@@ -32,7 +32,11 @@ export function requireBuild(): void {
     );
 }
 
-/** The built counterpart of a module under `src/` (`presets/open-agent.ts` → `dist/presets/open-agent.js`). */
+/**
+ * The built counterpart of a module under `src/` (`presets/open-agent.ts` → `dist/presets/open-agent.js`), in
+ * the build `BDSH_TEST_MAIN` belongs to when it is set.
+ */
 export function builtModule(sourcePath: string): string {
-  return join(ROOT, "dist", sourcePath.replace(/\.tsx?$/, ".js"));
+  const dist = process.env.BDSH_TEST_MAIN ? dirname(dirname(process.env.BDSH_TEST_MAIN)) : join(ROOT, "dist");
+  return join(dist, sourcePath.replace(/\.tsx?$/, ".js"));
 }
