@@ -1,19 +1,32 @@
 /**
  * What opening one session's agent costs a server, in process: `openAgent` (the standard composition, as
- * `bdsh serve` opens a session it claims) for an existing session, then `agent.open()` (R1 repair, the
+ * `bdsh serve` opens a session it claims: the server's one redactor, children driven by its runner) for an
+ * existing session, then `agent.open()` (R1 repair, the
  * session's events read, every plugin set up) and `close()`, N times over N sessions, on SQLite. CPU per
  * open from `process.cpuUsage()`; no model request is made. With BENCH_PROFILE=<file>, a CPU profile of
  * the measured opens is written there (Chrome DevTools format), and the top self-time functions printed.
  *
- *   node --import tsx bench/serve/agent-open.ts           (BENCH_OPENS=200)
+ * It loads the built modules (`dist/`, what an installed `bdsh` runs; build first) unless BENCH_SOURCES=1,
+ * which loads the sources through tsx (./built-server.ts says why the figures differ); BDSH_TEST_MAIN=<another
+ * build's dist/cli/main.js> loads that build's modules (a before/after in one run).
+ *
+ *   npm run build && node --import tsx bench/serve/agent-open.ts           (BENCH_OPENS=200)
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_CONFIG } from "../../src/config/schema.js";
-import { openAgent } from "../../src/presets/open-agent.js";
-import { openStore } from "../../src/store/open-store.js";
+import { builtModule, CODE_RUN, RUNS_BUILT, requireBuild } from "./built-server.js";
+
+requireBuild();
+/** A module of the code under test: the build's, or the source's (BENCH_SOURCES=1). */
+const load = <M>(path: string): Promise<M> =>
+  import(RUNS_BUILT ? builtModule(path) : `../../src/${path}`) as Promise<M>;
+const [{ DEFAULT_CONFIG }, { openAgent, secretRedactor }, { openStore }] = await Promise.all([
+  load<typeof import("../../src/config/schema.js")>("config/schema.ts"),
+  load<typeof import("../../src/presets/open-agent.js")>("presets/open-agent.ts"),
+  load<typeof import("../../src/store/open-store.js")>("store/open-store.ts"),
+]);
 
 const OPENS = Number(process.env.BENCH_OPENS ?? 200);
 const PROFILE = process.env.BENCH_PROFILE;
@@ -23,6 +36,9 @@ const workspace = mkdtempSync(join(tmpdir(), "bdsh-bench-open-ws-"));
 const store = await openStore({ home });
 const env = { DEEPSEEK_API_KEY: "bench", PATH: process.env.PATH };
 const config = { ...DEFAULT_CONFIG, model: { ...DEFAULT_CONFIG.model, base_url: "http://127.0.0.1:9" } };
+// As the server opens agents: its one redactor, and a runner that finds orphaned children by itself.
+const redactor = secretRedactor(env, config);
+const children = { findsOrphans: true, wake: () => undefined, cancel: async () => undefined };
 
 async function openOnce(sessionId: string): Promise<void> {
   const { agent } = await openAgent({
@@ -33,6 +49,8 @@ async function openOnce(sessionId: string): Promise<void> {
     env,
     sessionId,
     projectTrusted: false,
+    redactor,
+    children,
   });
   await agent.open();
   await agent.close();
@@ -54,7 +72,7 @@ for (const id of ids.slice(20)) await openOnce(id);
 const wall = performance.now() - started;
 const used = process.cpuUsage(cpu);
 console.log(
-  `agent open + close, SQLite, ${OPENS} sessions: ${((used.user + used.system) / 1000 / OPENS).toFixed(2)} ms CPU ` +
+  `agent open + close, SQLite, ${CODE_RUN}, ${OPENS} sessions: ${((used.user + used.system) / 1000 / OPENS).toFixed(2)} ms CPU ` +
     `per open (user ${(used.user / 1000 / OPENS).toFixed(2)}, system ${(used.system / 1000 / OPENS).toFixed(2)}), ` +
     `${(wall / OPENS).toFixed(2)} ms wall`,
 );

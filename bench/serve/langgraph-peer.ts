@@ -20,6 +20,10 @@
  *   turn answered at once (outside the clock), so the measured turn loads a thread with history.
  * - Dropped: requests that failed at the client (ECONNRESET, ECONNREFUSED, a connect timeout, …), by code.
  *
+ * The peer's server runs as plain JavaScript, as ours does (many-sessions.ts runs the built `bdsh`): this
+ * file compiled by esbuild (no `keepNames`) into bench/.work/ at the start of each run, so neither side pays
+ * for tsx (./built-server.ts). BENCH_SOURCES=1 runs both through tsx instead.
+ *
  *   node --import tsx bench/serve/langgraph-peer.ts
  *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
  *   # BENCH_PRIMED=1, BENCH_BACKLOG (4096), BENCH_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test)
@@ -30,7 +34,9 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildSync } from "esbuild";
 import { startFakeProvider } from "../../testing/fake-provider/index.js";
+import { CODE_RUN, RUNS_BUILT } from "./built-server.js";
 import {
   type BenchDatabase,
   benchDatabase,
@@ -55,7 +61,7 @@ const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 4096);
 const SELF = fileURLToPath(import.meta.url);
 
 // ---------------------------------------------------------------------------------------------------------
-// The server process: `node --import tsx langgraph-peer.ts serve` with LG_STORE, LG_DATABASE, LG_MODEL_URL.
+// The server process: `node <this file compiled> serve` with LG_STORE, LG_DATABASE, LG_MODEL_URL.
 
 async function serve(): Promise<void> {
   const [{ createReactAgent }, { ChatOpenAI }, { tool }, { z }] = await Promise.all([
@@ -139,8 +145,28 @@ async function serve(): Promise<void> {
 
 type Peer = { child: ChildProcess; url: string; exited: Promise<unknown> };
 
+/** Set once per run by `main`. */
+let serverArgv: string[] = [];
+
+/** The argv that runs this file's server: compiled to JavaScript, or through tsx (BENCH_SOURCES=1). */
+function peerServerArgv(): string[] {
+  if (!RUNS_BUILT) return ["--import", "tsx", SELF, "serve"];
+  const outfile = fileURLToPath(new URL("../.work/langgraph-peer.mjs", import.meta.url));
+  buildSync({
+    entryPoints: [SELF],
+    outfile,
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning",
+  });
+  return [outfile, "serve"];
+}
+
 function startPeer(env: Record<string, string>): Promise<Peer> {
-  const child = spawn(process.execPath, ["--import", "tsx", SELF, "serve"], {
+  const child = spawn(process.execPath, serverArgv, {
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -277,13 +303,14 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
 }
 
 async function main(): Promise<void> {
+  serverArgv = peerServerArgv();
   const fake = await startFakeProvider({
     script: serveScript({ workspace: () => currentWorkspace, steps: STEPS, latencyMs: LATENCY_MS }),
   });
   const results: Result[] = await eachStore(STORES, fake, runOne);
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
-    `\nLangGraph.js createReactAgent behind node:http, one process: ${SESSIONS} threads at once${PRIMED ? " (each with a first turn already)" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply`,
+    `\nLangGraph.js createReactAgent behind node:http, one process: ${SESSIONS} threads at once${PRIMED ? " (each with a first turn already)" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${RUNS_BUILT ? "compiled by esbuild" : CODE_RUN}`,
   );
   console.log(
     "| store | threads | completed | dropped | listen overflows | wall s (ideal) | server CPU s | CPU ms per turn | server CPU, % of one core | postgres CPU % | PG transactions per turn | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",

@@ -23,12 +23,16 @@
  *   backends have reported, to after the server and the bench's reader are gone (./process-cpu.ts).
  * - The same load on a LangGraph.js agent: ./langgraph-peer.ts (the same measures, from ./process-cpu.ts).
  *
- *   node --import tsx bench/serve/many-sessions.ts
+ * The server is the built CLI (`dist/cli/main.js`, what an installed `bdsh` runs), so build first; the bench
+ * refuses a missing or stale build (./built-server.ts). BENCH_SOURCES=1 runs the sources through tsx instead.
+ *
+ *   npm run build && node --import tsx bench/serve/many-sessions.ts
  *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
  *   # BENCH_BACKLOG=N sets server.backlog (511: Node's default, the value before the key existed),
+ *   # BENCH_TITLES=0 turns the title side request off (session.titles: false),
  *   # BENCH_PRIMED=1 caches every agent with a first turn outside the clock, BENCH_NO_FSYNC=1 turns the stores'
  *   # fsync at durability points off (store.sqlite_synchronous normal, store.postgres_synchronous_commit off),
- *   # BENCH_BUILT=1 runs dist/cli/main.js (build first) instead of the sources through tsx,
+ *   # BENCH_SOURCES=1 runs the sources through tsx instead of dist/cli/main.js, BDSH_TEST_MAIN=<main.js> another build,
  *   # BENCH_PROFILE=<dir> writes a --cpu-prof of each server there (SIGTERM at the end, so it is flushed).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -38,6 +42,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { post, type ServeProcess, startServe } from "../../test/chaos/serve-process.js";
 import { startFakeProvider } from "../../testing/fake-provider/index.js";
+import { CODE_RUN, RUNS_BUILT, requireBuild } from "./built-server.js";
 import {
   type BenchDatabase,
   benchDatabase,
@@ -55,13 +60,14 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 1000);
 const STEPS = Number(process.env.BENCH_STEPS ?? 0);
 const STORES = (process.env.BENCH_STORES ?? "sqlite,postgres").split(",");
-const BUILT = process.env.BENCH_BUILT === "1";
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const WARM = 20;
 /** BENCH_NO_FSYNC=1: `store.sqlite_synchronous: normal` and `store.postgres_synchronous_commit: off` (what the durability points cost). */
 const NO_FSYNC = process.env.BENCH_NO_FSYNC === "1";
 /** BENCH_PRIMED=1: each session first runs one turn answered at once (outside the clock), so the clock sees agents already cached. */
 const PRIMED = process.env.BENCH_PRIMED === "1";
+/** BENCH_TITLES=0: `session.titles: false` (what a new session's title side request costs). */
+const NO_TITLES = process.env.BENCH_TITLES === "0";
 /** BENCH_BACKLOG=N: `server.backlog` (default: the key's default, 4096; 511 is Node's own default). */
 const BACKLOG = process.env.BENCH_BACKLOG;
 /** Both limits above SESSIONS + WARM, so every session may drive at once and stay cached. */
@@ -194,6 +200,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       `  max_sessions_per_server: ${LIMIT}`,
       ...(BACKLOG ? [`  backlog: ${BACKLOG}`] : []),
       ...(NO_FSYNC ? ["store:", "  sqlite_synchronous: normal", "  postgres_synchronous_commit: off"] : []),
+      ...(NO_TITLES ? ["session:", "  titles: false"] : []),
       "continuation:",
       "  announced_action: false",
       "  open_todos: false",
@@ -212,7 +219,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       home,
       workspace,
       configFile,
-      built: BUILT,
+      built: RUNS_BUILT,
       ...(PROFILE_DIR ? { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", join(PROFILE_DIR, store)] } : {}),
     });
     const pid = server.child.pid!;
@@ -264,6 +271,12 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     await waitTurns(accepted, PRIMED ? 2 : 1, 600_000);
     const m = window.stop();
     const hr1 = process.hrtime.bigint();
+    // The window beside the profile, to cut the profile's samples to it (both in µs of CLOCK_MONOTONIC).
+    if (PROFILE_DIR)
+      writeFileSync(
+        join(PROFILE_DIR, store, "window.json"),
+        JSON.stringify([hr0 / 1000n, hr1 / 1000n].map(Number)),
+      );
     const ends = await reader.turnEnds(ids);
     await reader.close();
     // The transactions once the server and the reader are gone (their backends have reported everything).
@@ -313,13 +326,14 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
 }
 
 async function main(): Promise<void> {
+  requireBuild();
   const fake = await startFakeProvider({
     script: serveScript({ workspace: () => currentWorkspace, steps: STEPS, latencyMs: LATENCY_MS }),
   });
   const results: Result[] = await eachStore(STORES, fake, runOne);
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
-    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}${BACKLOG ? `, server.backlog ${BACKLOG}` : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${BUILT ? "dist/cli/main.js" : "sources through tsx"}`,
+    `\nbdsh serve, one server: ${SESSIONS} sessions at once${PRIMED ? " (agents cached by a first turn)" : ""}${NO_FSYNC ? ", no fsync at durability points" : ""}${NO_TITLES ? ", no titles" : ""}${BACKLOG ? `, server.backlog ${BACKLOG}` : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${CODE_RUN}`,
   );
   console.log(
     "| store | sessions | completed | dropped | listen overflows | wall s (ideal) | server CPU, % of one core | server CPU s (kernel share) | CPU ms per turn | PG transactions per turn | main thread on CPU / waiting for one | postgres CPU % | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",

@@ -14,11 +14,12 @@
  *   driving it; time from the kill to the next `step/start` (written by the other server).
  * - Idle memory: one server; IDLE sessions each run one short turn and stay cached idle; RSS delta / IDLE.
  *
- * The servers run the built CLI (`dist/cli/main.js`, what a deployment runs), so build first:
+ * The servers run the built CLI (`dist/cli/main.js`, what a deployment runs), so build first (a missing or
+ * stale build is refused, ./built-server.ts; BENCH_SOURCES=1 runs the sources through tsx instead):
  *
  *   npm run build && node --import tsx bench/serve/run.ts   # BENCH_SESSIONS (default 1000), BENCH_CAP (default 8), BENCH_IDLE (500)
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -30,6 +31,7 @@ import {
   writeServeConfig,
 } from "../../test/chaos/serve-process.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { RUNS_BUILT, requireBuild } from "./built-server.js";
 import { cpuMs, pool, postgresCpuMs } from "./process-cpu.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -97,7 +99,7 @@ async function startServers(count: number, databaseUrl: string, fakeUrl: string,
     shutdown_grace_ms: 0,
     max_running_per_server: cap,
   });
-  const env = { databaseUrl, fakeUrl, home, workspace, configFile, built: true };
+  const env = { databaseUrl, fakeUrl, home, workspace, configFile, built: RUNS_BUILT };
   return Promise.all(Array.from({ length: count }, () => startServe(env)));
 }
 
@@ -291,8 +293,7 @@ async function idleMemory(
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(new URL("../../dist/cli/main.js", import.meta.url)))
-    throw new Error("bench/serve runs the built CLI: run `npm run build` first");
+  requireBuild();
   const fake = await startFakeProvider({ script });
   try {
     const results: Throughput[] = [];

@@ -4,7 +4,8 @@
  * with no endpoint. One built server on SQLite per round, a fresh home each; SESSIONS sessions created at
  * once, each one turn of STEPS `read` steps and a final reply from the fake provider (no latency); the
  * server's CPU (/proc utime+stime) from the first create to the last `turn/end`, per turn. Rounds alternate
- * off/on so drift in the machine's load falls on both.
+ * off/on so drift in the machine's load falls on both. The server is the build (BENCH_SOURCES=1: the sources
+ * through tsx; a missing or stale build is refused, ./built-server.ts).
  *
  *   npm run build && node --import tsx bench/serve/tracing.ts   # BENCH_SESSIONS (200), BENCH_ROUNDS (3)
  */
@@ -14,6 +15,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { post, startServe, writeServeConfig } from "../../test/chaos/serve-process.js";
 import { type FakeReply, type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { RUNS_BUILT, requireBuild } from "./built-server.js";
 import { cpuMs } from "./process-cpu.js";
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 200);
@@ -69,7 +71,7 @@ async function round(tracing: boolean, index: number): Promise<{ cpuPerTurn: num
     home,
     workspace,
     configFile,
-    built: true,
+    built: RUNS_BUILT,
     ...(tracing
       ? { extraEnv: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "200" } }
       : {}),
@@ -98,6 +100,7 @@ async function round(tracing: boolean, index: number): Promise<{ cpuPerTurn: num
   }
 }
 
+requireBuild();
 const off: number[] = [];
 const on: number[] = [];
 let spansPerTurn = 0;

@@ -5,7 +5,8 @@
  * - SQLite, one process (the `bdsh run` path: children driven in process by LocalChildren): a parent agent
  *   on a store file under a tmp home; each round is one parent turn that launches one child (`subagent`),
  *   the child answers at once, its settlement wakes the parent, which answers at once.
- * - PostgreSQL, two real `bdsh serve` processes (the sources through tsx) on a fresh database, one driving
+ * - PostgreSQL, two real `bdsh serve` processes (the build, `dist/cli/main.js`: run `npm run build` first;
+ *   BENCH_SOURCES=1 runs the sources through tsx, ../serve/built-server.ts) on a fresh database, one driving
  *   slot each, so the child is driven by the server that is not driving its parent, and the settlement wakes
  *   the parent across servers (an inbox row plus NOTIFY).
  *
@@ -16,7 +17,7 @@
  * one process: opening the agent and `followup`), the cost of starting any session, which a launch —
  * creating a session and opening its agent — cannot beat by much.
  *
- *   node --import tsx bench/subagents/run.ts      # BENCH_ROUNDS (100), BENCH_STORES (sqlite,postgres)
+ *   npm run build && node --import tsx bench/subagents/run.ts      # BENCH_ROUNDS (100), BENCH_STORES (sqlite,postgres)
  */
 
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -30,6 +31,7 @@ import type { Store } from "../../src/store/store.js";
 import { post, type ServeProcess, startServe } from "../../test/chaos/serve-process.js";
 import { openTestAgent } from "../../test/support/test-agent.js";
 import { type FakeRequest, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { RUNS_BUILT, requireBuild } from "../serve/built-server.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
 const STORES = (process.env.BENCH_STORES ?? "sqlite,postgres").split(",");
@@ -156,7 +158,9 @@ async function postgresRun(): Promise<{ samples: Sample[]; baseline: number[] }>
     home: join(dir, "home"),
     workspace: join(dir, "ws"),
     configFile,
+    built: RUNS_BUILT,
   };
+  requireBuild();
   const servers: ServeProcess[] = [await startServe(env), await startServe(env)];
   const store = await openStore({ home: join(dir, "home"), databaseUrl });
   const samples: Sample[] = [];

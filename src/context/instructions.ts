@@ -30,7 +30,7 @@
  * and, on refresh, "Additional instructions from: packages/app/AGENTS.md" with a line saying they apply to
  * work under `packages/app`.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ACCEPT_COMMAND, INSTRUCTION_FILES } from "../config/instruction-files.js";
@@ -38,6 +38,7 @@ import type { InstructionGate, InstructionVerdict } from "../config/instruction-
 import { realDirectory } from "../config/trust.js";
 import type { EventDataMap } from "../log/events.js";
 import type { LogView, Plugin, PluginLog } from "../loop/plugin.js";
+import { fileText } from "./file-snapshots.js";
 
 export { INSTRUCTION_FILES };
 export const INSTRUCTIONS_INTRO =
@@ -50,13 +51,8 @@ export function escapeReminder(text: string): string {
   return text.replaceAll("</system-reminder>", "<\\/system-reminder>");
 }
 
-function readIfFile(path: string): string | undefined {
-  try {
-    return statSync(path).isFile() ? readFileSync(path, "utf8") : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** Every agent opening reads the same files: read from disk again only when one changed (file-snapshots.ts). */
+const readIfFile = fileText;
 
 /** The nearest directory at or above `cwd` holding `.git`, else `cwd`. */
 export function repositoryRoot(cwd: string): string {

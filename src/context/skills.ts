@@ -26,13 +26,14 @@
  *   </system-reminder>
  * Tool result: `<skill_content name="x">\n<skill_instructions>\n…\n</skill_instructions>\n</skill_content>`.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { parse } from "yaml";
 import type { InstructionGate } from "../config/instruction-review.js";
 import type { Plugin } from "../loop/plugin.js";
 import { type Static, Type, toolParameters } from "../tools/schema.js";
 import type { ToolDefinition } from "../tools/types.js";
+import { derived } from "./file-snapshots.js";
 import { reportWithheld, type WithheldFile } from "./instructions.js";
 import { latestUserMessageTracker } from "./latest-user-message.js";
 
@@ -126,6 +127,7 @@ export type SkillScreen = (path: string, content: string) => boolean;
 export function loadSkills(directories: readonly string[], screen?: SkillScreen): Skill[] {
   const byName = new Map<string, Skill>();
   for (const directory of directories) {
+    if (!statSync(directory, { throwIfNoEntry: false })?.isDirectory()) continue; // most homes have none
     let entries: string[];
     try {
       entries = readdirSync(directory).sort();
@@ -134,15 +136,11 @@ export function loadSkills(directories: readonly string[], screen?: SkillScreen)
     }
     for (const entry of entries) {
       const path = join(directory, entry, "SKILL.md");
-      let text: string;
-      try {
-        text = readFileSync(path, "utf8");
-      } catch {
-        continue;
-      }
-      if (screen && !screen(path, text)) continue;
-      const skill = parseSkill(text, path);
-      if (skill) byName.set(skill.name, skill);
+      // Every agent opening reads the same files: parsed again only when one changed (file-snapshots.ts).
+      const read = derived(path, "skill", (text) => parseSkill(text, path));
+      if (!read) continue;
+      if (screen && !screen(path, read.text)) continue;
+      if (read.value) byName.set(read.value.name, read.value);
     }
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));

@@ -17,6 +17,7 @@
  * - Pure over the log: two processes measuring the same events get the same number.
  */
 import type { LogEvent, Usage } from "./events.js";
+import { jsonArrayText } from "./json-text.js";
 import type { AssistantBlock, SurfaceMessage, SurfaceNode } from "./messages.js";
 import type { SurfaceProjector } from "./surface.js";
 
@@ -56,8 +57,8 @@ export function messageTokens(message: SurfaceMessage): number {
   }
 }
 
-export function toolsTokens(tools: readonly unknown[]): number {
-  return tools.length === 0 ? 0 : textTokens(JSON.stringify(tools)) + BLOCK_OVERHEAD;
+export function toolsTokens(tools: readonly object[]): number {
+  return tools.length === 0 ? 0 : textTokens(jsonArrayText(tools)) + BLOCK_OVERHEAD;
 }
 
 export function usageTotal(usage: Usage): number {
@@ -86,11 +87,11 @@ export class TokenMeter {
   private anchor: Anchor | undefined;
   private newestHeaderSeq = 0;
   private scannedEvents = 0;
-  private toolsKey: readonly unknown[] | undefined;
+  private toolsKey: readonly object[] | undefined;
   private toolsCost = 0;
 
   /** The estimate for the surface as it is now, with these tool declarations. */
-  measure(log: MeteredLog, tools: readonly unknown[] = []): Measurement {
+  measure(log: MeteredLog, tools: readonly object[] = []): Measurement {
     this.scanHeaders(log.events);
     const nodes = log.surface.surface;
     if (
@@ -164,7 +165,7 @@ export class TokenMeter {
     this.scannedEvents = events.length;
   }
 
-  private toolsCostOf(tools: readonly unknown[]): number {
+  private toolsCostOf(tools: readonly object[]): number {
     if (tools !== this.toolsKey) {
       this.toolsKey = tools;
       this.toolsCost = toolsTokens(tools);

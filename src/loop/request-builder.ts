@@ -10,6 +10,7 @@
  * - Tools are declared in a stable order every step (SP8).
  */
 import { createHash } from "node:crypto";
+import { jsonArrayText } from "../log/json-text.js";
 import type { SurfaceNode } from "../log/messages.js";
 import type { SurfaceProjector } from "../log/surface.js";
 import type { Effort, ModelRequest, ToolSpec } from "../model/types.js";
@@ -113,7 +114,7 @@ export class RequestBuilder {
 
   private hashTools(): string {
     if (this.toolsHash?.of !== this.declared)
-      this.toolsHash = { of: this.declared, hash: hash(JSON.stringify(this.declared)) };
+      this.toolsHash = { of: this.declared, hash: hash(jsonArrayText(this.declared)) };
     return this.toolsHash.hash;
   }
 

@@ -2,7 +2,8 @@
  * A request body as JSON text with its `messages` array spliced in as already-joined JSON, so a codec can
  * serialize a session's history once and a request costs its new messages, not the whole history again
  * (ARCHITECTURE: requests extend each other byte for byte, M23). The text is byte for byte what
- * `JSON.stringify` gives for the object with the keys of `head`, then `messages`, then the keys of `tail`.
+ * `JSON.stringify` gives for the object with the keys of `head`, then `messages`, then the keys of `tail`,
+ * then those of `tailText`.
  */
 import { startsWithSame } from "../log/prefix.js";
 
@@ -11,11 +12,15 @@ export type BodyParts = {
   /** The wire messages' JSON texts joined with commas (no brackets). */
   messages: string;
   tail: Record<string, unknown>;
+  /** Keys after `tail`'s whose values are JSON text already (the declared tools, written once each). */
+  tailText?: ReadonlyArray<readonly [key: string, json: string]>;
 };
 
 export function bodyJson(parts: BodyParts): string {
   const head = JSON.stringify(parts.head);
-  const tail = JSON.stringify(parts.tail);
+  let tail = JSON.stringify(parts.tail);
+  for (const [key, json] of parts.tailText ?? [])
+    tail = `${tail === "{}" ? "{" : `${tail.slice(0, -1)},`}${JSON.stringify(key)}:${json}}`;
   const open = head === "{}" ? "{" : `${head.slice(0, -1)},`;
   const close = tail === "{}" ? "}" : `,${tail.slice(1)}`;
   return `${open}"messages":[${parts.messages}]${close}`;

@@ -100,7 +100,7 @@ export function harnessSecretVariables(config: Config, apiKeyEnv?: string): stri
 
 /** The environment policy of this configuration (child-env.ts). */
 export function environmentPolicy(config: Config, apiKeyEnv?: string): EnvironmentPolicy {
-  return new EnvironmentPolicy({
+  return EnvironmentPolicy.of({
     strip: config.terminal.strip_env_keys,
     pass: config.terminal.pass_env_keys,
     harness: harnessSecretVariables(config, apiKeyEnv),

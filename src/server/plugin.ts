@@ -32,7 +32,7 @@ import type { Config } from "../config/schema.js";
 import type { Plugin } from "../loop/plugin.js";
 import { McpPool } from "../mcp/pool.js";
 import { priceFromConfig } from "../model/pricing.js";
-import { defaultOwner, openAgent } from "../presets/open-agent.js";
+import { defaultOwner, openAgent, secretRedactor } from "../presets/open-agent.js";
 import type { StandardAgent } from "../presets/standard-agent.js";
 import type { SessionRow, Store } from "../store/store.js";
 import type { ChildDriver } from "../subagents/lifecycle.js";
@@ -159,12 +159,15 @@ export async function bdshPlugin(app: FastifyInstance, options: BdshPluginOption
       await runner.wake(sessionId);
     },
   };
+  // The one redactor of the process (its env and config do not change): built here, not per agent opened.
+  const redactor = secretRedactor(env, config);
   const open =
     options.open ??
     (async (sessionId: string, _owner: string, row?: SessionRow) => {
       const { agent } = await openAgent({
         store,
         config,
+        redactor,
         workspace: options.workspace,
         ...(row ? { sessionRow: row } : {}),
         ...(options.home ? { home: options.home } : {}),

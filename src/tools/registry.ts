@@ -27,6 +27,30 @@ export type ToolsetSelection = { enabled?: readonly string[]; disabled?: readonl
 
 export type ToolDeclaration = { name: string; description: string; parameters: ObjectSchema };
 
+/**
+ * Declarations by schema, then name and description: every agent of a process registers its tools from the
+ * same module-level schemas (deep-frozen by `toolParameters`), so they share one frozen declaration per tool,
+ * whose JSON text is then written once per process (log/json-text.ts), not once per agent and request. A
+ * schema that is not frozen (an MCP server's) gets a plain declaration each time, as before.
+ */
+const shared = new WeakMap<ObjectSchema, Map<string, ToolDeclaration>>();
+
+function declarationOf(name: string, description: string, parameters: ObjectSchema): ToolDeclaration {
+  if (!Object.isFrozen(parameters)) return { name, description, parameters };
+  let bySchema = shared.get(parameters);
+  if (!bySchema) {
+    bySchema = new Map();
+    shared.set(parameters, bySchema);
+  }
+  const key = `${name}\0${description}`;
+  let declaration = bySchema.get(key);
+  if (!declaration) {
+    declaration = Object.freeze({ name, description, parameters });
+    bySchema.set(key, declaration);
+  }
+  return declaration;
+}
+
 export class ToolRegistrationError extends Error {
   constructor(
     readonly code: "INVALID_TOOL_NAME" | "TOOL_SHADOWED" | "TOOLSET_CONFLICT",
@@ -130,7 +154,7 @@ export class ToolRegistry {
     const wanted = new Set(names);
     const out: ToolDeclaration[] = [];
     for (const [name, { tool }] of this.entries) {
-      if (wanted.has(name)) out.push({ name, description: tool.description, parameters: tool.parameters });
+      if (wanted.has(name)) out.push(declarationOf(name, tool.description, tool.parameters));
     }
     return out;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { cachedJsonText, jsonArrayText, jsonTextOf } from "../../src/log/json-text.js";
 import { bodyJson, GrowingJsonList, joinJson } from "../../src/model/body-json.js";
 
 describe("request bodies spliced from joined message JSON", () => {
@@ -16,6 +17,36 @@ describe("request bodies spliced from joined message JSON", () => {
     expect(bodyJson({ head: { model: "m" }, messages: "1", tail: {} })).toBe('{"model":"m","messages":[1]}');
     expect(joinJson([undefined, "1", "", "2"], "0")).toBe("0,1,2");
     expect(joinJson([""], "0")).toBe("0");
+  });
+
+  it("puts keys given as JSON text after the tail's, byte for byte as JSON.stringify", () => {
+    const tools = [{ name: "t", parameters: { type: "object" } }, { name: "u" }];
+    const text = jsonArrayText(tools);
+    expect(text).toBe(JSON.stringify(tools));
+    expect(jsonArrayText([])).toBe("[]");
+    const tail = { stream: true, max_tokens: 5 };
+    const joined = joinJson(messages.map((m) => JSON.stringify(m)));
+    expect(bodyJson({ head: { model: "m" }, messages: joined, tail, tailText: [["tools", text]] })).toBe(
+      JSON.stringify({ model: "m", messages, ...tail, tools }),
+    );
+    expect(bodyJson({ head: {}, messages: "", tail: {}, tailText: [["tools", text]] })).toBe(
+      JSON.stringify({ messages: [], tools }),
+    );
+  });
+
+  it("writes an unchanging object's JSON once, whoever asks", () => {
+    let made = 0;
+    const wire = cachedJsonText((tool: { name: string }) => {
+      made++;
+      return { type: "function", function: tool };
+    });
+    const tool = Object.freeze({ name: "t" });
+    expect(jsonArrayText([tool, tool], wire)).toBe(
+      JSON.stringify([0, 0].map(() => ({ type: "function", function: tool }))),
+    );
+    expect(wire(tool)).toBe(JSON.stringify({ type: "function", function: tool }));
+    expect(made).toBe(1);
+    expect(jsonTextOf(tool)).toBe('{"name":"t"}');
   });
 
   it("serializes each message once and joins only a growing list's news", () => {

@@ -9,12 +9,13 @@
  * runs an older CLI than the sources it sits next to.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import "vitest";
+import { buildIsCurrent } from "./build-age.js";
 import { buildFixtures } from "./fixture-build.js";
 import { TEST_WORKERS } from "./workers.js";
 
@@ -31,20 +32,9 @@ declare module "vitest" {
   }
 }
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 /** Builds when `dist/` is missing or older than a file under `src/` or `web/`. */
 function ensureCurrentBuild(): void {
-  const built = join(ROOT, "dist/cli/main.js");
-  const sources = Math.max(newestMtime(join(ROOT, "src")), newestMtime(join(ROOT, "web")));
-  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
+  if (buildIsCurrent(ROOT)) return;
   execFileSync("npm", ["run", "build"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
 }
 

@@ -1,7 +1,7 @@
 /**
  * Issue 14 findings 3, 4, 5 under real bubblewrap: `$BDSH_HOME` hidden, the harness's `/proc/<pid>/environ`
  * unreachable in every mode, no vanishing tmpfs (a write outside the writable roots fails with the T17
- * marker), a per-session `$TMPDIR` removed on close, and the runtime-context facts.
+ * marker), a per-session `$TMPDIR` that outlives the agent's close, and the runtime-context facts.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -146,7 +146,7 @@ describe.skipIf(!bubblewrapAvailable())("issue 14 findings 3-5 under bubblewrap"
     await terminal.cleanup();
   });
 
-  it("finding 5: $TMPDIR is a per-session host directory, kept across commands, removed on close", async () => {
+  it("finding 5: $TMPDIR is a per-session host directory, kept across commands and past close", async () => {
     for (const mode of MODES) {
       const { terminal, bash } = setup(mode);
       expect(await bash('echo kept > "$TMPDIR/a" && echo "$TMPDIR"')).toBe(terminal.tempDir);
@@ -155,7 +155,9 @@ describe.skipIf(!bubblewrapAvailable())("issue 14 findings 3-5 under bubblewrap"
       expect(dir).toMatch(/\/bdsh-sessions-\d+\/sess-1-[0-9a-f]{8}$/);
       expect(existsSync(join(dir, "a"))).toBe(true);
       await terminal.cleanup();
-      expect(existsSync(dir)).toBe(false);
+      // The session's, not this process's: another server may drive the session now (session-temp-dir.ts).
+      expect(existsSync(join(dir, "a"))).toBe(true);
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -17,12 +17,13 @@
  *   last assistant message carries its images as `image` blocks with a base64 source; earlier ones send
  *   their handle text. A text-only route sends the text-only note in place of each handle.
  */
+import { cachedJsonText, jsonArrayText } from "../../log/json-text.js";
 import type { AssistantMessage, ImageRef } from "../../log/messages.js";
 import { type BodyParts, joinJson } from "../body-json.js";
 import { presetOf, type Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
 import { firstLiveIndex, loadImage, visibleText } from "../images.js";
-import { LlmError, type ModelRequest } from "../types.js";
+import { LlmError, type ModelRequest, type ToolSpec } from "../types.js";
 
 type TextContent = { type: "text"; text: string };
 type ImageContent = { type: "image"; source: { type: "base64"; media_type: string; data: string } };
@@ -102,16 +103,22 @@ export function anthropicBody(route: Route, request: ModelRequest): BodyParts {
   if (request.temperature !== undefined && !thinkingOn(preset.reasoning, request.effort)) {
     tail.temperature = request.temperature;
   }
-  if (request.tools.length > 0) {
-    tail.tools = request.tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      input_schema: tool.parameters,
-    }));
-  }
+  const tools = request.tools.length > 0 ? jsonArrayText(request.tools, wireTool) : undefined;
   // Messages merge across history entries (M8), so they are serialized whole on each request.
-  return { head, messages: joinJson(messages.map((message) => JSON.stringify(message))), tail };
+  return {
+    head,
+    messages: joinJson(messages.map((message) => JSON.stringify(message))),
+    tail,
+    ...(tools ? { tailText: [["tools", tools]] } : {}),
+  };
 }
+
+/** A declaration's wire JSON, written once per declaration (the registry shares them: log/json-text.ts). */
+const wireTool = cachedJsonText((tool: ToolSpec) => ({
+  name: tool.name,
+  description: tool.description,
+  input_schema: tool.parameters,
+}));
 
 function inHistorySystem(messages: readonly AnthropicMessage[], text: string): AnthropicMessage {
   if (text.trim() === "") throw new LlmError("INVALID_REQUEST", "empty in-history system update");

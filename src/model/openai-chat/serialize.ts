@@ -18,13 +18,14 @@
  *   run of tool messages in one user message (tool content is text only on this wire). Earlier messages
  *   send their handle text. A text-only route sends the text-only note in place of each handle.
  */
+import { cachedJsonText, jsonArrayText } from "../../log/json-text.js";
 import type { AssistantMessage, ImageRef, ReasoningField, SurfaceMessage } from "../../log/messages.js";
 import { isJsonObject } from "../assembler.js";
 import { type BodyParts, GrowingJsonList, joinJson } from "../body-json.js";
 import { presetOf, type Route } from "../catalog.js";
 import { reasoningBody, thinkingOn } from "../effort.js";
 import { firstLiveIndex, loadImage, visibleText } from "../images.js";
-import type { ModelRequest } from "../types.js";
+import type { ModelRequest, ToolSpec } from "../types.js";
 
 type WireToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
 type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
@@ -77,14 +78,20 @@ export function openAiChatBody(route: Route, request: ModelRequest, history: Ope
   if (request.temperature !== undefined && !thinkingOn(preset.reasoning, request.effort)) {
     tail.temperature = request.temperature;
   }
-  if (request.tools.length > 0) {
-    tail.tools = request.tools.map((tool) => ({
-      type: "function",
-      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-    }));
-  }
-  return { head: { model: request.model }, messages, tail };
+  const tools = request.tools.length > 0 ? jsonArrayText(request.tools, wireTool) : undefined;
+  return {
+    head: { model: request.model },
+    messages,
+    tail,
+    ...(tools ? { tailText: [["tools", tools]] } : {}),
+  };
 }
+
+/** A declaration's wire JSON, written once per declaration (the registry shares them: log/json-text.ts). */
+const wireTool = cachedJsonText((tool: ToolSpec) => ({
+  type: "function",
+  function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+}));
 
 /** The messages after the last assistant message: images as parts where the route takes them (M10). */
 function* liveJson(

@@ -27,7 +27,7 @@ import type { SandboxMode, ToolDefinition, ToolExec, ToolOutput } from "../types
 import { formatBashResult, movedToBackgroundText, sandboxDenialSeen } from "./bash-result.js";
 import { StreamCapture } from "./output-capture.js";
 
-export type BashArgs = Static<ReturnType<typeof bashSchema>>;
+export type BashArgs = Static<ReturnType<typeof makeBashSchema>>;
 
 export type BashToolOptions = { timeoutMs: number; maxTimeoutMs: number; maxOutputBytes: number };
 
@@ -60,8 +60,23 @@ const DESCRIPTION =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR:?}` is shell syntax the model should write.
   "Run a bash command (`bash -c`) and return its stdout and stderr. Every call starts a fresh shell: pass `workdir` rather than using `cd`. The `$BDSH_*` variables describe the harness environment. Long output is cut to its tail, and the full output is stored at a locator given in the result. Put `description` before `command` in the arguments. Before deleting or moving anything, check that the resolved absolute target path is the one you mean; never run such a command on a computed path you have not checked. A variable that is not set expands to nothing, so protect variables used in such paths with `${VAR:?}`. A file sandbox may apply: a refused file operation shows up as `[sandbox: file access denied under <mode> mode]`, which is a policy decision, so do not look for another way around it. The same holds for the network: a connection refused by the sandbox shows up as `[sandbox: network access denied under sandbox_network <mode> …]`.";
 
+/**
+ * The arguments' schema for these bounds, made once per process and bounds: every agent of a server has the
+ * same config, so they share one schema and so one declaration, whose JSON is written once (registry.ts).
+ */
+const schemas = new Map<string, ReturnType<typeof makeBashSchema>>();
+function bashSchema(options: BashToolOptions): ReturnType<typeof makeBashSchema> {
+  const key = `${options.timeoutMs}:${options.maxTimeoutMs}`;
+  let schema = schemas.get(key);
+  if (!schema) {
+    schema = makeBashSchema(options);
+    schemas.set(key, schema);
+  }
+  return schema;
+}
+
 /** The arguments; the timeout's bound and default are the configured ones. */
-function bashSchema(options: BashToolOptions) {
+function makeBashSchema(options: BashToolOptions) {
   return Type.Object(
     {
       description: Type.String({

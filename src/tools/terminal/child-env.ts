@@ -46,6 +46,20 @@ export type EnvironmentPolicySpec = {
 
 export class EnvironmentPolicy {
   static readonly default = new EnvironmentPolicy({});
+  /** Policies by spec: every agent of a process has the same config, so it builds the same policy. */
+  private static readonly made = new Map<string, EnvironmentPolicy>();
+
+  /** The policy of `spec`, built once per distinct spec (a policy is immutable; the cache is bounded). */
+  static of(spec: EnvironmentPolicySpec): EnvironmentPolicy {
+    const key = JSON.stringify([spec.strip ?? [], spec.pass ?? [], spec.harness ?? []]);
+    let policy = EnvironmentPolicy.made.get(key);
+    if (!policy) {
+      if (EnvironmentPolicy.made.size >= 64) EnvironmentPolicy.made.clear();
+      policy = new EnvironmentPolicy(spec);
+      EnvironmentPolicy.made.set(key, policy);
+    }
+    return policy;
+  }
 
   private readonly strip: RegExp;
   private readonly pass: RegExp | undefined;

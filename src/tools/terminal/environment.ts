@@ -92,7 +92,7 @@ export interface TerminalEnvironment {
   execute(command: string, options: ExecuteOptions): Promise<ExecuteResult>;
   /** Whether commands under `mode` would be sandboxed here (doctor, T17). */
   sandboxAvailable(): boolean;
-  /** A per-session host directory, `$TMPDIR` of every command, removed by `cleanup`. */
+  /** A per-session host directory, `$TMPDIR` of every command; the local backend's outlives `cleanup` (session-temp-dir.ts). */
   readonly tempDir?: string;
   /** File operations that do not touch this host (remote backends). */
   readonly files?: EnvironmentFiles;

@@ -18,7 +18,9 @@
  *   the model writes never sees a key), plus `TMPDIR`.
  * - The session's temp dir (`tempDir`) is a host directory `<os tmp>/bdsh-sessions-<uid>/<session>-<hash>`
  *   (session-temp-dir.ts: the same path on every server), mode 0700, made before each command that runs,
- *   writable in every mode, removed by `cleanup()` (agent close). `$BDSH_HOME` (`home`) is masked inside the sandbox (finding 3).
+ *   writable in every mode. `cleanup()` (agent close) leaves it to the session: another server on this host
+ *   may drive the session by now; unused dirs are swept after a day (session-temp-dir.ts). `$BDSH_HOME`
+ *   (`home`) is masked inside the sandbox (finding 3).
  * - The network (`network`, default off; sandbox-network.ts): a sandboxed command in any mode but
  *   danger-full-access gets its own network namespace unless the mode is `on`. Under `proxy` the harness's
  *   egress proxy starts on the first such command and stops in `cleanup()`, and the command runs behind the
@@ -26,7 +28,7 @@
  *   refuses the command; otherwise it runs with the host network and `network` says `on`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import {
   bubblewrapArgs,
@@ -51,7 +53,7 @@ import { policyFor } from "./policy.js";
 import { relayArgv } from "./proxy-bridge.js";
 import { executeBySpawn, RunningCommands } from "./remote-shell.js";
 import type { SandboxNetwork } from "./sandbox-network.js";
-import { ensureSessionTempDir, sessionTempPath } from "./session-temp-dir.js";
+import { ensureSessionTempDir, releaseSessionTempDir, sessionTempPath } from "./session-temp-dir.js";
 
 const NO_NETWORK: SandboxNetwork = { mode: "off", allow: [] };
 
@@ -102,7 +104,7 @@ export class LocalEnvironment implements TerminalEnvironment {
 
   spawn(command: string, options: SpawnOptions): RunningCommand {
     const tempDir = this.tempDir;
-    // Made again if it went (another process's cleanup after a handover, or a command's own `rm`).
+    // Made again if it went (the stale sweep, or a command's own `rm`).
     ensureSessionTempDir(tempDir);
     const env = this.policy.childEnvironment(this.options.baseEnv ?? process.env, {
       ...options.env,
@@ -156,7 +158,8 @@ export class LocalEnvironment implements TerminalEnvironment {
     await this.running.killAll();
     await this.proxy?.close();
     this.proxy = undefined;
-    if (this.temp !== undefined) rmSync(this.temp, { recursive: true, force: true });
+    // The shared dir is the session's, and another process may be driving it by now (session-temp-dir.ts).
+    if (this.temp !== undefined) releaseSessionTempDir(this.temp);
     this.temp = undefined;
   }
 }

@@ -6,7 +6,7 @@ import { EnvironmentPolicy } from "./child-env.js";
 import type { EnvironmentFactoryOptions } from "./environment.js";
 
 export function policyFor(options: EnvironmentFactoryOptions): EnvironmentPolicy {
-  return new EnvironmentPolicy({
+  return EnvironmentPolicy.of({
     strip: options.stripEnvKeys,
     pass: options.passEnvKeys ?? [],
     harness: options.harnessEnvKeys ?? [],
