@@ -102,6 +102,11 @@ type Entry<A extends Agent> = {
 export class SessionRunner<A extends Agent = Agent> {
   private readonly entries = new Map<string, Entry<A>>();
   private running = 0;
+  /**
+   * Slots promised to claims in flight (a pass's, a `submit`'s): the two run side by side, and each must
+   * see the other's claims before its sessions reach `drive`, or together they would pass `maxRunning`.
+   */
+  private reserved = 0;
   private unsubscribe: (() => void) | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
   /** A claim pass at the moment the soonest live session lease lapses. */
@@ -221,13 +226,13 @@ export class SessionRunner<A extends Agent = Agent> {
     const after = existing?.opened?.loggedSeq ?? 0;
     const heard: Submitting = { heard: [], cancel: false };
     this.submitting.set(sessionId, heard);
-    this.running++; // the slot this claim may take, held while it is in flight
+    this.reserved++; // the slot this claim may take, held while it is in flight
     const claimedAt = Date.now();
     let result: EnqueuedClaim;
     try {
       result = await store.enqueueAndClaim(sessionId, item, { owner, ttlMs: leaseTtlMs, after }, options);
     } finally {
-      this.running--;
+      this.reserved--;
       this.submitting.delete(sessionId);
     }
     const wake = (options: { cancel?: boolean }) =>
@@ -366,13 +371,30 @@ export class SessionRunner<A extends Agent = Agent> {
   }
 
   private async claim(): Promise<void> {
-    const { store, owner, leaseTtlMs } = this.options;
     const room = this.room();
     this.full = room === 0;
     if (this.stopping || room === 0) return;
     // Before the claims are sent: each lease taken lives at least its TTL from here (holdLease `claimedAt`).
     const claimedAt = Date.now();
-    // Orphaned turns first (closing one is short), then sessions with input.
+    let claimed: string[];
+    this.reserved += room;
+    try {
+      claimed = await this.claimSessions(room);
+    } finally {
+      this.reserved -= room;
+    }
+    for (const id of claimed) {
+      if (this.stopping || this.entries.get(id)?.running || !this.makeRoom(id)) {
+        await this.release(id);
+        continue;
+      }
+      this.drive(id, claimedAt);
+    }
+  }
+
+  /** One pass's claims, at most `room`: orphaned turns first (closing one is short), then sessions with input. */
+  private async claimSessions(room: number): Promise<string[]> {
+    const { store, owner, leaseTtlMs } = this.options;
     let orphans: { ids: string[] } = { ids: [] };
     if (this.orphansDue) {
       this.orphansDue = false;
@@ -385,13 +407,7 @@ export class SessionRunner<A extends Agent = Agent> {
     const left = room - orphans.ids.length;
     const pending = left > 0 ? await store.claimPendingSessions(owner, leaseTtlMs, left) : [];
     this.full = orphans.ids.length + pending.length === room;
-    for (const id of [...orphans.ids, ...pending]) {
-      if (this.stopping || this.entries.get(id)?.running || !this.makeRoom(id)) {
-        await this.release(id);
-        continue;
-      }
-      this.drive(id, claimedAt);
-    }
+    return [...orphans.ids, ...pending];
   }
 
   /** A claim pass right after the soonest live session lease lapses. */
@@ -411,7 +427,7 @@ export class SessionRunner<A extends Agent = Agent> {
 
   /** Free driving slots (cached idle agents are evicted as needed, see makeRoom). */
   private room(): number {
-    return Math.max(0, this.options.maxRunning - this.running);
+    return Math.max(0, this.options.maxRunning - this.running - this.reserved);
   }
 
   private entry(sessionId: string, row?: SessionRow): Entry<A> {
