@@ -46,7 +46,7 @@ export function commandSandboxFact(
   network?: SandboxNetwork,
 ): string {
   const temp = tempDir
-    ? ` Private to this session: the temporary directory ${JSON.stringify(tempDir)} ($TMPDIR), writable in every mode and deleted when the session ends.`
+    ? ` Private to this session: the temporary directory ${JSON.stringify(tempDir)} ($TMPDIR), writable in every mode, and removed once no command has used it for a day.`
     : "";
   if (!osSandbox) {
     return `Command sandbox: none. bubblewrap is not available, so commands run WITHOUT an OS sandbox, with this user's full access; only the harness's file-tool checks apply.${temp}`;
