@@ -8,7 +8,9 @@
  *   acquire extends the same lease. The runner never writes to a log.
  * - Capacity: at most `maxRunning` sessions drive here at once. Work beyond that waits in the inbox rows,
  *   where any server with room claims it; a server that fills up claims again as soon as a drive ends.
- * - Wake-ups: an inbox notification for a session this server drives is checked at once: a cancel request
+ * - Wake-ups: a row queued with its session's claim (`submit`, here or elsewhere) is announced as such and
+ *   makes no claim pass anywhere (its claimer drives it; should it die, its lease lapses and the sweep
+ *   finds the input). An inbox notification for a session this server drives is checked at once: a cancel request
  *   (an inbox row of its own kind, never input, announced as such) is taken and becomes `agent.cancel()`,
  *   L7; new input costs no statement: it is remembered, and when the drive ends the rows are looked at
  *   only if the agent began no inbox read after it, so input queued between the agent's last inbox read and
@@ -323,7 +325,10 @@ export class SessionRunner<A extends Agent = Agent> {
   private onNotification(notification: StoreNotification): void {
     if (this.stopping) return;
     if (notification.channel === "inbox") {
-      const { sessionId, itemId, cancel } = notification;
+      const { sessionId, itemId, cancel, claimed } = notification;
+      // Queued with its session's claim (`submit` here or on another server): the claimer drives it, so
+      // a claim pass here would find nothing. Only a drive or a claim in flight here has use for it.
+      if (claimed && !this.entries.get(sessionId)?.running && !this.submitting.has(sessionId)) return;
       this.wake(sessionId, { cancel: cancel === true, ...(itemId === undefined ? {} : { itemId }) }).catch(
         (error: unknown) => this.options.onError?.(error, notification.sessionId),
       );

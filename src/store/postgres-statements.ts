@@ -13,18 +13,30 @@
 export const EVENTS_CHANNEL = "bdsh_events";
 export const INBOX_CHANNEL = "bdsh_inbox";
 /**
- * An inbox notification's payload is the session id, or, for a row `enqueueInbox` or `requestCancel`
- * added, a JSON object `{session, item, cancel}` (the row's id; whether it is a cancel request).
+ * An inbox notification's payload is the session id, or, for a row `enqueueInbox`, `enqueueAndClaim` or
+ * `requestCancel` added, a JSON object `{session, item, cancel, claimed?}` (the row's id; whether it is a
+ * cancel request; whether its session was claimed with it).
  */
-export function parseInboxPayload(payload: string): { sessionId: string; itemId?: string; cancel?: true } {
+export function parseInboxPayload(payload: string): {
+  sessionId: string;
+  itemId?: string;
+  cancel?: true;
+  claimed?: true;
+} {
   if (payload.startsWith("{")) {
     try {
-      const parsed = JSON.parse(payload) as { session?: unknown; item?: unknown; cancel?: unknown };
+      const parsed = JSON.parse(payload) as {
+        session?: unknown;
+        item?: unknown;
+        cancel?: unknown;
+        claimed?: unknown;
+      };
       if (typeof parsed.session === "string" && typeof parsed.item === "string")
         return {
           sessionId: parsed.session,
           itemId: parsed.item,
           ...(parsed.cancel === true ? { cancel: true as const } : {}),
+          ...(parsed.claimed === true ? { claimed: true as const } : {}),
         };
     } catch {
       // a session id that merely starts with "{"

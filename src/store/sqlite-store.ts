@@ -350,7 +350,8 @@ export class SqliteStore implements Store {
       return { row, claimed: this.readDrive(sessionId, claim.after) };
     });
     const { row, claimed } = run.immediate();
-    this.announceInbox(sessionId, row.id, values.mode); // after the commit, as PostgreSQL's NOTIFY
+    // After the commit, as PostgreSQL's NOTIFY.
+    this.announceInbox(sessionId, row.id, values.mode, claimed !== undefined);
     return { item: toInboxItem(row), claimed };
   }
 
@@ -378,12 +379,13 @@ export class SqliteStore implements Store {
     return row;
   }
 
-  private announceInbox(sessionId: string, itemId: string, mode: string): void {
+  private announceInbox(sessionId: string, itemId: string, mode: string, claimed = false): void {
     this.hub.emit({
       channel: "inbox",
       sessionId,
       itemId,
       ...(mode === "cancel" ? { cancel: true as const } : {}),
+      ...(claimed ? { claimed: true as const } : {}),
     });
   }
 

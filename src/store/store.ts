@@ -221,9 +221,10 @@ export type StoreNotification =
   /**
    * Input was added to (or discarded from) the inbox; a claim is not announced (its events are). `itemId`:
    * the row added by `enqueueInbox` or `requestCancel` (a reader that has already seen it need not read
-   * again); `cancel`: that row is a cancel request, so a driver need look for one only then.
+   * again); `cancel`: that row is a cancel request, so a driver need look for one only then; `claimed`: the
+   * row came with its session's claim (`enqueueAndClaim`), so no other server need make a claim pass for it.
    */
-  | { channel: "inbox"; sessionId: string; itemId?: string; cancel?: true }
+  | { channel: "inbox"; sessionId: string; itemId?: string; cancel?: true; claimed?: true }
   /** The listener reconnected, or another process changed the database: re-read whatever you watch. */
   | { channel: "resync" };
 

@@ -54,6 +54,13 @@ describe.each([
     const config = testConfig(fake.url, { sweep_interval_ms: 600_000 });
     const server = await startServer({ store, config, home, workspace });
     cleanup.push(() => server.app.close());
+    // PostgreSQL: a second server on the same database, which hears every inbox notification.
+    const other = databaseUrl ? counted(await openStore({ home, databaseUrl: databaseUrl() })) : undefined;
+    if (other) {
+      cleanup.push(() => other.store.close());
+      const second = await startServer({ store: other.store, config, home, workspace, owner: "other" });
+      cleanup.push(() => second.app.close());
+    }
     const created = await api(server.url, "POST", "/v1/sessions", {}, server.auth);
     const id = String(created.body.id);
 
@@ -74,7 +81,10 @@ describe.each([
     expect(calls.get("getSession") ?? 0).toBe(0);
     expect(calls.get("updateSession") ?? 0).toBe(0); // the title's append sets the row's title
     calls.clear();
+    other?.calls.clear();
     await turn(2);
+    // The row was announced as claimed with it: the other server made no claim pass for it.
+    expect(other?.calls.get("claimPendingSessions") ?? 0).toBe(0);
     // Queue, claim and the drive's read: one call. The archived guard's look at the row is that read.
     expect(calls.get("enqueueAndClaim")).toBe(1);
     expect(calls.get("enqueueInbox") ?? 0).toBe(0);

@@ -734,14 +734,19 @@ export function storeContract(harness: StoreHarness): void {
         expect(claimed?.session).toEqual(await store.getSession(s.id));
         expect((await store.getLease(sessionLeaseName(s.id)))?.owner).toBe("server-a");
         expect(await store.takeCancelRequests(s.id)).toBe(0);
-        // Announced like any enqueue, so a server that hears it and finds it taken does nothing more.
+        // Announced like any enqueue, and as claimed: the other servers make no claim pass for it.
         await waitUntil(() => heard().includes(item.id), "the new row's notification");
+        const announced = (id: string) =>
+          seen.find((n) => n.channel === "inbox" && n.itemId === id) as { claimed?: true } | undefined;
+        expect(announced(item.id)?.claimed).toBe(true);
         // Held live by another owner: queued, not claimed, the lease untouched.
         const second = await store.enqueueAndClaim(s.id, followup("later"), {
           owner: "server-b",
           ttlMs: 60_000,
         });
         expect(second.claimed).toBeUndefined();
+        await waitUntil(() => heard().includes(second.item.id), "the second row's notification");
+        expect(announced(second.item.id)?.claimed).toBeUndefined(); // not taken: any claim pass may look
         expect((await store.getLease(sessionLeaseName(s.id)))?.owner).toBe("server-a");
         expect(await store.pendingInbox(s.id)).toEqual([earlier, item, second.item]);
         // Released, the next message claims it again; no `after`: no events read.
