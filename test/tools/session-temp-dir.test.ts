@@ -162,6 +162,28 @@ describe("who removes a session's temp dir", () => {
     expect(existsSync(join(parent, "a-file"))).toBe(true);
   });
 
+  it("the sweep never follows a link a command left: not in a session's dir, not in place of one", async () => {
+    const root = freshTmp();
+    const parent = join(root, `bdsh-sessions-${uid}`);
+    // What a hostile command could point at: a directory of the user's outside the sessions' parent.
+    const victim = mkdtempSync(join(root, "victim-"));
+    writeFileSync(join(victim, "precious.txt"), "keep");
+    const stale = sessionTempPath("s-links", "/w");
+    ensureSessionTempDir(stale);
+    symlinkSync(victim, join(stale, "home-link"));
+    // A link named like a stale session dir, planted in the parent itself.
+    const planted = join(parent, "s-planted-00000000");
+    symlinkSync(victim, planted);
+    const now = Date.now();
+    const old = new Date(now - STALE_AFTER_MS - 60_000);
+    utimesSync(stale, old, old);
+
+    expect(await sweepStaleSessionDirs(parent, now)).toBe(1);
+    expect(existsSync(stale)).toBe(false);
+    expect(lstatSync(planted).isSymbolicLink()).toBe(true); // not a directory of ours: left alone
+    expect(readFileSync(join(victim, "precious.txt"), "utf8")).toBe("keep");
+  });
+
   it("a command's start marks the dir used, so a long-idle dir that runs again is not swept", async () => {
     freshTmp();
     const path = sessionTempPath("s-1", "/w");
