@@ -246,6 +246,82 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/**
+ * `bdsh_enqueue_claim`, as migrations 8 and 9 create it: the same function, its inbox notification sent
+ * either as the row goes in (8) or after the claim, saying whether the session was taken (9). One text for
+ * both, so the two migrations cannot drift apart; each keeps exactly the SQL it ran.
+ */
+function enqueueClaimFunction(
+  create: "CREATE FUNCTION" | "CREATE OR REPLACE FUNCTION",
+  notifyAfterClaim: boolean,
+): string {
+  const notifyOnInsert = notifyAfterClaim ? "" : NOTIFY_ON_INSERT;
+  const notifyOnClaim = notifyAfterClaim ? NOTIFY_ON_CLAIM : "";
+  return `
+      ${create} bdsh_enqueue_claim(
+        p_id text, p_session text, p_queue text, p_mode text, p_source text, p_text text, p_metadata text,
+        p_refuse_archived boolean, p_owner text, p_ttl_ms float8, p_after integer
+      ) RETURNS TABLE (
+        session_id text, seq integer, type text, at text, turn integer, step integer, data text,
+        pending json, session json, item json, claimed boolean
+      ) LANGUAGE plpgsql AS $$
+      #variable_conflict use_column
+      DECLARE
+        v_item json;
+        v_claimed boolean;
+      BEGIN
+        INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata)
+          SELECT p_id, s.id, p_queue, p_mode, p_source, p_text, p_metadata FROM sessions s
+          WHERE s.id = p_session AND NOT (p_refuse_archived AND s.archived)
+          RETURNING json_build_object('id', inbox.id, 'session_id', inbox.session_id, 'queue', inbox.queue,
+            'mode', inbox.mode, 'source', inbox.source, 'text', inbox.text, 'metadata', inbox.metadata,
+            'created_ms', floor(extract(epoch FROM inbox.created_at) * 1000)) INTO v_item;
+        IF v_item IS NULL THEN
+          RETURN;
+        END IF;
+${notifyOnInsert}        INSERT INTO leases AS l (name, owner, expires_at, fence)
+          VALUES ('session:' || p_session, p_owner, now() + p_ttl_ms * interval '1 millisecond', 1)
+          ON CONFLICT (name) DO UPDATE SET
+            owner = EXCLUDED.owner,
+            expires_at = EXCLUDED.expires_at,
+            fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
+          WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
+          RETURNING true INTO v_claimed;
+${notifyOnClaim}        IF v_claimed IS NULL THEN
+          RETURN QUERY SELECT NULL::text, NULL::integer, NULL::text, NULL::text, NULL::integer, NULL::integer,
+            NULL::text, NULL::json, NULL::json, v_item, false;
+          RETURN;
+        END IF;
+        UPDATE inbox i SET claimed_at = now()
+          WHERE i.session_id = p_session AND i.mode = 'cancel' AND i.claimed_at IS NULL AND i.discarded_at IS NULL;
+        RETURN QUERY SELECT e.session_id, e.seq, e.type, e.at, e.turn, e.step, e.data, NULL::json, NULL::json,
+            NULL::json, NULL::boolean
+          FROM events e WHERE p_after IS NOT NULL AND e.session_id = p_session AND e.seq > p_after
+          ORDER BY e.seq;
+        RETURN QUERY SELECT NULL::text, NULL::integer, NULL::text, NULL::text, NULL::integer, NULL::integer,
+          NULL::text,
+          (SELECT json_agg(json_build_object('id', i.id, 'session_id', i.session_id, 'queue', i.queue,
+              'mode', i.mode, 'source', i.source, 'text', i.text, 'metadata', i.metadata,
+              'created_ms', floor(extract(epoch FROM i.created_at) * 1000)) ORDER BY i.position)
+            FROM inbox i WHERE i.session_id = p_session AND i.claimed_at IS NULL AND i.discarded_at IS NULL
+              AND i.mode <> 'cancel'),
+          (SELECT json_build_object('id', s.id, 'parent_id', s.parent_id, 'kind', s.kind, 'title', s.title,
+              'status', s.status, 'archived', s.archived, 'last_seq', s.last_seq, 'metadata', s.metadata,
+              'created_ms', floor(extract(epoch FROM s.created_at) * 1000),
+              'updated_ms', floor(extract(epoch FROM s.updated_at) * 1000))
+            FROM sessions s WHERE s.id = p_session),
+          v_item, true;
+      END $$;
+`;
+}
+
+const NOTIFY_ON_INSERT = `        PERFORM pg_notify('bdsh_inbox',
+          json_build_object('session', p_session, 'item', p_id, 'cancel', p_mode = 'cancel')::text);
+`;
+const NOTIFY_ON_CLAIM = `        PERFORM pg_notify('bdsh_inbox', json_build_object('session', p_session, 'item', p_id,
+          'cancel', p_mode = 'cancel', 'claimed', v_claimed IS NOT NULL)::text);
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -501,128 +577,14 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     // latest version, which ON CONFLICT may update. Rows: the events after p_after (none when null), then
     // one final row with the new row, whether the lease was taken, and (taken) the pending input and the
     // session row, as JSON in readForDrive's shapes.
-    sql: `
-      CREATE FUNCTION bdsh_enqueue_claim(
-        p_id text, p_session text, p_queue text, p_mode text, p_source text, p_text text, p_metadata text,
-        p_refuse_archived boolean, p_owner text, p_ttl_ms float8, p_after integer
-      ) RETURNS TABLE (
-        session_id text, seq integer, type text, at text, turn integer, step integer, data text,
-        pending json, session json, item json, claimed boolean
-      ) LANGUAGE plpgsql AS $$
-      #variable_conflict use_column
-      DECLARE
-        v_item json;
-        v_claimed boolean;
-      BEGIN
-        INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata)
-          SELECT p_id, s.id, p_queue, p_mode, p_source, p_text, p_metadata FROM sessions s
-          WHERE s.id = p_session AND NOT (p_refuse_archived AND s.archived)
-          RETURNING json_build_object('id', inbox.id, 'session_id', inbox.session_id, 'queue', inbox.queue,
-            'mode', inbox.mode, 'source', inbox.source, 'text', inbox.text, 'metadata', inbox.metadata,
-            'created_ms', floor(extract(epoch FROM inbox.created_at) * 1000)) INTO v_item;
-        IF v_item IS NULL THEN
-          RETURN;
-        END IF;
-        PERFORM pg_notify('bdsh_inbox',
-          json_build_object('session', p_session, 'item', p_id, 'cancel', p_mode = 'cancel')::text);
-        INSERT INTO leases AS l (name, owner, expires_at, fence)
-          VALUES ('session:' || p_session, p_owner, now() + p_ttl_ms * interval '1 millisecond', 1)
-          ON CONFLICT (name) DO UPDATE SET
-            owner = EXCLUDED.owner,
-            expires_at = EXCLUDED.expires_at,
-            fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
-          WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
-          RETURNING true INTO v_claimed;
-        IF v_claimed IS NULL THEN
-          RETURN QUERY SELECT NULL::text, NULL::integer, NULL::text, NULL::text, NULL::integer, NULL::integer,
-            NULL::text, NULL::json, NULL::json, v_item, false;
-          RETURN;
-        END IF;
-        UPDATE inbox i SET claimed_at = now()
-          WHERE i.session_id = p_session AND i.mode = 'cancel' AND i.claimed_at IS NULL AND i.discarded_at IS NULL;
-        RETURN QUERY SELECT e.session_id, e.seq, e.type, e.at, e.turn, e.step, e.data, NULL::json, NULL::json,
-            NULL::json, NULL::boolean
-          FROM events e WHERE p_after IS NOT NULL AND e.session_id = p_session AND e.seq > p_after
-          ORDER BY e.seq;
-        RETURN QUERY SELECT NULL::text, NULL::integer, NULL::text, NULL::text, NULL::integer, NULL::integer,
-          NULL::text,
-          (SELECT json_agg(json_build_object('id', i.id, 'session_id', i.session_id, 'queue', i.queue,
-              'mode', i.mode, 'source', i.source, 'text', i.text, 'metadata', i.metadata,
-              'created_ms', floor(extract(epoch FROM i.created_at) * 1000)) ORDER BY i.position)
-            FROM inbox i WHERE i.session_id = p_session AND i.claimed_at IS NULL AND i.discarded_at IS NULL
-              AND i.mode <> 'cancel'),
-          (SELECT json_build_object('id', s.id, 'parent_id', s.parent_id, 'kind', s.kind, 'title', s.title,
-              'status', s.status, 'archived', s.archived, 'last_seq', s.last_seq, 'metadata', s.metadata,
-              'created_ms', floor(extract(epoch FROM s.created_at) * 1000),
-              'updated_ms', floor(extract(epoch FROM s.updated_at) * 1000))
-            FROM sessions s WHERE s.id = p_session),
-          v_item, true;
-      END $$;
-    `,
+    sql: enqueueClaimFunction("CREATE FUNCTION", false),
   },
   {
     version: 9,
     name: "an enqueue-and-claim says whether it claimed",
     // The same function, its notification sent after the claim and saying whether the session was taken
-    // (\`claimed\`): the other servers then make no claim pass for that row (their sweep still covers a
+    // (`claimed`): the other servers then make no claim pass for that row (their sweep still covers a
     // claimer that dies). NOTIFY is delivered at commit, so moving it changes nothing else.
-    sql: `
-      CREATE OR REPLACE FUNCTION bdsh_enqueue_claim(
-        p_id text, p_session text, p_queue text, p_mode text, p_source text, p_text text, p_metadata text,
-        p_refuse_archived boolean, p_owner text, p_ttl_ms float8, p_after integer
-      ) RETURNS TABLE (
-        session_id text, seq integer, type text, at text, turn integer, step integer, data text,
-        pending json, session json, item json, claimed boolean
-      ) LANGUAGE plpgsql AS $$
-      #variable_conflict use_column
-      DECLARE
-        v_item json;
-        v_claimed boolean;
-      BEGIN
-        INSERT INTO inbox (id, session_id, queue, mode, source, text, metadata)
-          SELECT p_id, s.id, p_queue, p_mode, p_source, p_text, p_metadata FROM sessions s
-          WHERE s.id = p_session AND NOT (p_refuse_archived AND s.archived)
-          RETURNING json_build_object('id', inbox.id, 'session_id', inbox.session_id, 'queue', inbox.queue,
-            'mode', inbox.mode, 'source', inbox.source, 'text', inbox.text, 'metadata', inbox.metadata,
-            'created_ms', floor(extract(epoch FROM inbox.created_at) * 1000)) INTO v_item;
-        IF v_item IS NULL THEN
-          RETURN;
-        END IF;
-        INSERT INTO leases AS l (name, owner, expires_at, fence)
-          VALUES ('session:' || p_session, p_owner, now() + p_ttl_ms * interval '1 millisecond', 1)
-          ON CONFLICT (name) DO UPDATE SET
-            owner = EXCLUDED.owner,
-            expires_at = EXCLUDED.expires_at,
-            fence = l.fence + CASE WHEN l.owner IS NOT DISTINCT FROM EXCLUDED.owner THEN 0 ELSE 1 END
-          WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.expires_at <= now()
-          RETURNING true INTO v_claimed;
-        PERFORM pg_notify('bdsh_inbox', json_build_object('session', p_session, 'item', p_id,
-          'cancel', p_mode = 'cancel', 'claimed', v_claimed IS NOT NULL)::text);
-        IF v_claimed IS NULL THEN
-          RETURN QUERY SELECT NULL::text, NULL::integer, NULL::text, NULL::text, NULL::integer, NULL::integer,
-            NULL::text, NULL::json, NULL::json, v_item, false;
-          RETURN;
-        END IF;
-        UPDATE inbox i SET claimed_at = now()
-          WHERE i.session_id = p_session AND i.mode = 'cancel' AND i.claimed_at IS NULL AND i.discarded_at IS NULL;
-        RETURN QUERY SELECT e.session_id, e.seq, e.type, e.at, e.turn, e.step, e.data, NULL::json, NULL::json,
-            NULL::json, NULL::boolean
-          FROM events e WHERE p_after IS NOT NULL AND e.session_id = p_session AND e.seq > p_after
-          ORDER BY e.seq;
-        RETURN QUERY SELECT NULL::text, NULL::integer, NULL::text, NULL::text, NULL::integer, NULL::integer,
-          NULL::text,
-          (SELECT json_agg(json_build_object('id', i.id, 'session_id', i.session_id, 'queue', i.queue,
-              'mode', i.mode, 'source', i.source, 'text', i.text, 'metadata', i.metadata,
-              'created_ms', floor(extract(epoch FROM i.created_at) * 1000)) ORDER BY i.position)
-            FROM inbox i WHERE i.session_id = p_session AND i.claimed_at IS NULL AND i.discarded_at IS NULL
-              AND i.mode <> 'cancel'),
-          (SELECT json_build_object('id', s.id, 'parent_id', s.parent_id, 'kind', s.kind, 'title', s.title,
-              'status', s.status, 'archived', s.archived, 'last_seq', s.last_seq, 'metadata', s.metadata,
-              'created_ms', floor(extract(epoch FROM s.created_at) * 1000),
-              'updated_ms', floor(extract(epoch FROM s.updated_at) * 1000))
-            FROM sessions s WHERE s.id = p_session),
-          v_item, true;
-      END $$;
-    `,
+    sql: enqueueClaimFunction("CREATE OR REPLACE FUNCTION", true),
   },
 ];
