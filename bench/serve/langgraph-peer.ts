@@ -24,9 +24,15 @@
  * file compiled by esbuild (no `keepNames`) into bench/.work/ at the start of each run, so neither side pays
  * for tsx (./built-server.ts). BENCH_SOURCES=1 runs both through tsx instead.
  *
+ * BENCH_PEER=floor runs, in the same harness, the least a durable one-reply turn can cost in Node on this
+ * machine instead of LangGraph.js: ./floor-server.ts (node:http in, the message's row committed, one streamed
+ * request to the provider over node:http, the reply's rows committed in one statement, the answer). What `bdsh
+ * serve` spends above it is what its features cost; what the floor spends is out of any harness's reach here.
+ *
  *   node --import tsx bench/serve/langgraph-peer.ts
  *   # BENCH_SESSIONS (1000), BENCH_LATENCY_MS (1000), BENCH_STEPS (0), BENCH_STORES (sqlite,postgres),
- *   # BENCH_PRIMED=1, BENCH_BACKLOG (4096), BENCH_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test)
+ *   # BENCH_PRIMED=1, BENCH_BACKLOG (4096), BENCH_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test),
+ *   # BENCH_PEER (langgraph | floor)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -59,11 +65,20 @@ const WARM = 20;
 /** BENCH_BACKLOG: the endpoint's listen backlog (default 4096, `bdsh serve`'s default). */
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 4096);
 const SELF = fileURLToPath(import.meta.url);
+/** BENCH_PEER: which server answers, LangGraph.js (default) or the floor (./floor-server.ts). */
+const PEER = process.env.BENCH_PEER === "floor" ? "floor" : "langgraph";
+if (PEER === "floor" && STEPS !== 0)
+  throw new Error("BENCH_PEER=floor runs one-reply turns only (BENCH_STEPS=0)");
 
 // ---------------------------------------------------------------------------------------------------------
 // The server process: `node <this file compiled> serve` with LG_STORE, LG_DATABASE, LG_MODEL_URL.
 
 async function serve(): Promise<void> {
+  if (process.env.LG_PEER === "floor") {
+    const { serveFloor } = await import("./floor-server.js");
+    await serveFloor(BACKLOG);
+    return;
+  }
   const [{ createReactAgent }, { ChatOpenAI }, { tool }, { z }] = await Promise.all([
     import("@langchain/langgraph/prebuilt"),
     import("@langchain/openai"),
@@ -152,6 +167,7 @@ let serverArgv: string[] = [];
 function peerServerArgv(): string[] {
   if (!RUNS_BUILT) return ["--import", "tsx", SELF, "serve"];
   const outfile = fileURLToPath(new URL("../.work/langgraph-peer.mjs", import.meta.url));
+  // floor-server.ts is bundled in (its imports stay external), so both peers run compiled.
   buildSync({
     entryPoints: [SELF],
     outfile,
@@ -235,6 +251,7 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       LG_STORE: store,
       LG_DATABASE: database?.url ?? join(dir, "checkpoints.db"),
       LG_MODEL_URL: fakeUrl,
+      LG_PEER: PEER,
     });
     const pid = peer.child.pid!;
     const base = peer.url;
@@ -310,7 +327,7 @@ async function main(): Promise<void> {
   const results: Result[] = await eachStore(STORES, fake, runOne);
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
-    `\nLangGraph.js createReactAgent behind node:http, one process: ${SESSIONS} threads at once${PRIMED ? " (each with a first turn already)" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${RUNS_BUILT ? "compiled by esbuild" : CODE_RUN}`,
+    `\n${PEER === "floor" ? "The floor (bench/serve/floor-server.ts)" : "LangGraph.js createReactAgent behind node:http"}, one process: ${SESSIONS} threads at once${PRIMED ? " (each with a first turn already)" : ""}, ${STEPS} tool step(s) + 1 text reply each, fake provider ${LATENCY_MS} ms/reply, ${RUNS_BUILT ? "compiled by esbuild" : CODE_RUN}`,
   );
   console.log(
     "| store | threads | completed | dropped | listen overflows | wall s (ideal) | server CPU s | CPU ms per turn | server CPU, % of one core | postgres CPU % | PG transactions per turn | bench CPU % | turn p50 ms | p95 ms | max ms | RSS before → peak MB (VmHWM) |",

@@ -272,11 +272,14 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
     const m = window.stop();
     const hr1 = process.hrtime.bigint();
     // The window beside the profile, to cut the profile's samples to it (both in µs of CLOCK_MONOTONIC).
-    if (PROFILE_DIR)
+    if (PROFILE_DIR) {
+      // Node makes --cpu-prof-dir only when the server exits and writes its profile.
+      mkdirSync(join(PROFILE_DIR, store), { recursive: true });
       writeFileSync(
         join(PROFILE_DIR, store, "window.json"),
         JSON.stringify([hr0 / 1000n, hr1 / 1000n].map(Number)),
       );
+    }
     const ends = await reader.turnEnds(ids);
     await reader.close();
     // The transactions once the server and the reader are gone (their backends have reported everything).
