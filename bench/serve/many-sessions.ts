@@ -33,7 +33,8 @@
  *   # BENCH_PRIMED=1 caches every agent with a first turn outside the clock, BENCH_NO_FSYNC=1 turns the stores'
  *   # fsync at durability points off (store.sqlite_synchronous normal, store.postgres_synchronous_commit off),
  *   # BENCH_SOURCES=1 runs the sources through tsx instead of dist/cli/main.js, BDSH_TEST_MAIN=<main.js> another build,
- *   # BENCH_PROFILE=<dir> writes a --cpu-prof of each server there (SIGTERM at the end, so it is flushed).
+ *   # BENCH_PROFILE=<dir> writes a --cpu-prof of each server there (SIGTERM at the end, so it is flushed),
+ *   # BENCH_NODE_ARGS="--max-semi-space-size=64" runs the server's node with those flags.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -61,6 +62,8 @@ const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 1000);
 const STEPS = Number(process.env.BENCH_STEPS ?? 0);
 const STORES = (process.env.BENCH_STORES ?? "sqlite,postgres").split(",");
 const PROFILE_DIR = process.env.BENCH_PROFILE;
+/** BENCH_NODE_ARGS: flags for the server's node (space-separated), to try V8 settings against the default. */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
 const WARM = 20;
 /** BENCH_NO_FSYNC=1: `store.sqlite_synchronous: normal` and `store.postgres_synchronous_commit: off` (what the durability points cost). */
 const NO_FSYNC = process.env.BENCH_NO_FSYNC === "1";
@@ -220,7 +223,10 @@ async function runOne(store: "sqlite" | "postgres", fakeUrl: string): Promise<Re
       workspace,
       configFile,
       built: RUNS_BUILT,
-      ...(PROFILE_DIR ? { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", join(PROFILE_DIR, store)] } : {}),
+      nodeArgs: [
+        ...NODE_ARGS,
+        ...(PROFILE_DIR ? ["--cpu-prof", "--cpu-prof-dir", join(PROFILE_DIR, store)] : []),
+      ],
     });
     const pid = server.child.pid!;
     reader = databaseUrl ? postgresReader(databaseUrl) : sqliteReader(join(home, "bdsh.db"));

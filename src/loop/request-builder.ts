@@ -114,7 +114,7 @@ export class RequestBuilder {
 
   private hashTools(): string {
     if (this.toolsHash?.of !== this.declared)
-      this.toolsHash = { of: this.declared, hash: hash(jsonArrayText(this.declared)) };
+      this.toolsHash = { of: this.declared, hash: toolsHashOf(jsonArrayText(this.declared)) };
     return this.toolsHash.hash;
   }
 
@@ -174,4 +174,20 @@ type SystemScan = { surface: SurfaceProjector; generation: number; scanned: numb
 
 function hash(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 16);
+}
+
+/**
+ * The hash of a tool declarations text, remembered for the last few texts: every agent a server opens
+ * declares the same tools (SP8), so each new agent would hash the same ~16 KB again. Comparing the text to a
+ * remembered one costs far less than hashing it; a text seen once more replaces the oldest.
+ */
+const toolsHashes = new Map<string, string>();
+function toolsHashOf(text: string): string {
+  let known = toolsHashes.get(text);
+  if (known === undefined) {
+    known = hash(text);
+    if (toolsHashes.size >= 8) toolsHashes.delete(toolsHashes.keys().next().value!);
+    toolsHashes.set(text, known);
+  }
+  return known;
 }

@@ -10,7 +10,7 @@ import {
 } from "../../src/loop/prompt.js";
 import { modelSwitchNotice } from "../../src/loop/request-builder.js";
 import { testModel } from "../support/test-model.js";
-import { type LoopFixture, loopFixture } from "./harness.js";
+import { type LoopFixture, loopFixture, testToolsPlugin } from "./harness.js";
 
 let fixture: LoopFixture | undefined;
 afterEach(async () => {
@@ -141,6 +141,32 @@ describe("L11 request header and L14 model switch", () => {
       (e): e is LogEvent<"user/message"> => e.type === "user/message" && e.data.source === "model-switch",
     );
     expect(notice?.data.text).toBe(modelSwitchNotice("deepseek-flash", "deepseek-pro"));
+  });
+
+  it("names the declared tools by one hash: the same for agents offering the same tools, another when one joins", async () => {
+    const tools = { alpha: { run: async () => ({ text: "a" }) }, beta: { run: async () => ({ text: "b" }) } };
+    fixture = await loopFixture({
+      script: [{ text: "1" }, { text: "2" }, { text: "3" }],
+      registry: true,
+      tools,
+    });
+    const gamma: Plugin = testToolsPlugin({ gamma: { run: async () => ({ text: "c" }) } });
+    await fixture.agent.followup("a");
+    await fixture.agent.whenIdle();
+    // Each agent of the session in turn: one with a tool more, then one with the first's tools again.
+    const wider = fixture.makeAgent({ plugins: [testToolsPlugin(tools), gamma] });
+    await wider.followup("b");
+    await wider.whenIdle();
+    const same = fixture.makeAgent({ plugins: [testToolsPlugin(tools)] });
+    await same.followup("c");
+    await same.whenIdle();
+    const headers = (await fixture.events()).filter(
+      (e): e is LogEvent<"request/header"> => e.type === "request/header",
+    );
+    const hashes = headers.map((h) => h.data.toolsHash);
+    expect(hashes).toHaveLength(3);
+    expect(hashes[1]).not.toBe(hashes[0]);
+    expect(hashes[2]).toBe(hashes[0]);
   });
 
   it("keeps the session's logged effort when the run did not choose one (M5)", async () => {
