@@ -22,6 +22,9 @@ export const strictValidator: FastifySchemaCompiler<unknown> = ({ schema, httpPa
   const typed = schema as TSchema;
   const validator = Compile(typed);
   const where = httpPart === "body" || !httpPart ? "body" : httpPart;
+  // Path and query values arrive as strings: only a schema declaring another type needs them converted
+  // (Value.Convert walks and copies the value on every request, even when nothing changes).
+  const convert = where !== "body" && !onlyStringProperties(typed);
   return (data: unknown) => {
     const invalid = invalidStringPath(data);
     if (invalid !== undefined)
@@ -30,7 +33,7 @@ export const strictValidator: FastifySchemaCompiler<unknown> = ({ schema, httpPa
           `${[where, ...invalid].join(".")}: contains a NUL character or an unpaired surrogate`,
         ),
       };
-    const value = where === "body" ? data : Value.Convert(typed, data);
+    const value = convert ? Value.Convert(typed, data) : data;
     if (validator.Check(value)) return { value };
     const first = validator.Errors(value)[0];
     const segments = (first?.instancePath ?? "").split("/").filter(Boolean);
@@ -44,6 +47,17 @@ export const strictValidator: FastifySchemaCompiler<unknown> = ({ schema, httpPa
     return { error: new RequestValidationError(`${path}: ${detail}`) };
   };
 };
+
+/** An object schema whose every property is a plain string (a session id's path, say). */
+function onlyStringProperties(schema: TSchema): boolean {
+  const properties = (schema as { type?: unknown; properties?: Record<string, { type?: unknown }> })
+    .properties;
+  return (
+    (schema as { type?: unknown }).type === "object" &&
+    properties !== undefined &&
+    Object.values(properties).every((property) => property.type === "string")
+  );
+}
 
 /** A NUL, or a surrogate half without its partner. */
 const INVALID_TEXT = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
