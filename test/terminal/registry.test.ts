@@ -28,6 +28,9 @@ import {
   dockerProvider,
   dockerRunArgs,
   dockerSettings,
+  orphanedContainers,
+  ownerLabel,
+  sweepOrphanedContainers,
 } from "../../src/tools/terminal/providers/docker.js";
 import { builtinRegistry, NOT_IN_BUILD } from "../../src/tools/terminal/providers/index.js";
 import { knownHostsVerdict } from "../../src/tools/terminal/providers/ssh.js";
@@ -208,6 +211,10 @@ describe("the docker backend without a daemon", () => {
     expect(
       dockerRunArgs({ name, workspace: "/w", settings: dockerSettings({}), persistent: false }),
     ).toContain("--rm");
+    // A persistent container outlives its process: it is never labelled as one's to sweep.
+    expect(
+      dockerRunArgs({ name, workspace: "/w", settings, persistent: true, owner: ownerLabel() }).join(" "),
+    ).not.toContain("bdsh.owner");
     const exec = dockerExecArgs(name, "echo hi", "/work/ws/sub", { NO_COLOR: "1" });
     expect(exec.slice(0, 5)).toEqual(["exec", "-i", name, "sh", "-c"]);
     expect(exec[5]).toBe(wrapRemoteCommand("echo hi", "/work/ws/sub", { NO_COLOR: "1" }));
@@ -256,9 +263,76 @@ describe("the docker backend without a daemon", () => {
     expect(result.stdout).not.toContain("t-should-go");
     const recorded = readFileSync(log, "utf8");
     expect(recorded).not.toContain("sk-docker-secret-1234");
-    expect(recorded).toContain(`ARGS exec -i ${containerName(dir, "s1")} sh -c`);
+    // Not persistent: the container is this agent's (the session's name and an instance suffix).
+    const name = (environment as DockerEnvironment).name;
+    expect(name.startsWith(`${containerName(dir, "s1")}-`)).toBe(true);
+    expect(recorded).toContain(`ARGS exec -i ${name} sh -c`);
     await environment.cleanup();
-    expect(readFileSync(log, "utf8")).toContain(`ARGS rm -f ${containerName(dir, "s1")}`);
+    expect(readFileSync(log, "utf8")).toContain(`ARGS rm -f ${name}`);
+  });
+
+  it("gives each agent of a session its own non-persistent container: one closing leaves the other's running", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bdsh-fake-docker-"));
+    const log = join(dir, "log");
+    writeFileSync(
+      join(dir, "docker"),
+      `#!/bin/sh\necho "ARGS $*" >> ${log}\ncase "$1" in inspect) exit 1;; exec) shift 3; exec "$@";; esac\n`,
+      { mode: 0o755 },
+    );
+    const registry = builtinRegistry({ env: { PATH: `${dir}:${process.env.PATH}` } });
+    const open = () =>
+      registry.create("docker", {
+        cwd: dir,
+        workspace: dir,
+        stripEnvKeys: [],
+        baseEnv: { PATH: `${dir}:${process.env.PATH}` },
+        sessionId: "shared",
+        persistent: false,
+      }) as DockerEnvironment;
+    // A session handed over on one host: the closing agent and the one that took over, both open.
+    const closing = open();
+    const taking = open();
+    expect(closing.name).not.toBe(taking.name);
+    await closing.execute("true", { cwd: dir, timeoutMs: 30_000 });
+    // Made by `docker run`, labelled with its owner so a crash's leftover can be told apart.
+    expect(readFileSync(log, "utf8")).toContain(
+      `--name ${closing.name} --label bdsh.backend=docker --rm --label bdsh.owner=${ownerLabel()}`,
+    );
+    const running = taking.execute("echo still here", { cwd: dir, timeoutMs: 30_000 });
+    await closing.cleanup();
+    expect((await running).stdout).toContain("still here");
+    const lines = readFileSync(log, "utf8").split("\n");
+    expect(lines).toContain(`ARGS rm -f ${closing.name}`);
+    expect(lines.some((line) => line.startsWith("ARGS rm") && line.includes(taking.name))).toBe(false);
+    await taking.cleanup();
+    expect(readFileSync(log, "utf8").split("\n")).toContain(`ARGS rm -f ${taking.name}`);
+  });
+
+  it("removes the containers a dead process of this host left, and no other", async () => {
+    const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    });
+    const deadPid = Number(gone.stdout); // exited (and reaped) before spawnSync returned
+    const listing = [
+      `bdsh-a-orphan\t${ownerLabel(deadPid)}`,
+      `bdsh-b-live\t${ownerLabel(process.ppid)}`,
+      `bdsh-c-mine\t${ownerLabel(process.pid)}`,
+      `bdsh-d-elsewhere\t${ownerLabel(deadPid, "another-host")}`,
+      `bdsh-e-odd\tnot-a-label`,
+      "",
+    ].join("\n");
+    expect(orphanedContainers(listing)).toEqual(["bdsh-a-orphan"]);
+    const calls: string[][] = [];
+    const removed = await sweepOrphanedContainers(async (args) => {
+      calls.push(args);
+      return { code: 0, output: args[0] === "ps" ? listing : "" };
+    });
+    expect(removed).toEqual(["bdsh-a-orphan"]);
+    expect(calls.slice(1)).toEqual([["rm", "-f", "bdsh-a-orphan"]]);
+    // Only containers this harness labelled are listed.
+    expect(calls[0]).toEqual(expect.arrayContaining(["label=bdsh.backend=docker", "label=bdsh.owner"]));
+    // A failing `docker ps` (no daemon) removes nothing.
+    expect(await sweepOrphanedContainers(async () => ({ code: 1, output: "" }))).toEqual([]);
   });
 
   it("isAvailable and probe report no daemon cleanly, without running docker", () => {

@@ -29,6 +29,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { processAlive } from "./process-alive.js";
 
 const LOCK_STALE_MS = 5_000;
 const LOCK_TRIES = 500;
@@ -46,15 +47,6 @@ function registryRoot(): string | undefined {
 }
 
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 type Held<T> = { ok: true; value: T } | { ok: false; why: "no registry" | "busy" };
 
@@ -115,7 +107,7 @@ export function releaseMountPoint(path: string, remove: () => void): void {
     if (isDirectory(folder)) {
       for (const name of readdirSync(folder)) {
         const pid = Number(name);
-        if (name === String(process.pid) || !Number.isInteger(pid) || !alive(pid))
+        if (name === String(process.pid) || !Number.isInteger(pid) || !processAlive(pid))
           unlinkSync(join(folder, name));
       }
       if (readdirSync(folder).length > 0) return;

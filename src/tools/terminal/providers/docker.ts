@@ -8,6 +8,14 @@
  * - `terminal.container_persistent: true` (default): one container per workspace, kept across sessions
  *   (`docker start` when stopped). `false`: the provider is `sessionIsolatedWhenNonpersistent`, so each
  *   session gets its own container (its name carries the session id) and `cleanup()` removes it.
+ * - A non-persistent container belongs to one agent, not to the session: its name also carries a random
+ *   instance suffix. Two agents of one session can be open on one host at once (a session handed between
+ *   two `bdsh serve`, a server evicting an idle agent while another process takes the session over), and
+ *   an agent closing cannot know whether the other is running a command: removing a shared container would
+ *   kill that command. Each agent removes only its own.
+ * - Such a container is labelled with its owner (`bdsh.owner=<host>/<pid>`): one whose process died without
+ *   closing (a crash, SIGKILL) is removed by the next bdsh process on that host that starts a non-persistent
+ *   container, in the background. A container of a live process, or of another host, is never touched.
  * - Resource limits are config keys (`memory`, `cpus`, `pids_limit`, `network`), never free-form docker
  *   arguments (a project's config may not change `terminal.docker` at all).
  * - The container gets only the T7 variables, exported by the wrapper script after the
@@ -16,8 +24,9 @@
  *   (`$DOCKER_HOST` or `/var/run/docker.sock`), so with no daemon they say so cleanly.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
+import { hostname } from "node:os";
 import { delimiter, join } from "node:path";
 import type {
   CreateEnvironmentOptions,
@@ -30,6 +39,7 @@ import type {
 } from "../environment.js";
 import { KILL_GRACE_MS } from "../local.js";
 import { policyFor } from "../policy.js";
+import { processAlive } from "../process-alive.js";
 import {
   ChannelCommand,
   type ChannelHandle,
@@ -57,11 +67,19 @@ export function dockerSettings(slice: Record<string, unknown> | undefined): Dock
   };
 }
 
-/** The container's name: per workspace when persistent, per session (task id) otherwise. */
-export function containerName(workspace: string, taskId: string): string {
+/**
+ * The container's name: per workspace when persistent, per session (task id) otherwise, then per agent
+ * (`instance`, a random suffix) when not persistent.
+ */
+export function containerName(workspace: string, taskId: string, instance?: string): string {
   const hash = createHash("sha256").update(workspace).digest("hex").slice(0, 12);
   const task = taskId.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 40) || "default";
-  return `bdsh-${hash}-${task}`;
+  return `bdsh-${hash}-${task}${instance ? `-${instance}` : ""}`;
+}
+
+/** The label value naming the process that owns a non-persistent container. */
+export function ownerLabel(pid: number = process.pid, host: string = hostname()): string {
+  return `${host}/${pid}`;
 }
 
 /** `docker run` for the long-lived container commands are exec'd in. */
@@ -70,10 +88,15 @@ export function dockerRunArgs(input: {
   workspace: string;
   settings: DockerSettings;
   persistent: boolean;
+  /** The owner label of a non-persistent container (`ownerLabel()`). */
+  owner?: string;
 }): string[] {
   const { settings } = input;
   const args = ["run", "-d", "--name", input.name, "--label", "bdsh.backend=docker"];
-  if (!input.persistent) args.push("--rm");
+  if (!input.persistent) {
+    args.push("--rm");
+    if (input.owner) args.push("--label", `bdsh.owner=${input.owner}`);
+  }
   args.push(
     "--mount",
     `type=bind,source=${input.workspace},target=${input.workspace}`,
@@ -96,6 +119,52 @@ export function dockerExecArgs(
   env: Record<string, string>,
 ): string[] {
   return ["exec", "-i", name, "sh", "-c", wrapRemoteCommand(command, cwd, env)];
+}
+
+/** Whether this process has looked for orphaned containers yet. */
+let swept = false;
+
+/**
+ * Removes the non-persistent containers whose owner was a process of this host that is gone (it died
+ * without its agents' `cleanup()`), through `docker` (`run` runs the CLI with its arguments). Failures are
+ * ignored: a container left over costs memory, not correctness, and the next process tries again.
+ */
+export async function sweepOrphanedContainers(
+  docker: (args: string[]) => Promise<{ code: number | null; output: string }>,
+): Promise<string[]> {
+  const listed = await docker([
+    "ps",
+    "-a",
+    "--filter",
+    "label=bdsh.backend=docker",
+    "--filter",
+    "label=bdsh.owner",
+    "--format",
+    '{{.Names}}\t{{.Label "bdsh.owner"}}',
+  ]);
+  if (listed.code !== 0) return [];
+  const removed: string[] = [];
+  for (const name of orphanedContainers(listed.output)) {
+    if ((await docker(["rm", "-f", name])).code === 0) removed.push(name);
+  }
+  return removed;
+}
+
+/**
+ * From `docker ps` lines (`<name>\t<owner label>`): the containers owned by a process of this host that is
+ * no longer alive. A pid reused by another process keeps its container (left over, never wrongly removed).
+ */
+export function orphanedContainers(listing: string, host: string = hostname()): string[] {
+  const names: string[] = [];
+  for (const line of listing.split("\n")) {
+    const [name, owner] = line.trim().split("\t");
+    if (!name || !owner) continue;
+    const slash = owner.lastIndexOf("/");
+    const pid = Number(owner.slice(slash + 1));
+    if (owner.slice(0, slash) !== host || !Number.isInteger(pid) || pid <= 0) continue;
+    if (pid !== process.pid && !processAlive(pid)) names.push(name);
+  }
+  return names;
 }
 
 function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
@@ -154,7 +223,10 @@ export class DockerEnvironment implements TerminalEnvironment {
     private readonly options: CreateEnvironmentOptions,
     private readonly workspace: string,
   ) {
-    this.name = containerName(workspace, options.taskId);
+    this.name =
+      (options.persistent ?? true)
+        ? containerName(workspace, options.taskId)
+        : containerName(workspace, options.taskId, randomBytes(4).toString("hex"));
   }
 
   sandboxAvailable(): boolean {
@@ -191,14 +263,23 @@ export class DockerEnvironment implements TerminalEnvironment {
                 workspace: this.workspace,
                 settings: this.settings,
                 persistent: this.options.persistent ?? true,
+                owner: ownerLabel(),
               }),
             );
+      if (!(this.options.persistent ?? true)) this.sweepOrphans();
       if (made.code !== 0) {
         this.started = undefined;
         throw new Error(`docker: cannot start container ${this.name}: ${made.output.trim()}`);
       }
     })();
     return this.started;
+  }
+
+  /** Once per process, in the background (`sweepOrphanedContainers`). */
+  private sweepOrphans(): void {
+    if (swept) return;
+    swept = true;
+    void sweepOrphanedContainers((args) => this.run(args)).catch(() => undefined);
   }
 
   spawn(command: string, options: SpawnOptions): RunningCommand {
@@ -223,7 +304,7 @@ export class DockerEnvironment implements TerminalEnvironment {
 
   async cleanup(): Promise<void> {
     await this.running.killAll();
-    // A per-session container goes with its session; a persistent one stays for the next.
+    // This agent's own container goes with it; a persistent one stays for the next.
     if (this.started && !(this.options.persistent ?? true)) await this.run(["rm", "-f", this.name]);
   }
 }
