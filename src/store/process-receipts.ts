@@ -80,8 +80,11 @@ export interface ProcessReceiptStore {
   get(sessionId: string, jobId: string): Promise<ProcessReceipt | undefined>;
   /** The session's receipts and checkpoints, oldest first. */
   list(sessionId: string, limit?: number): Promise<ProcessReceipt[]>;
-  /** Checkpoints still `running` on `host` (adoption after a restart). */
-  runningOn(host: string): Promise<ProcessReceipt[]>;
+  /**
+   * The session's checkpoints still `running` on `host` (adoption after a restart). By the session first,
+   * through the primary key: an agent's open reads its own few rows, not every job of the host.
+   */
+  runningOn(host: string, sessionId: string): Promise<ProcessReceipt[]>;
   /** Advances what the model has read of a finished job (never backwards). */
   markRead(sessionId: string, jobId: string, readBytes: number): Promise<void>;
   /** Deletes finished receipts finished before `olderThan` (epoch ms) or past the newest `keepPerSession`. */
@@ -193,7 +196,9 @@ export class SqliteProcessReceipts implements ProcessReceiptStore {
       list: db.prepare(
         `SELECT ${COLUMNS} FROM process_receipts WHERE session_id = ? ORDER BY started_at, job_id LIMIT ?`,
       ),
-      runningOn: db.prepare(`SELECT ${COLUMNS} FROM process_receipts WHERE host = ? AND state = 'running'`),
+      runningOn: db.prepare(
+        `SELECT ${COLUMNS} FROM process_receipts WHERE session_id = ? AND host = ? AND state = 'running'`,
+      ),
       markRead: db.prepare(
         "UPDATE process_receipts SET read_bytes = max(read_bytes, ?) WHERE session_id = ? AND job_id = ? AND state <> 'running'",
       ),
@@ -226,8 +231,8 @@ export class SqliteProcessReceipts implements ProcessReceiptStore {
     return (this.s.list.all(sessionId, limit) as ReceiptRecord[]).map(toReceipt);
   }
 
-  async runningOn(host: string): Promise<ProcessReceipt[]> {
-    return (this.s.runningOn.all(host) as ReceiptRecord[]).map(toReceipt);
+  async runningOn(host: string, sessionId: string): Promise<ProcessReceipt[]> {
+    return (this.s.runningOn.all(sessionId, host) as ReceiptRecord[]).map(toReceipt);
   }
 
   async markRead(sessionId: string, jobId: string, readBytes: number): Promise<void> {
@@ -303,10 +308,10 @@ export class PostgresProcessReceipts implements ProcessReceiptStore {
     return result.rows.map(toReceipt);
   }
 
-  async runningOn(host: string): Promise<ProcessReceipt[]> {
+  async runningOn(host: string, sessionId: string): Promise<ProcessReceipt[]> {
     const result = await this.pool.query<ReceiptRecord>(
-      `SELECT ${COLUMNS} FROM process_receipts WHERE host = $1 AND state = 'running'`,
-      [host],
+      `SELECT ${COLUMNS} FROM process_receipts WHERE session_id = $1 AND host = $2 AND state = 'running'`,
+      [sessionId, host],
     );
     return result.rows.map(toReceipt);
   }

@@ -234,6 +234,24 @@ describe("process receipts (T9 jobs read on any server; Hermes tools runtime)", 
       startTicks: 5,
       startedAt: 3,
     });
+    // Not this agent's to judge: another session's job on this host, this session's job on another host.
+    const other = await store.createSession({});
+    await store.processReceipts.checkpoint({
+      ...base,
+      sessionId: other.id,
+      jobId: "job_other_session",
+      pid: 999_999_999,
+      startTicks: 5,
+      startedAt: 4,
+    });
+    await store.processReceipts.checkpoint({
+      ...base,
+      host: "another-host",
+      jobId: "job_elsewhere",
+      pid: 999_999_999,
+      startTicks: 5,
+      startedAt: 5,
+    });
 
     const contexts: string[] = [];
     const agent = {
@@ -259,6 +277,9 @@ describe("process receipts (T9 jobs read on any server; Hermes tools runtime)", 
     expect(setup.jobs.get("job_reused")).toBeUndefined();
     expect((await store.processReceipts.get(session.id, "job_reused"))?.state).toBe("lost");
     expect((await store.processReceipts.get(session.id, "job_gone"))?.state).toBe("lost");
+    expect((await store.processReceipts.get(other.id, "job_other_session"))?.state).toBe("running");
+    expect((await store.processReceipts.get(session.id, "job_elsewhere"))?.state).toBe("running");
+    expect(setup.jobs.get("job_elsewhere")).toBeUndefined();
     expect(contexts).toContain("terminal-backend");
     // The adopted job can be stopped; it is still the process we recorded.
     const exited = new Promise((resolve) => sleeper.once("exit", resolve));

@@ -193,9 +193,7 @@ export class JobReceipts {
   async checkpointsAfterRestart(
     sessionId: string,
   ): Promise<{ adopt: ProcessReceipt[]; lost: ProcessReceipt[] }> {
-    const running = (await this.settings.receipts.runningOn(this.settings.host)).filter(
-      (row) => row.sessionId === sessionId,
-    );
+    const running = await this.settings.receipts.runningOn(this.settings.host, sessionId);
     const adopt: ProcessReceipt[] = [];
     const lost: ProcessReceipt[] = [];
     for (const row of running) {
