@@ -86,8 +86,11 @@ export function classify(status: number, text: string): LlmErrorCode {
   return `HTTP_${status}`;
 }
 
+/** What `httpError` reads of a response's headers: fetch's `Headers`, or a lookup over node:http's. */
+export type HeaderLookup = { get(name: string): string | null };
+
 /** A non-2xx response, classified. */
-export function httpError(status: number, body: string, headers: Headers): LlmError {
+export function httpError(status: number, body: string, headers: HeaderLookup): LlmError {
   const { message, kind } = describeBody(body);
   const code = classify(status, `${kind} ${message}`);
   const retryAfterMs = parseRetryAfter(headers.get("retry-after"));
@@ -144,7 +147,7 @@ export function notAStreamError(
   return new LlmError("MALFORMED_RESPONSE", `${what} (${hint}): ${body}`, { status });
 }
 
-/** A failure of fetch or of reading the body, after the watchdog and abort were ruled out. */
+/** A failure to send the request or to read the body, after the watchdog and abort were ruled out. */
 export function transportError(cause: unknown): LlmError {
   const reason = cause instanceof Error ? describeCause(cause) : String(cause);
   return new LlmError("TRANSPORT", `connection failed: ${clip(reason)}`, { cause });

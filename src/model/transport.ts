@@ -2,17 +2,22 @@
  * One streaming POST: send a JSON body, check the status, and read Server-Sent Events until the server
  * closes the stream. Shared by both wire formats.
  *
+ * Two clients send it: `node:http` by default (./node-post.ts, the cheaper one per request), or
+ * a fetch the caller passes (the recorder, the replay provider, tests). Each yields an `Exchange`: a
+ * status, headers and a source of text chunks, with one `cancel()`. Everything after that (the status
+ * check, the not-a-stream check, SSE framing, batching, the watchdog and the abort) is one code path here.
+ *
  * Invariants:
- * - M19: an idle watchdog, reset by every byte received (events, comments, pings), raises `TIMEOUT`;
+ * - M19: an idle watchdog, reset by every chunk received (events, comments, pings), raises `TIMEOUT`;
  *   there is no total deadline. The caller's signal is combined with the watchdog's: caller abort is
  *   `ABORTED`, never `TIMEOUT`.
- * - SSE framing is done by `eventsource-parser` (item 4); this file only moves bytes.
- * - Non-2xx responses are classified by M17 (`httpError`); fetch and socket failures are `TRANSPORT`.
- * - When the consumer stops early the response body is cancelled, so no socket is left open.
+ * - SSE framing is done by `eventsource-parser` (item 4); this file only moves text.
+ * - Non-2xx responses are classified by M17 (`httpError`) from at most `ERROR_BODY_CHARS` of their body;
+ *   send and socket failures are `TRANSPORT`.
+ * - When the consumer stops early the exchange is cancelled, so no socket is left open or half read.
  * - L7: an abort (caller or watchdog) ends the read at once. Node's fetch does not always error a body
- *   that is already flowing when its signal aborts (Ctrl-C printed "cancelling" and the text
- *   streamed to the end), so the abort cancels the body's reader here, not left to fetch, and every read
- *   checks it.
+ *   that is already flowing when its signal aborts (Ctrl-C printed "cancelling" and the text streamed to
+ *   the end), so the abort cancels the exchange here, which ends a pending read, and every read checks it.
  * - Redirects are errors (M1): a key is never re-sent to a host it was not meant for.
  * - A 2xx reply that is not an event stream (an HTML page, a non-streaming JSON reply, an
  *   empty body) is `MALFORMED_RESPONSE` naming the content type received, not retried (the same request
@@ -21,7 +26,8 @@
  *   such a body is classified like an in-stream error (M17), so an overflow sent that way still reaches C10.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { httpError, notAStreamError, transportError } from "./errors.js";
+import { type HeaderLookup, httpError, notAStreamError, transportError } from "./errors.js";
+import { postOverNodeHttp } from "./node-post.js";
 import { LlmError } from "./types.js";
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -32,28 +38,43 @@ export type SseRequest = {
   body: string;
   idleTimeoutMs: number;
   signal?: AbortSignal;
+  /** Sends the request through this fetch instead of `node:http`. */
   fetch?: FetchLike;
 };
 
-/** The SSE messages of one response, yielded in batches (one batch per network chunk). */
+/** A response as the reading below needs it, whichever client received it. */
+export type Reply = {
+  status: number;
+  headers: HeaderLookup;
+  /** The body; undefined when the response has none (a 204). */
+  body: TextSource | undefined;
+};
+
+/** A response body as UTF-8 text (decoded across chunk boundaries), pulled a chunk at a time. */
+export type TextSource = {
+  /** The text received since the last call, or undefined at the end of the body. */
+  next(): Promise<string | undefined>;
+};
+
+/** One request in flight. `cancel()` ends it, from the send to the last byte: a pending read ends at once. */
+export type Exchange = { readonly reply: Promise<Reply>; cancel(): void };
+
+/** The SSE messages of one response, yielded in batches (one batch per chunk of text read). */
 export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceMessage[]> {
-  const controller = new AbortController();
-  let cause: "idle" | "caller" | undefined;
-  const onCallerAbort = (): void => {
-    cause ??= "caller";
-    controller.abort();
-  };
   if (request.signal?.aborted) throw abortedError();
+  let cause: "idle" | "caller" | undefined;
+  let exchange: Exchange | undefined;
+  const stop = (why: "idle" | "caller"): void => {
+    cause ??= why;
+    exchange?.cancel();
+  };
+  const onCallerAbort = (): void => stop("caller");
   request.signal?.addEventListener("abort", onCallerAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
   // One watchdog per request, restarted by every chunk (`refresh` reuses the timer).
   const arm = (): void => {
     if (timer) timer.refresh();
-    else
-      timer = setTimeout(() => {
-        cause ??= "idle";
-        controller.abort();
-      }, request.idleTimeoutMs);
+    else timer = setTimeout(() => stop("idle"), request.idleTimeoutMs);
   };
   const failure = (error: unknown): LlmError => {
     if (error instanceof LlmError) return error;
@@ -64,38 +85,30 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
     return transportError(error);
   };
 
-  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  let stopReading: (() => void) | undefined;
   let finished = false;
   try {
     arm();
-    let response: Response;
+    exchange = request.fetch ? postOverFetch(request.fetch, request) : postOverNodeHttp(request);
+    let reply: Reply;
     try {
-      response = await untilAbort(
-        (request.fetch ?? fetch)(request.url, {
-          method: "POST",
-          headers: request.headers,
-          body: request.body,
-          signal: controller.signal,
-          redirect: "error",
-        }),
-        controller.signal,
-      );
+      reply = await exchange.reply;
     } catch (error) {
       throw failure(error);
     }
-    if (!response.ok) {
-      let text = "";
+    if (cause !== undefined) throw failure(undefined);
+    if (reply.status < 200 || reply.status > 299) {
+      let text: string;
       try {
-        text = await response.text();
+        text = await readText(reply.body, arm);
       } catch (error) {
         throw failure(error);
       }
-      throw httpError(response.status, text, response.headers);
+      if (cause !== undefined) throw failure(undefined);
+      throw httpError(reply.status, text, reply.headers);
     }
-    const contentType = response.headers.get("content-type") ?? "";
+    const contentType = reply.headers.get("content-type") ?? "";
     // A 2xx without a body (204) can no more be a stream than an empty one.
-    if (!response.body) throw notAStreamError(response.status, contentType, "", false);
+    if (!reply.body) throw notAStreamError(reply.status, contentType, "", false);
 
     const declaredStream = mediaType(contentType) === "text/event-stream";
     let events = 0;
@@ -108,36 +121,28 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
         batch.push(message);
       },
     });
-    const decoder = new TextDecoder();
-    const feed = (text: string): void => {
-      if (!declaredStream && events === 0 && head.length < HEAD_CHARS)
-        head = (head + text).slice(0, HEAD_CHARS);
-      parser.feed(text);
-    };
-    const open = response.body.getReader();
-    reader = open;
-    // L7: an abort cancels the reader, which ends a pending read at once; one listener for the whole
-    // body rather than one per read (a listener costs more than a small chunk's parsing).
-    stopReading = () => {
-      open.cancel().catch(() => {});
-    };
-    controller.signal.addEventListener("abort", stopReading, { once: true });
-    if (controller.signal.aborted) throw failure(controller.signal.reason);
+    const body = reply.body;
     for (;;) {
-      let chunk: Awaited<ReturnType<typeof open.read>>;
+      let text: string | undefined;
       try {
-        chunk = await open.read();
+        text = await body.next();
       } catch (error) {
         throw failure(error);
       }
       // Checked after the read too: a chunk that was already queued when the abort came loses to it.
-      if (controller.signal.aborted) throw failure(controller.signal.reason);
-      if (chunk.done) break;
+      if (cause !== undefined) throw failure(undefined);
+      if (text === undefined) break;
       arm();
-      bytes += chunk.value.byteLength;
-      feed(decoder.decode(chunk.value, { stream: true }));
-      if (!declaredStream && events === 0 && bytes > NOT_A_STREAM_BYTES) {
-        throw notAStreamError(response.status, contentType, head, true);
+      if (declaredStream || events > 0) {
+        parser.feed(text);
+      } else {
+        // Until a body of another type yields an event, keep its head for the error and count its size.
+        bytes += Buffer.byteLength(text);
+        if (head.length < HEAD_CHARS) head = (head + text).slice(0, HEAD_CHARS);
+        parser.feed(text);
+        if (events === 0 && bytes > NOT_A_STREAM_BYTES) {
+          throw notAStreamError(reply.status, contentType, head, true);
+        }
       }
       if (batch.length > 0) {
         const ready = batch;
@@ -146,15 +151,69 @@ export async function* postSse(request: SseRequest): AsyncGenerator<EventSourceM
       }
     }
     finished = true;
-    feed(decoder.decode());
-    if (!declaredStream && events === 0) throw notAStreamError(response.status, contentType, head, false);
-    if (batch.length > 0) yield batch;
+    if (!declaredStream && events === 0) throw notAStreamError(reply.status, contentType, head, false);
   } finally {
     if (timer) clearTimeout(timer);
     request.signal?.removeEventListener("abort", onCallerAbort);
-    if (stopReading) controller.signal.removeEventListener("abort", stopReading);
-    if (reader && !finished) reader.cancel().catch(() => {});
+    if (!finished) exchange?.cancel();
   }
+}
+
+/** How much of a non-2xx body is read for its error: enough for any provider's error object. */
+const ERROR_BODY_CHARS = 64 * 1024;
+
+/** The start of an error body (up to `ERROR_BODY_CHARS`), each chunk restarting the watchdog. */
+async function readText(body: TextSource | undefined, onChunk: () => void): Promise<string> {
+  let text = "";
+  if (!body) return text;
+  for (;;) {
+    const chunk = await body.next();
+    if (chunk === undefined) return text;
+    onChunk();
+    text += chunk;
+    if (text.length >= ERROR_BODY_CHARS) return text.slice(0, ERROR_BODY_CHARS);
+  }
+}
+
+/**
+ * The request through a caller's fetch: the body's bytes decoded as UTF-8 across chunks. `cancel()` aborts
+ * fetch's signal and cancels the body's reader itself (fetch does not always end a flowing body, L7).
+ */
+function postOverFetch(fetchLike: FetchLike, request: SseRequest): Exchange {
+  const controller = new AbortController();
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  const cancel = (): void => {
+    controller.abort();
+    reader?.cancel().catch(() => {});
+  };
+  const sent = untilAbort(
+    fetchLike(request.url, {
+      method: "POST",
+      headers: request.headers,
+      body: request.body,
+      signal: controller.signal,
+      redirect: "error",
+    }),
+    controller.signal,
+  );
+  const reply = sent.then((response): Reply => {
+    if (!response.body) return { status: response.status, headers: response.headers, body: undefined };
+    const open = response.body.getReader();
+    reader = open;
+    const decoder = new TextDecoder();
+    let done = false;
+    const next = async (): Promise<string | undefined> => {
+      if (done) return undefined;
+      const chunk = await open.read();
+      if (!chunk.done) return decoder.decode(chunk.value, { stream: true });
+      done = true;
+      // An incomplete character at the very end becomes U+FFFD, as `text()` would give it.
+      const rest = decoder.decode();
+      return rest === "" ? undefined : rest;
+    };
+    return { status: response.status, headers: response.headers, body: { next } };
+  });
+  return { reply, cancel };
 }
 
 /** What of a non-stream body is kept for the error message. */
