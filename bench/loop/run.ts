@@ -45,6 +45,7 @@ const NAMES = {
   sqliteFull: "[diag] ours, SQLite full",
   postgresOn: "[diag] ours, PG sync on",
   postgresEffects: "[diag] ours, PG, effect tool",
+  floorNodeHttp: "[diag] floor, node:http loop",
 } as const;
 type Key = keyof typeof NAMES;
 const OURS_CHOICE = {
@@ -65,6 +66,7 @@ const ORDER: Key[] = [
   "sqliteFull",
   "postgresOn",
   "postgresEffects",
+  "floorNodeHttp",
 ];
 
 type Round = {
@@ -84,8 +86,9 @@ async function round(steps: number): Promise<Round> {
   const sqliteFull = await runOurs(OURS_CHOICE.sqliteFull, script);
   const postgresOn = await runOurs(OURS_CHOICE.postgresOn, script);
   const postgresEffects = await runOurs(OURS_CHOICE.postgresEffects, script);
+  const floorNodeHttp = await runFloor(script, sqlite.bodies, "node-http");
   const ours = { sqlite, postgres, sqliteFull, postgresOn, postgresEffects };
-  const runs: Record<Key, SessionRun> = { floor, aiSdk, pi, ...ours };
+  const runs: Record<Key, SessionRun> = { floor, floorNodeHttp, aiSdk, pi, ...ours };
   const summaries = {} as Record<Key, Summary>;
   for (const key of ORDER) {
     assertSteps(NAMES[key], runs[key], steps);
