@@ -6,9 +6,10 @@
  * - Throughput: for 1, 2 and 4 servers, SESSIONS sessions are created at once through the HTTP API (round
  *   robin over the servers), each running one turn of STEPS `read` tool steps plus a final text reply
  *   (STEPS + 1 model replies). Each server drives at most CAP sessions at once
- *   (`server.max_running_per_server`); the rest wait in the inbox rows for a server with room. Sessions/s =
+ *   (`server.max_running_per_server`); the rest wait in the inbox rows for a server with room. BENCH_SERVERS (1,2,4) the server counts,
+ *   BENCH_ONLY_THROUGHPUT=1 skips the takeover and idle-memory phases. Sessions/s =
  *   sessions / (first create → last `turn/end`); step latency = `step/start` → next `step/start` (or
- *   `turn/end`), from the stored events. CPU per model reply, split by process: the servers, PostgreSQL's
+ *   `turn/end`), from the stored events; each server's share: the turns it ended (its /metrics). CPU per model reply, split by process: the servers, PostgreSQL's
  *   backends, and this process (the HTTP client and the fake provider).
  * - Takeover: two servers (lease TTL 3 s); a long session with a queued follow-up; SIGKILL the server
  *   driving it; time from the kill to the next `step/start` (written by the other server).
@@ -24,6 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import {
+  authFor,
   get,
   post,
   type ServeProcess,
@@ -119,6 +121,8 @@ type Throughput = {
   p50: number;
   p99: number;
   completed: number;
+  /** Turns each server ended in the window (`bdsh_turns_total` from its /metrics, less its warm-up turn). */
+  turnsByServer: number[];
   /** CPU ms per model reply: all servers, PostgreSQL, this process (client + fake provider). */
   cpu: { servers: number; postgres: number; client: number };
 };
@@ -155,6 +159,7 @@ async function throughput(servers: number, fakeUrl: string): Promise<Throughput>
       },
     );
     while ((await doneCount(ids)) < ids.length) await delay(100);
+    const turnsByServer = await Promise.all(procs.map(async (p) => (await turnsEnded(p.url)) - 1));
     const replies = ids.length * (STEPS + 1);
     const client = process.cpuUsage(clientCpu0);
     const cpu = {
@@ -189,12 +194,25 @@ async function throughput(servers: number, fakeUrl: string): Promise<Throughput>
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       completed,
+      turnsByServer,
       cpu,
     };
   } finally {
     await db.end();
     await stopServers(procs);
   }
+}
+
+/** The turns a server has ended, every outcome: the sum of its `bdsh_turns_total` series. */
+async function turnsEnded(base: string): Promise<number> {
+  const response = await fetch(`${base}/metrics`, { headers: authFor(base) });
+  if (!response.ok) throw new Error(`${base}/metrics: ${response.status}`);
+  let total = 0;
+  for (const line of (await response.text()).split("\n")) {
+    const match = /^bdsh_turns_total(?:\{[^}]*\})? (\d+(?:\.\d+)?)$/.exec(line);
+    if (match) total += Number(match[1]);
+  }
+  return total;
 }
 
 async function takeover(fakeUrl: string): Promise<{ ms: number; kills: number }> {
@@ -313,12 +331,12 @@ async function main(): Promise<void> {
       `\nbdsh serve bench: ${SESSIONS} concurrent sessions, ${STEPS} tool steps + 1 final reply each, fake provider ${LATENCY_MS} ms/reply, at most ${CAP} driven per server`,
     );
     console.log(
-      "| servers | sessions | completed | wall s | sessions/s | step p50 ms | step p99 ms | vs 1 server | CPU ms/reply: servers | postgres | client+fake |",
+      "| servers | sessions | completed | wall s | sessions/s | step p50 ms | step p99 ms | vs 1 server | CPU ms/reply: servers | postgres | client+fake | turns by server |",
     );
-    console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
     for (const r of results) {
       console.log(
-        `| ${r.servers} | ${r.sessions} | ${r.completed} | ${fmt(r.seconds)} | ${fmt(r.perSecond)} | ${r.p50} | ${r.p99} | ${fmt(r.perSecond / results[0]!.perSecond, 2)}× | ${fmt(r.cpu.servers, 2)} | ${fmt(r.cpu.postgres, 2)} | ${fmt(r.cpu.client, 2)} |`,
+        `| ${r.servers} | ${r.sessions} | ${r.completed} | ${fmt(r.seconds)} | ${fmt(r.perSecond)} | ${r.p50} | ${r.p99} | ${fmt(r.perSecond / results[0]!.perSecond, 2)}× | ${fmt(r.cpu.servers, 2)} | ${fmt(r.cpu.postgres, 2)} | ${fmt(r.cpu.client, 2)} | ${r.turnsByServer.join(" / ")} |`,
       );
     }
     console.log(
