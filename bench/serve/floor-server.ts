@@ -16,10 +16,11 @@
  * peer to beat; it says how much of a served turn's CPU is Node, HTTP and the database here, and so how far
  * below it no harness can go on this machine.
  */
-import { Agent, createServer, request } from "node:http";
+import { Agent, request } from "node:http";
 import Database from "better-sqlite3";
 import { createParser } from "eventsource-parser";
 import pg from "pg";
+import { serveThreadMessages } from "./thread-endpoint.js";
 
 type Row = [thread: string, seq: number, kind: string, data: string];
 
@@ -156,28 +157,12 @@ export async function serveFloor(backlog: number): Promise<void> {
     );
   };
 
-  const server = createServer((req, res) => {
-    const match = /^\/threads\/([\w-]+)\/messages$/.exec(req.url ?? "");
-    if (req.method !== "POST" || !match) {
-      res.writeHead(404).end();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const { text } = JSON.parse(Buffer.concat(chunks).toString()) as { text: string };
-      turn(match[1]!, text).then(
-        () => res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}'),
-        (error: unknown) => res.writeHead(500, { "content-type": "text/plain" }).end(String(error)),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen({ port: 0, host: "127.0.0.1", backlog }, resolve));
-  const address = server.address() as { port: number };
-  process.stdout.write(`listening http://127.0.0.1:${address.port}\n`);
-  process.once("SIGTERM", () => {
-    server.closeAllConnections();
-    server.close();
-    void store.close().finally(() => process.exit(0));
+  await serveThreadMessages({
+    backlog,
+    close: () => store.close(),
+    turn: async (thread, text) => {
+      await turn(thread, text);
+      return { ok: true };
+    },
   });
 }

@@ -36,7 +36,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -54,6 +53,7 @@ import {
   pool,
   serveScript,
 } from "./process-cpu.js";
+import { serveThreadMessages } from "./thread-endpoint.js";
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
@@ -115,43 +115,21 @@ async function serve(): Promise<void> {
   });
   const agent = createReactAgent({ llm, tools: [read], checkpointSaver: checkpointer });
 
-  const server = createServer((req, res) => {
-    const match = /^\/threads\/([\w-]+)\/messages$/.exec(req.url ?? "");
-    if (req.method !== "POST" || !match) {
-      res.writeHead(404).end();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      void (async () => {
-        try {
-          const { text } = JSON.parse(Buffer.concat(chunks).toString()) as { text: string };
-          // streamMode "messages" streams the model's reply token by token (the fake provider speaks SSE only).
-          // ChatOpenAI's own `streaming: true` would instead, on every call, count the prompt's tokens with
-          // js-tiktoken, whose encoding it fetches from the network (here unreachable: every turn hangs).
-          let parts = 0;
-          for await (const _ of await agent.stream(
-            { messages: [{ role: "user", content: text }] },
-            { configurable: { thread_id: match[1] }, streamMode: "messages" },
-          ))
-            parts++;
-          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ parts }));
-        } catch (error) {
-          res.writeHead(500, { "content-type": "text/plain" }).end(String(error));
-        }
-      })();
-    });
-  });
-  await new Promise<void>((resolve) =>
-    server.listen({ port: 0, host: "127.0.0.1", backlog: BACKLOG }, resolve),
-  );
-  const address = server.address() as { port: number };
-  process.stdout.write(`listening http://127.0.0.1:${address.port}\n`);
-  process.once("SIGTERM", () => {
-    server.closeAllConnections();
-    server.close();
-    void closeStore().finally(() => process.exit(0));
+  await serveThreadMessages({
+    backlog: BACKLOG,
+    close: closeStore,
+    async turn(thread, text) {
+      // streamMode "messages" streams the model's reply token by token (the fake provider speaks SSE only).
+      // ChatOpenAI's own `streaming: true` would instead, on every call, count the prompt's tokens with
+      // js-tiktoken, whose encoding it fetches from the network (here unreachable: every turn hangs).
+      let parts = 0;
+      for await (const _ of await agent.stream(
+        { messages: [{ role: "user", content: text }] },
+        { configurable: { thread_id: thread }, streamMode: "messages" },
+      ))
+        parts++;
+      return { parts };
+    },
   });
 }
 

@@ -107,7 +107,7 @@ async function failure(stream: AsyncIterable<unknown>): Promise<LlmError> {
   throw new Error("expected the stream to fail");
 }
 
-describe("issue 36: the request as given", () => {
+describe("the request as given", () => {
   it("requests a URL with a path prefix and query exactly as written, headers as named, the body's byte length", async () => {
     const local = await serve((_req, res) => {
       sseHead(res);
