@@ -165,6 +165,71 @@ function buildAppend({ claiming, flushWal, releasing }: AppendKind): NamedStatem
   };
 }
 
+/**
+ * Appends of several sessions in one statement (group commit, write-combiner.ts), each as the single append
+ * above would run it. $1…$8 one entry per append: session, expected seq, event count, lease name, lease
+ * owner or null, the turn flag after it (null: unchanged), the title (null: none), whether to let go of the
+ * lease; $9…$15 one entry per event: which append (1-based, as $1's ordinality), seq, type, at, turn, step,
+ * data; $16, $17 one entry per inbox claim: which append, the row id.
+ *
+ * An append whose seq or lease check fails, or one of whose claimed rows is no longer pending, writes
+ * nothing and is missing from the answer (its `k`); the others are stored. A claimed row that a concurrent
+ * discard took between that check and the claim's own update raises `bdsh_refuse_claim` and undoes the
+ * whole batch (the caller then runs each append alone). The batch's sessions never repeat (the combiner
+ * sends one write per session).
+ */
+export function appendBatchStatement(flushWal: boolean): NamedStatement {
+  const key = flushWal ? 1 : 0;
+  let statement = APPEND_BATCH_STATEMENTS[key];
+  if (!statement) {
+    const lazy = flushWal ? "" : ", set_config('synchronous_commit', 'off', true)";
+    statement = {
+      name: `bdsh_append_batch${flushWal ? "" : "_commit"}`,
+      text: `
+      WITH input AS (
+        SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[], $6::boolean[],
+          $7::text[], $8::boolean[]) WITH ORDINALITY AS i(id, expected, n, lease, owner, turn_open, title, release, k)
+      ), claims AS (
+        SELECT * FROM unnest($16::int[], $17::text[]) AS c(k, row_id)
+      ), upd AS (
+        UPDATE sessions s SET last_seq = i.expected + i.n, updated_at = now(),
+          turn_open = coalesce(i.turn_open, s.turn_open),
+          status = coalesce(CASE i.turn_open WHEN true THEN 'running' WHEN false THEN 'idle' END, s.status),
+          title = coalesce(i.title, s.title)
+        FROM input i
+        WHERE s.id = i.id AND s.last_seq = i.expected AND (i.owner IS NULL OR EXISTS (
+          SELECT 1 FROM leases l WHERE l.name = i.lease AND l.owner = i.owner AND l.expires_at > now()))
+          AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.k = i.k AND NOT EXISTS (
+            SELECT 1 FROM inbox b WHERE b.session_id = i.id AND b.id = c.row_id AND ${PENDING_INPUT}))
+        RETURNING s.id, s.last_seq, i.expected, i.k, i.lease, i.owner, i.release
+      ), ins AS (
+        INSERT INTO events (session_id, seq, type, at, turn, step, data)
+        SELECT upd.id, e.seq, e.type, e.at, e.turn, e.step, e.data
+        FROM unnest($9::int[], $10::int[], $11::text[], $12::text[], $13::int[], $14::int[], $15::text[])
+          AS e(k, seq, type, at, turn, step, data)
+        JOIN upd ON upd.k = e.k
+      ), released AS (
+        UPDATE leases l SET owner = NULL, expires_at = now()
+        FROM upd WHERE upd.release AND l.name = upd.lease AND l.owner = upd.owner
+      ), claimed AS (
+        UPDATE inbox b SET claimed_at = now(), claimed_seq = upd.expected + 1
+        FROM claims c JOIN upd ON upd.k = c.k
+        WHERE b.session_id = upd.id AND b.id = c.row_id AND ${PENDING_INPUT}
+        RETURNING b.id
+      )
+      SELECT upd.k::int AS k, pg_notify('${EVENTS_CHANNEL}', upd.id || ':' || upd.last_seq)${lazy},
+        CASE WHEN (SELECT count(*) FROM claimed) <> (SELECT count(*) FROM claims c JOIN upd ON upd.k = c.k)
+          THEN bdsh_refuse_claim((SELECT count(*) FROM claims c JOIN upd ON upd.k = c.k)
+            - (SELECT count(*) FROM claimed)) END
+      FROM upd`,
+    };
+    APPEND_BATCH_STATEMENTS[key] = statement;
+  }
+  return statement;
+}
+
+const APPEND_BATCH_STATEMENTS: (NamedStatement | undefined)[] = [];
+
 export const SQL = {
   /** Which of the given inbox rows are still pending (to name the ones a refused claim missed). */
   stillPending: {

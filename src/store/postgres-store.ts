@@ -9,6 +9,9 @@
  *   (a claim that finds a row no longer pending raises inside the statement). All or nothing; a zero-row
  *   append is diagnosed by a second read so the caller gets the right typed error (conflict with the actual
  *   seq, lost lease, unknown session).
+ * - Group commit: appends go through a WriteCombiner. Alone, an append is its own statement; appends of
+ *   several sessions waiting at once share one (`appendBatchStatement`), each checked and stored or
+ *   refused as alone, and a batch refused as a whole is retried one append at a time.
  * - Durability (`synchronousCommit`, default `effects`): an append asking only for `commit` durability turns
  *   `synchronous_commit` off for its own transaction, inside the statement (`set_config(…, true)`); every
  *   other write waits for its WAL flush, which also covers every earlier commit.
@@ -31,6 +34,7 @@ import { NotificationHub } from "./notification-hub.js";
 import { PgListener } from "./pg-listener.js";
 import { PostgresPlanning } from "./postgres-planning.js";
 import {
+  appendBatchStatement,
   appendStatement,
   EVENTS_CHANNEL,
   INBOX_CHANNEL,
@@ -98,6 +102,7 @@ import {
   type SubscribeOptions,
   sessionLeaseName,
 } from "./store.js";
+import { WriteCombiner } from "./write-combiner.js";
 
 export type PostgresStoreOptions = {
   connectionString: string;
@@ -127,6 +132,13 @@ export class PostgresStore implements Store {
   readonly processReceipts: PostgresProcessReceipts;
   /** `effects`: an append asking only for `commit` durability skips its WAL flush. */
   private readonly honourDurability: boolean;
+  /** Appends without a claim go through it: alone when the store is quiet, several sessions' together under load. */
+  private readonly appends = new WriteCombiner<AppendWrite, boolean>({
+    run: (batch) => this.runAppends(batch),
+    inFlight: APPENDS_IN_FLIGHT,
+    maxWrites: MAX_APPENDS_PER_STATEMENT,
+    maxBytes: MAX_APPEND_BYTES_PER_STATEMENT,
+  });
 
   constructor(options: PostgresStoreOptions) {
     const applicationName = options.applicationName ?? "bdsh";
@@ -175,6 +187,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.appends.idle(); // appends made before close are written, not failed by it
     await this.listener.stop();
     await this.pool.end();
   }
@@ -286,41 +299,85 @@ export class PostgresStore implements Store {
     const encoded = encodeEvents(events, expectedSeq);
     const claims = uniqueIds(options.claimInbox ?? []);
     const owner = options.leaseOwner ?? null;
-    const values = [
+    const write: AppendWrite = {
       sessionId,
       expectedSeq,
-      sessionLeaseName(sessionId),
+      lease: sessionLeaseName(sessionId),
       owner,
-      ...columnsOf(encoded),
-      turnOpenAfter(encoded) ?? null,
-      titleAfter(events) ?? null,
-    ];
-    // Claims do not NOTIFY: inbox notifications announce added input; a claim is seen as its events.
-    const statement = appendStatement({
-      claiming: claims.length > 0,
+      encoded,
+      turnOpen: turnOpenAfter(encoded) ?? null,
+      title: titleAfter(events) ?? null,
+      claims,
       flushWal: !this.honourDurability || options.durability !== "commit",
       releasing: options.releaseLease === true && owner !== null,
-    });
-    let rowCount: number | null;
+    };
+    if (!(await this.appends.submit(write, sessionId, bytesOf(encoded))))
+      return this.refuse(this.pool, sessionId, expectedSeq, owner);
+    return appendedEvents(sessionId, expectedSeq, events, encoded);
+  }
+
+  /**
+   * One append by itself: whether its seq and lease checks matched (one row). A claim that finds a row no
+   * longer pending raises inside the statement (nothing is kept) and is answered as an InboxClaimError.
+   */
+  private async appendAlone(write: AppendWrite): Promise<boolean> {
+    const claiming = write.claims.length > 0;
+    // Claims do not NOTIFY: inbox notifications announce added input; a claim is seen as its events.
+    const statement = appendStatement({ claiming, flushWal: write.flushWal, releasing: write.releasing });
+    const values = [
+      write.sessionId,
+      write.expectedSeq,
+      write.lease,
+      write.owner,
+      ...columnsOf(write.encoded),
+      write.turnOpen,
+      write.title,
+    ];
     try {
-      ({ rowCount } = await this.pool.query({
+      const { rowCount } = await this.pool.query({
         ...statement,
-        values: claims.length === 0 ? values : [...values, claims],
-      }));
+        values: claiming ? [...values, write.claims] : values,
+      });
+      return rowCount === 1;
     } catch (error) {
       if ((error as { code?: string }).code !== CLAIM_REFUSED) throw error;
       const { rows } = await this.pool.query<{ id: string }>({
         ...SQL.stillPending,
-        values: [sessionId, claims],
+        values: [write.sessionId, write.claims],
       });
       const pending = new Set(rows.map((r) => r.id));
       throw new InboxClaimError(
-        sessionId,
-        claims.filter((id) => !pending.has(id)),
+        write.sessionId,
+        write.claims.filter((id) => !pending.has(id)),
       );
     }
-    if (rowCount !== 1) return this.refuse(this.pool, sessionId, expectedSeq, owner);
-    return appendedEvents(sessionId, expectedSeq, events, encoded);
+  }
+
+  /**
+   * The combiner's statement: one append as it always ran, or several sessions' in one (group commit), which
+   * waits for the WAL flush if any of them asked for it. A batch the database refuses as a whole (a value a
+   * column rejects, a claim lost to a concurrent discard, a deadlock with another server's batch) is retried
+   * one append at a time, so each gets its own answer and one bad write never fails the others. A claiming
+   * append the batch left out is also run alone: only its own statement tells a refused claim (and which
+   * rows) from a seq or lease conflict.
+   */
+  private async runAppends(batch: readonly AppendWrite[]): Promise<PromiseSettledResult<boolean>[]> {
+    if (batch.length === 1) return Promise.allSettled([this.appendAlone(batch[0]!)]);
+    let rows: { k: number }[];
+    try {
+      ({ rows } = await this.pool.query<{ k: number }>({
+        ...appendBatchStatement(batch.some((write) => write.flushWal)),
+        values: batchValues(batch),
+      }));
+    } catch {
+      return Promise.allSettled(batch.map((write) => this.appendAlone(write)));
+    }
+    const matched = new Set(rows.map((row) => row.k));
+    return Promise.allSettled(
+      batch.map((write, i) =>
+        matched.has(i + 1) ? true : write.claims.length > 0 ? this.appendAlone(write) : false,
+      ),
+    );
   }
 
   async read(sessionId: string, options: ReadOptions = {}): Promise<LogEvent[]> {
@@ -665,6 +722,68 @@ function driveReadOf(
             updated_at: new Date(session.updated_ms),
           }),
   };
+}
+
+/** What one append writes, ready for its statement (alone or in a batch). */
+type AppendWrite = {
+  sessionId: string;
+  expectedSeq: number;
+  lease: string;
+  owner: string | null;
+  encoded: readonly EncodedEvent[];
+  turnOpen: boolean | null;
+  title: string | null;
+  /** Inbox rows consumed with it (deduplicated). */
+  claims: readonly string[];
+  flushWal: boolean;
+  releasing: boolean;
+};
+
+/** Group commit: statements out at once, and one statement's caps (write-combiner.ts). */
+const APPENDS_IN_FLIGHT = 2;
+const MAX_APPENDS_PER_STATEMENT = 256;
+const MAX_APPEND_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
+
+/** About what an append sends: its events' text (for the combiner's byte cap). */
+function bytesOf(encoded: readonly EncodedEvent[]): number {
+  let bytes = 0;
+  for (const e of encoded) bytes += e.data.length + e.type.length + e.at.length + 16;
+  return bytes;
+}
+
+/** `appendBatchStatement`'s parameters: per append, per event and per claim, each with the append's 1-based index. */
+function batchValues(batch: readonly AppendWrite[]): unknown[] {
+  const events: EncodedEvent[] = [];
+  const eventK: number[] = [];
+  const seqs: number[] = [];
+  const claimK: number[] = [];
+  const claimIds: string[] = [];
+  batch.forEach((write, i) => {
+    write.encoded.forEach((event, j) => {
+      events.push(event);
+      eventK.push(i + 1);
+      seqs.push(write.expectedSeq + 1 + j);
+    });
+    for (const id of write.claims) {
+      claimK.push(i + 1);
+      claimIds.push(id);
+    }
+  });
+  return [
+    batch.map((w) => w.sessionId),
+    batch.map((w) => w.expectedSeq),
+    batch.map((w) => w.encoded.length),
+    batch.map((w) => w.lease),
+    batch.map((w) => w.owner),
+    batch.map((w) => w.turnOpen),
+    batch.map((w) => w.title),
+    batch.map((w) => w.releasing),
+    eventK,
+    seqs,
+    ...columnsOf(events),
+    claimK,
+    claimIds,
+  ];
 }
 
 /** The event columns as parallel arrays for `unnest` (one parameter per column, any batch size). */

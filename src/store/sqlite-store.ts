@@ -87,6 +87,7 @@ import {
   type SubscribeOptions,
   sessionLeaseName,
 } from "./store.js";
+import { WriteCombiner } from "./write-combiner.js";
 
 export type SqliteStoreOptions = {
   /** How often to look for other processes' commits while subscribed (default 200 ms). */
@@ -110,6 +111,29 @@ type AppendWrite = Database.Transaction<
   ) => void
 >;
 
+/** One append waiting for its group commit (`runAppends`). */
+type SqliteAppend = {
+  sessionId: string;
+  encoded: ReturnType<typeof encodeEvents>;
+  expectedSeq: number;
+  leaseOwner: string | undefined;
+  claims: string[];
+  release: boolean;
+  title: string | undefined;
+  /** Asked for `disk` durability (and the store honours it): the commit runs under `FULL`. */
+  disk: boolean;
+};
+
+/** `fn`'s outcome as a settled result: a nested transaction that throws has rolled back to its savepoint. */
+function settled(fn: () => void): PromiseSettledResult<void> {
+  try {
+    fn();
+    return { status: "fulfilled", value: undefined };
+  } catch (reason) {
+    return { status: "rejected", reason };
+  }
+}
+
 type LeaseRecord = { name: string; owner: string; expires_at: number; fence: number };
 
 export class SqliteStore implements Store {
@@ -126,6 +150,14 @@ export class SqliteStore implements Store {
   /** `effects`: an append asking for `disk` durability commits under `synchronous=FULL`. */
   private readonly honourDurability: boolean;
   private appendWrite: AppendWrite | undefined;
+  /** Group commit: the appends of one event-loop turn share a transaction and its fsync. */
+  private readonly appends = new WriteCombiner<SqliteAppend, void>({
+    run: async (batch) => this.runAppends(batch),
+    inFlight: 1,
+    maxWrites: 256,
+    maxBytes: Number.POSITIVE_INFINITY,
+    gather: "immediate",
+  });
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.location = path;
@@ -171,6 +203,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     this.stopPoll();
+    await this.appends.idle(); // appends made before close are written, not failed by it
     if (this.db.open) this.db.close();
   }
 
@@ -264,20 +297,64 @@ export class SqliteStore implements Store {
     const claims = uniqueIds(options.claimInbox ?? []);
     const release = options.releaseLease === true && options.leaseOwner !== undefined;
     const title = titleAfter(events);
+    await this.appends.submit(
+      {
+        sessionId,
+        encoded,
+        expectedSeq,
+        leaseOwner: options.leaseOwner,
+        claims,
+        release,
+        title,
+        disk: this.honourDurability && options.durability !== "commit",
+      },
+      sessionId,
+      1,
+    );
+    return appendedEvents(sessionId, expectedSeq, events, encoded);
+  }
+
+  /**
+   * The appends gathered in one turn of the event loop, in one IMMEDIATE transaction: each in a savepoint
+   * of its own (a nested transaction function), so one that is refused (seq, lease, claim) or fails rolls
+   * back alone, and one commit, so at most one fsync (under `FULL` when any of them asked for `disk`) for
+   * all of them. Each stored session is announced after the commit.
+   */
+  private runAppends(batch: readonly SqliteAppend[]): PromiseSettledResult<void>[] {
     const write = this.appendTransaction();
-    if (this.honourDurability && options.durability !== "commit") {
-      // `exec`, not `pragma`: nothing to read back (a prepared PRAGMA statement takes effect when prepared,
-      // not reliably when run, so it cannot be kept).
-      this.db.exec("PRAGMA synchronous = FULL");
-      try {
-        write.immediate(sessionId, encoded, expectedSeq, options.leaseOwner, claims, release, title);
-      } finally {
-        this.db.exec("PRAGMA synchronous = NORMAL");
-      }
-    } else write.immediate(sessionId, encoded, expectedSeq, options.leaseOwner, claims, release, title);
-    const appended = appendedEvents(sessionId, expectedSeq, events, encoded);
-    this.hub.emit({ channel: "events", sessionId, seq: expectedSeq + encoded.length });
-    return appended;
+    const args = (a: SqliteAppend) =>
+      [a.sessionId, a.encoded, a.expectedSeq, a.leaseOwner, a.claims, a.release, a.title] as const;
+    const disk = batch.some((a) => a.disk);
+    // `exec`, not `pragma`: nothing to read back (a prepared PRAGMA statement takes effect when prepared,
+    // not reliably when run, so it cannot be kept).
+    if (disk) this.db.exec("PRAGMA synchronous = FULL");
+    let results: PromiseSettledResult<void>[];
+    try {
+      results =
+        batch.length === 1
+          ? [settled(() => write.immediate(...args(batch[0]!)))]
+          : this.db
+              .transaction(() =>
+                batch.map((a) => {
+                  const result = settled(() => write(...args(a)));
+                  // An I/O or disk-full error may roll back the whole transaction, not only the savepoint:
+                  // then nothing of the batch is stored, and every write of it fails.
+                  if (!this.db.inTransaction)
+                    throw result.status === "rejected"
+                      ? result.reason
+                      : new StoreError("ROLLED_BACK", "the append batch's transaction was rolled back");
+                  return result;
+                }),
+              )
+              .immediate();
+    } finally {
+      if (disk) this.db.exec("PRAGMA synchronous = NORMAL");
+    }
+    batch.forEach((a, i) => {
+      if (results[i]!.status === "fulfilled")
+        this.hub.emit({ channel: "events", sessionId: a.sessionId, seq: a.expectedSeq + a.encoded.length });
+    });
+    return results;
   }
 
   async read(sessionId: string, options: ReadOptions = {}): Promise<LogEvent[]> {

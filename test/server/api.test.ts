@@ -21,6 +21,7 @@ import {
   toolResults,
   turnEnd,
   waitForEvent,
+  wentIdle,
 } from "./harness.js";
 
 const TOKEN = "s3cret-token";
@@ -210,7 +211,7 @@ describe("sessions", () => {
   it("create, list, get, archive (L18), unarchive and fork (S1)", async () => {
     const marker = scenario("fork-me", steps(0, "forked reply"));
     const id = await createSession(`${marker} hello`, "first title");
-    await waitForEvent(store, id, turnEnd);
+    await waitForEvent(store, id, wentIdle); // no longer driven: the lease went with the idle status
 
     const got = await call("GET", `/v1/sessions/${id}`);
     expect(got.status).toBe(200);

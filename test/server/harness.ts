@@ -165,6 +165,9 @@ export async function waitForEvent(
 }
 
 export const turnEnd = (event: LogEvent): event is LogEvent<"turn/end"> => event.type === "turn/end";
+/** The drive's end: the idle status is stored by the append that also lets go of the session lease. */
+export const wentIdle = (event: LogEvent): boolean =>
+  event.type === "agent/status" && event.data.status === "idle";
 
 export type SseFrame = { id?: string; event?: string; data: string };
 
