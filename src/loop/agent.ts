@@ -51,6 +51,7 @@ import { InboxView } from "./inbox-view.js";
 import type { ModelSettings } from "./model-settings.js";
 import {
   createServiceRegistry,
+  type ExclusiveOptions,
   type Plugin,
   type PluginApiMap,
   type PluginContext,
@@ -407,7 +408,7 @@ export class Agent {
    */
   async exclusive<T>(
     fn: (log: PluginLog, signal: AbortSignal) => Promise<T>,
-    options: { waitMs?: number; ttlMs?: number } = {},
+    options: ExclusiveOptions = {},
   ): Promise<T> {
     await this.setup();
     for (let current = this.driving; current; current = this.driving) await current.catch(() => undefined);
@@ -434,7 +435,9 @@ export class Agent {
       try {
         await this.log.load();
         const value = await fn(this.log, held.signal);
-        await held.releaseBy(() => this.log.flush({ releaseLease: true }));
+        await held.releaseBy(() =>
+          this.log.flush({ durability: options.durability ?? "disk", releaseLease: true }),
+        );
         return value;
       } finally {
         await held.release(); // after releaseBy, nothing more; after a throw, lets go

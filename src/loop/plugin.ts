@@ -14,7 +14,7 @@ import type { EventType, LogEvent, MessageAbout, NewEvent, UserSource } from "..
 import type { Redactor } from "../log/redact.js";
 import type { SurfaceProjector } from "../log/surface.js";
 import type { ModelAdapter, ModelRequest, ToolSpec } from "../model/types.js";
-import type { InboxItem, SessionRow } from "../store/store.js";
+import type { AppendDurability, InboxItem, SessionRow } from "../store/store.js";
 import type { ApprovalPolicy, ToolServiceMap, ToolSessionInfo } from "../tools/types.js";
 import type { LiveDelta } from "./agent.js";
 import type { AgentToolsControl } from "./agent-tools.js";
@@ -23,6 +23,13 @@ import type { ModelSettings } from "./model-settings.js";
 import type { PromptRegistry } from "./prompt.js";
 
 /** Read access to the session log. */
+/**
+ * `exclusive`'s options: how long to wait for the lease, its TTL, and the durability of the section's
+ * closing append (default `disk`, as anything a user asked for; `commit` for what is only derived, e.g. a
+ * model-written title, which a power loss may cost and the next durability point writes anyway).
+ */
+export type ExclusiveOptions = { waitMs?: number; ttlMs?: number; durability?: AppendDurability };
+
 export type LogView = {
   readonly sessionId: string;
   readonly events: readonly LogEvent[];
@@ -143,7 +150,7 @@ export type PluginContext = {
   /** Writes outside a drive, through the agent's log under the session lease (`Agent.exclusive`). */
   exclusive<T>(
     fn: (log: PluginLog, signal: AbortSignal) => Promise<T>,
-    options?: { waitMs?: number; ttlMs?: number },
+    options?: ExclusiveOptions,
   ): Promise<T>;
   /** A store-backed capability this plugin listed in `needs` (throws for one it did not). */
   capability<K extends keyof StoreCapabilities>(name: K): StoreCapabilities[K];

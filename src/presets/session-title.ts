@@ -135,10 +135,14 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
       /** After the drive: the agent's own log under the session lease (L1: `exclusive`); false when busy. */
       const appendDirect = async (): Promise<boolean> => {
         try {
-          await ctx.exclusive(async (log) => {
-            if (hasTitle(log.events)) pending = undefined; // another writer named it meanwhile
-            addPending();
-          });
+          // A model-written title is derived: committed is enough (a power loss costs at most the title).
+          await ctx.exclusive(
+            async (log) => {
+              if (hasTitle(log.events)) pending = undefined; // another writer named it meanwhile
+              addPending();
+            },
+            { durability: "commit" },
+          );
           return true;
         } catch (error) {
           if ((error as { code?: unknown }).code === "SESSION_BUSY") return false;

@@ -125,6 +125,7 @@ describe("session titles", () => {
           return { text: "Slow title" };
         },
       });
+      const appends = vi.spyOn(store, "append");
       const id = await run("write a changelog");
       const before = await store.read(id);
       expect(before.at(-1)?.type).toBe("agent/status");
@@ -143,6 +144,11 @@ describe("session titles", () => {
       const title = events.find((e) => e.type === "session/title")!;
       expect(title.seq).toBeGreaterThan(turnEnd.seq);
       expect(turnEnd.data).toEqual({ reason: "completed" });
+      // Its own append, after the drive, under the lease: committed, not waited onto the disk (it is derived).
+      const titleAppend = appends.mock.calls.find(([, events]) =>
+        events.some((e) => e.type === "session/title"),
+      );
+      expect(titleAppend?.[3]).toMatchObject({ durability: "commit", releaseLease: true });
     });
   }
 
