@@ -124,6 +124,13 @@ type SqliteAppend = {
   disk: boolean;
 };
 
+type AppendBatch = Database.Transaction<(batch: readonly SqliteAppend[]) => PromiseSettledResult<void>[]>;
+
+/** An append's arguments to the append transaction (`appendTransaction`). */
+function appendArgs(a: SqliteAppend) {
+  return [a.sessionId, a.encoded, a.expectedSeq, a.leaseOwner, a.claims, a.release, a.title] as const;
+}
+
 /** `fn`'s outcome as a settled result: a nested transaction that throws has rolled back to its savepoint. */
 function settled(fn: () => void): PromiseSettledResult<void> {
   try {
@@ -150,6 +157,7 @@ export class SqliteStore implements Store {
   /** `effects`: an append asking for `disk` durability commits under `synchronous=FULL`. */
   private readonly honourDurability: boolean;
   private appendWrite: AppendWrite | undefined;
+  private appendBatch: AppendBatch | undefined;
   /** Group commit: the appends of one event-loop turn share a transaction and its fsync. */
   private readonly appends = new WriteCombiner<SqliteAppend, void>({
     run: async (batch) => this.runAppends(batch),
@@ -321,9 +329,6 @@ export class SqliteStore implements Store {
    * all of them. Each stored session is announced after the commit.
    */
   private runAppends(batch: readonly SqliteAppend[]): PromiseSettledResult<void>[] {
-    const write = this.appendTransaction();
-    const args = (a: SqliteAppend) =>
-      [a.sessionId, a.encoded, a.expectedSeq, a.leaseOwner, a.claims, a.release, a.title] as const;
     const disk = batch.some((a) => a.disk);
     // `exec`, not `pragma`: nothing to read back (a prepared PRAGMA statement takes effect when prepared,
     // not reliably when run, so it cannot be kept).
@@ -332,21 +337,8 @@ export class SqliteStore implements Store {
     try {
       results =
         batch.length === 1
-          ? [settled(() => write.immediate(...args(batch[0]!)))]
-          : this.db
-              .transaction(() =>
-                batch.map((a) => {
-                  const result = settled(() => write(...args(a)));
-                  // An I/O or disk-full error may roll back the whole transaction, not only the savepoint:
-                  // then nothing of the batch is stored, and every write of it fails.
-                  if (!this.db.inTransaction)
-                    throw result.status === "rejected"
-                      ? result.reason
-                      : new StoreError("ROLLED_BACK", "the append batch's transaction was rolled back");
-                  return result;
-                }),
-              )
-              .immediate();
+          ? [settled(() => this.appendTransaction().immediate(...appendArgs(batch[0]!)))]
+          : this.batchTransaction().immediate(batch);
     } finally {
       if (disk) this.db.exec("PRAGMA synchronous = NORMAL");
     }
@@ -668,6 +660,24 @@ export class SqliteStore implements Store {
       },
     );
     return this.appendWrite;
+  }
+
+  /** Several appends in one transaction, each in its own savepoint (`runAppends`); wrapped once per store. */
+  private batchTransaction(): AppendBatch {
+    this.appendBatch ??= this.db.transaction((batch: readonly SqliteAppend[]) => {
+      const write = this.appendTransaction();
+      return batch.map((a) => {
+        const result = settled(() => write(...appendArgs(a)));
+        // An I/O or disk-full error may roll back the whole transaction, not only the savepoint: then
+        // nothing of the batch is stored, and every write of it fails.
+        if (!this.db.inTransaction)
+          throw result.status === "rejected"
+            ? result.reason
+            : new StoreError("ROLLED_BACK", "the append batch's transaction was rolled back");
+        return result;
+      });
+    });
+    return this.appendBatch;
   }
 
   private get s(): SqliteStatements {
