@@ -212,6 +212,40 @@ describe.each([
   });
 
   it.runIf(storeName === "PostgreSQL")(
+    "undoes a batch whose claim a concurrent writer took after the check, and answers each append alone",
+    async () => {
+      const ids = await sessions(3);
+      const items = await Promise.all(
+        ids.map((id) =>
+          store.enqueueInbox(id, { queue: "next-turn", mode: "followup", source: "human", text: "go" }),
+        ),
+      );
+      // The row passes the batch's check (it is pending) but its claim's update finds nothing to change, as
+      // when a discard commits between the two: this trigger skips the update of that one row.
+      const taken = items[1]!.id;
+      await db.exec(`
+        CREATE FUNCTION skip_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF OLD.id = '${taken}' THEN RETURN NULL; END IF; RETURN NEW; END $$;
+        CREATE TRIGGER skip_claim BEFORE UPDATE ON inbox FOR EACH ROW EXECUTE FUNCTION skip_claim();`);
+      reset();
+      const results = await Promise.allSettled(
+        ids.map((id, i) =>
+          store.append(id, [status("running"), turnStart], 0, { claimInbox: [items[i]!.id] }),
+        ),
+      );
+      // The batch raised and was undone; each append then ran alone.
+      expect(appendStatements).toEqual(["bdsh_append_batch", ...ids.map(() => "bdsh_append_claiming")]);
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(InboxClaimError);
+      expect((await store.read(ids[1]!)).length).toBe(0);
+      for (const id of [ids[0]!, ids[2]!]) {
+        expect((await store.read(id)).map((e) => e.seq)).toEqual([1, 2]);
+        expect(await store.pendingInbox(id)).toEqual([]);
+      }
+    },
+  );
+
+  it.runIf(storeName === "PostgreSQL")(
     "lets a value the database refuses fail its own append only",
     async () => {
       const ids = await sessions(4);
