@@ -56,7 +56,9 @@ const LEASE_COLUMNS =
 const PENDING = "claimed_at IS NULL AND discarded_at IS NULL";
 /** Pending input; a cancel request (mode `cancel`, rows.ts) is not input. */
 const PENDING_INPUT = `${PENDING} AND mode <> 'cancel'`;
-const LIVE_LEASE = "SELECT 1 FROM leases WHERE name = $3 AND owner = $4 AND expires_at > now()";
+/** The lease `name` is held live by `owner` (expressions), by the database clock. */
+const liveLease = (name: string, owner: string) =>
+  `SELECT 1 FROM leases WHERE name = ${name} AND owner = ${owner} AND expires_at > now()`;
 
 /** A live holder of the session lease of the session id expression `id`. */
 const LIVE_HOLDER = (id: string) =>
@@ -96,13 +98,25 @@ function claimStatement(candidates: string, extra?: string): string {
 }
 
 /** The append's first two steps (see the header), shared by every `appendStatement`. */
+/**
+ * What an append sets on its session row (the single and the batched append; `row`: the row's qualifier):
+ * the last seq, the turn flag and status when the events open or close a turn (`turnOpen` null: unchanged),
+ * the title when they name one.
+ */
+const advanceSession = (row: string, to: { lastSeq: string; turnOpen: string; title: string }) => `
+          last_seq = ${to.lastSeq}, updated_at = now(),
+          turn_open = coalesce(${to.turnOpen}, ${row}turn_open),
+          status = coalesce(CASE ${to.turnOpen} WHEN true THEN 'running' WHEN false THEN 'idle' END, ${row}status),
+          title = coalesce(${to.title}, ${row}title)`;
+
 const APPEND_CTES = `
       WITH upd AS (
-        UPDATE sessions SET last_seq = $2::int + cardinality($5::text[]), updated_at = now(),
-          turn_open = coalesce($10::boolean, turn_open),
-          status = coalesce(CASE $10::boolean WHEN true THEN 'running' WHEN false THEN 'idle' END, status),
-          title = coalesce($11::text, title)
-        WHERE id = $1 AND last_seq = $2::int AND ($4::text IS NULL OR EXISTS (${LIVE_LEASE}))
+        UPDATE sessions SET ${advanceSession("", {
+          lastSeq: "$2::int + cardinality($5::text[])",
+          turnOpen: "$10::boolean",
+          title: "$11::text",
+        })}
+        WHERE id = $1 AND last_seq = $2::int AND ($4::text IS NULL OR EXISTS (${liveLease("$3", "$4")}))
         RETURNING id, last_seq
       ), ins AS (
         INSERT INTO events (session_id, seq, type, at, turn, step, data)
@@ -192,13 +206,9 @@ export function appendBatchStatement(flushWal: boolean): NamedStatement {
       ), claims AS (
         SELECT * FROM unnest($16::int[], $17::text[]) AS c(k, row_id)
       ), upd AS (
-        UPDATE sessions s SET last_seq = i.expected + i.n, updated_at = now(),
-          turn_open = coalesce(i.turn_open, s.turn_open),
-          status = coalesce(CASE i.turn_open WHEN true THEN 'running' WHEN false THEN 'idle' END, s.status),
-          title = coalesce(i.title, s.title)
+        UPDATE sessions s SET ${advanceSession("s.", { lastSeq: "i.expected + i.n", turnOpen: "i.turn_open", title: "i.title" })}
         FROM input i
-        WHERE s.id = i.id AND s.last_seq = i.expected AND (i.owner IS NULL OR EXISTS (
-          SELECT 1 FROM leases l WHERE l.name = i.lease AND l.owner = i.owner AND l.expires_at > now()))
+        WHERE s.id = i.id AND s.last_seq = i.expected AND (i.owner IS NULL OR EXISTS (${liveLease("i.lease", "i.owner")}))
           AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.k = i.k AND NOT EXISTS (
             SELECT 1 FROM inbox b WHERE b.session_id = i.id AND b.id = c.row_id AND ${PENDING_INPUT}))
         RETURNING s.id, s.last_seq, i.expected, i.k, i.lease, i.owner, i.release

@@ -55,20 +55,19 @@ import {
   DEFAULT_LIST_LIMIT,
   type EncodedEvent,
   type EventRecord,
-  encodeEvents,
   type InboxRecord,
   type InboxRowValues,
   listingFilters,
   newId,
   newInboxValues,
   newSessionValues,
+  type PreparedAppend,
+  prepareAppend,
   type SessionRecord,
-  titleAfter,
   toBlobRef,
   toEvent,
   toInboxItem,
   toSession,
-  turnOpenAfter,
   uniqueIds,
 } from "./rows.js";
 import { MAX_CANDIDATES, pickSessionId, prefixRange, uniquePrefix } from "./session-ids.js";
@@ -133,7 +132,7 @@ export class PostgresStore implements Store {
   /** `effects`: an append asking only for `commit` durability skips its WAL flush. */
   private readonly honourDurability: boolean;
   /** Appends without a claim go through it: alone when the store is quiet, several sessions' together under load. */
-  private readonly appends = new WriteCombiner<AppendWrite, boolean>({
+  private readonly appends = new WriteCombiner<PreparedAppend, boolean>({
     run: (batch) => this.runAppends(batch),
     inFlight: APPENDS_IN_FLIGHT,
     maxWrites: MAX_APPENDS_PER_STATEMENT,
@@ -296,38 +295,24 @@ export class PostgresStore implements Store {
     expectedSeq: number,
     options: AppendOptions = {},
   ): Promise<LogEvent[]> {
-    const encoded = encodeEvents(events, expectedSeq);
-    const claims = uniqueIds(options.claimInbox ?? []);
-    const owner = options.leaseOwner ?? null;
-    const write: AppendWrite = {
-      sessionId,
-      expectedSeq,
-      lease: sessionLeaseName(sessionId),
-      owner,
-      encoded,
-      turnOpen: turnOpenAfter(encoded) ?? null,
-      title: titleAfter(events) ?? null,
-      claims,
-      flushWal: !this.honourDurability || options.durability !== "commit",
-      releasing: options.releaseLease === true && owner !== null,
-    };
-    if (!(await this.appends.submit(write, sessionId, bytesOf(encoded))))
-      return this.refuse(this.pool, sessionId, expectedSeq, owner);
-    return appendedEvents(sessionId, expectedSeq, events, encoded);
+    const write = prepareAppend(sessionId, events, expectedSeq, options);
+    if (!(await this.appends.submit(write, sessionId, bytesOf(write.encoded))))
+      return this.refuse(this.pool, sessionId, expectedSeq, write.owner);
+    return appendedEvents(sessionId, expectedSeq, events, write.encoded);
   }
 
   /**
    * One append by itself: whether its seq and lease checks matched (one row). A claim that finds a row no
    * longer pending raises inside the statement (nothing is kept) and is answered as an InboxClaimError.
    */
-  private async appendAlone(write: AppendWrite): Promise<boolean> {
+  private async appendAlone(write: PreparedAppend): Promise<boolean> {
     const claiming = write.claims.length > 0;
     // Claims do not NOTIFY: inbox notifications announce added input; a claim is seen as its events.
-    const statement = appendStatement({ claiming, flushWal: write.flushWal, releasing: write.releasing });
+    const statement = appendStatement({ claiming, flushWal: this.flushWal(write), releasing: write.release });
     const values = [
       write.sessionId,
       write.expectedSeq,
-      write.lease,
+      sessionLeaseName(write.sessionId),
       write.owner,
       ...columnsOf(write.encoded),
       write.turnOpen,
@@ -361,12 +346,17 @@ export class PostgresStore implements Store {
    * append the batch left out is also run alone: only its own statement tells a refused claim (and which
    * rows) from a seq or lease conflict.
    */
-  private async runAppends(batch: readonly AppendWrite[]): Promise<PromiseSettledResult<boolean>[]> {
+  /** Whether the append waits for its WAL flush: always, unless the store honours a `commit`-only ask. */
+  private flushWal(write: PreparedAppend): boolean {
+    return !this.honourDurability || write.disk;
+  }
+
+  private async runAppends(batch: readonly PreparedAppend[]): Promise<PromiseSettledResult<boolean>[]> {
     if (batch.length === 1) return Promise.allSettled([this.appendAlone(batch[0]!)]);
     let rows: { k: number }[];
     try {
       ({ rows } = await this.pool.query<{ k: number }>({
-        ...appendBatchStatement(batch.some((write) => write.flushWal)),
+        ...appendBatchStatement(batch.some((write) => this.flushWal(write))),
         values: batchValues(batch),
       }));
     } catch {
@@ -724,21 +714,6 @@ function driveReadOf(
   };
 }
 
-/** What one append writes, ready for its statement (alone or in a batch). */
-type AppendWrite = {
-  sessionId: string;
-  expectedSeq: number;
-  lease: string;
-  owner: string | null;
-  encoded: readonly EncodedEvent[];
-  turnOpen: boolean | null;
-  title: string | null;
-  /** Inbox rows consumed with it (deduplicated). */
-  claims: readonly string[];
-  flushWal: boolean;
-  releasing: boolean;
-};
-
 /** Group commit: statements out at once, and one statement's caps (write-combiner.ts). */
 const APPENDS_IN_FLIGHT = 2;
 const MAX_APPENDS_PER_STATEMENT = 256;
@@ -752,7 +727,7 @@ function bytesOf(encoded: readonly EncodedEvent[]): number {
 }
 
 /** `appendBatchStatement`'s parameters: per append, per event and per claim, each with the append's 1-based index. */
-function batchValues(batch: readonly AppendWrite[]): unknown[] {
+function batchValues(batch: readonly PreparedAppend[]): unknown[] {
   const events: EncodedEvent[] = [];
   const eventK: number[] = [];
   const seqs: number[] = [];
@@ -773,11 +748,11 @@ function batchValues(batch: readonly AppendWrite[]): unknown[] {
     batch.map((w) => w.sessionId),
     batch.map((w) => w.expectedSeq),
     batch.map((w) => w.encoded.length),
-    batch.map((w) => w.lease),
+    batch.map((w) => sessionLeaseName(w.sessionId)),
     batch.map((w) => w.owner),
     batch.map((w) => w.turnOpen),
     batch.map((w) => w.title),
-    batch.map((w) => w.releasing),
+    batch.map((w) => w.release),
     eventK,
     seqs,
     ...columnsOf(events),

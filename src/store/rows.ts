@@ -22,6 +22,7 @@ import type {
 } from "../log/events.js";
 import {
   type ActivityCursor,
+  type AppendOptions,
   type BlobRef,
   type CreateSessionInput,
   type InboxItem,
@@ -111,6 +112,46 @@ export function encodeEvents(events: readonly NewEvent[], expectedSeq: number): 
     step: e.step ?? null,
     data: JSON.stringify(e.data),
   }));
+}
+
+/** One append as both stores write it, alone or in a group commit (write-combiner.ts). */
+export type PreparedAppend = {
+  sessionId: string;
+  expectedSeq: number;
+  encoded: EncodedEvent[];
+  /** Fencing: the owner that must hold the live session lease, if any. */
+  owner: string | null;
+  /** Inbox rows consumed with it (deduplicated). */
+  claims: string[];
+  /** Let go of the session lease once written (only with an owner). */
+  release: boolean;
+  /** The title the events name (the row's title follows), null if none. */
+  title: string | null;
+  /** Whether the events leave the turn open (null: they open or close none). */
+  turnOpen: boolean | null;
+  /** Asked for `disk` durability (the default), not only `commit`. */
+  disk: boolean;
+};
+
+export function prepareAppend(
+  sessionId: string,
+  events: readonly NewEvent[],
+  expectedSeq: number,
+  options: AppendOptions,
+): PreparedAppend {
+  const encoded = encodeEvents(events, expectedSeq);
+  const owner = options.leaseOwner ?? null;
+  return {
+    sessionId,
+    expectedSeq,
+    encoded,
+    owner,
+    claims: uniqueIds(options.claimInbox ?? []),
+    release: options.releaseLease === true && owner !== null,
+    title: titleAfter(events) ?? null,
+    turnOpen: turnOpenAfter(encoded) ?? null,
+    disk: options.durability !== "commit",
+  };
 }
 
 /**

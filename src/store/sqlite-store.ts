@@ -37,7 +37,7 @@ import {
   checkTtl,
   DEFAULT_LIST_LIMIT,
   type EventRecord,
-  encodeEvents,
+  type encodeEvents,
   type InboxRecord,
   type InboxRowValues,
   isoNow,
@@ -45,8 +45,9 @@ import {
   newId,
   newInboxValues,
   newSessionValues,
+  type PreparedAppend,
+  prepareAppend,
   type SessionRecord,
-  titleAfter,
   toBlobRef,
   toEvent,
   toInboxItem,
@@ -111,24 +112,19 @@ type AppendWrite = Database.Transaction<
   ) => void
 >;
 
-/** One append waiting for its group commit (`runAppends`). */
-type SqliteAppend = {
-  sessionId: string;
-  encoded: ReturnType<typeof encodeEvents>;
-  expectedSeq: number;
-  leaseOwner: string | undefined;
-  claims: string[];
-  release: boolean;
-  title: string | undefined;
-  /** Asked for `disk` durability (and the store honours it): the commit runs under `FULL`. */
-  disk: boolean;
-};
-
-type AppendBatch = Database.Transaction<(batch: readonly SqliteAppend[]) => PromiseSettledResult<void>[]>;
+type AppendBatch = Database.Transaction<(batch: readonly PreparedAppend[]) => PromiseSettledResult<void>[]>;
 
 /** An append's arguments to the append transaction (`appendTransaction`). */
-function appendArgs(a: SqliteAppend) {
-  return [a.sessionId, a.encoded, a.expectedSeq, a.leaseOwner, a.claims, a.release, a.title] as const;
+function appendArgs(a: PreparedAppend) {
+  return [
+    a.sessionId,
+    a.encoded,
+    a.expectedSeq,
+    a.owner ?? undefined,
+    a.claims,
+    a.release,
+    a.title ?? undefined,
+  ] as const;
 }
 
 /** `fn`'s outcome as a settled result: a nested transaction that throws has rolled back to its savepoint. */
@@ -159,7 +155,7 @@ export class SqliteStore implements Store {
   private appendWrite: AppendWrite | undefined;
   private appendBatch: AppendBatch | undefined;
   /** Group commit: the appends of one event-loop turn share a transaction and its fsync. */
-  private readonly appends = new WriteCombiner<SqliteAppend, void>({
+  private readonly appends = new WriteCombiner<PreparedAppend, void>({
     run: async (batch) => this.runAppends(batch),
     inFlight: 1,
     maxWrites: 256,
@@ -301,25 +297,9 @@ export class SqliteStore implements Store {
     expectedSeq: number,
     options: AppendOptions = {},
   ): Promise<LogEvent[]> {
-    const encoded = encodeEvents(events, expectedSeq);
-    const claims = uniqueIds(options.claimInbox ?? []);
-    const release = options.releaseLease === true && options.leaseOwner !== undefined;
-    const title = titleAfter(events);
-    await this.appends.submit(
-      {
-        sessionId,
-        encoded,
-        expectedSeq,
-        leaseOwner: options.leaseOwner,
-        claims,
-        release,
-        title,
-        disk: this.honourDurability && options.durability !== "commit",
-      },
-      sessionId,
-      1,
-    );
-    return appendedEvents(sessionId, expectedSeq, events, encoded);
+    const append = prepareAppend(sessionId, events, expectedSeq, options);
+    await this.appends.submit(append, sessionId, 1);
+    return appendedEvents(sessionId, expectedSeq, events, append.encoded);
   }
 
   /**
@@ -328,8 +308,9 @@ export class SqliteStore implements Store {
    * back alone, and one commit, so at most one fsync (under `FULL` when any of them asked for `disk`) for
    * all of them. Each stored session is announced after the commit.
    */
-  private runAppends(batch: readonly SqliteAppend[]): PromiseSettledResult<void>[] {
-    const disk = batch.some((a) => a.disk);
+  private runAppends(batch: readonly PreparedAppend[]): PromiseSettledResult<void>[] {
+    // `FULL` only where the store honours the durability asked for (`effects`); `full` always runs it.
+    const disk = this.honourDurability && batch.some((a) => a.disk);
     // `exec`, not `pragma`: nothing to read back (a prepared PRAGMA statement takes effect when prepared,
     // not reliably when run, so it cannot be kept).
     if (disk) this.db.exec("PRAGMA synchronous = FULL");
@@ -664,7 +645,7 @@ export class SqliteStore implements Store {
 
   /** Several appends in one transaction, each in its own savepoint (`runAppends`); wrapped once per store. */
   private batchTransaction(): AppendBatch {
-    this.appendBatch ??= this.db.transaction((batch: readonly SqliteAppend[]) => {
+    this.appendBatch ??= this.db.transaction((batch: readonly PreparedAppend[]) => {
       const write = this.appendTransaction();
       return batch.map((a) => {
         const result = settled(() => write(...appendArgs(a)));

@@ -139,7 +139,7 @@ describe.each([
     for (const row of closed) expect([Boolean(row.turn_open), row.status]).toEqual([false, "idle"]);
   });
 
-  it("fails only the append whose own check fails, with the error it would get alone", async () => {
+  it("fails only the append whose own check fails, with the error it would get alone (L1: a fenced-out writer's too)", async () => {
     const ids = await sessions(6);
     const [ok1, conflict, lost, ok2, claimGone, ok3] = ids as [
       string,
@@ -187,6 +187,31 @@ describe.each([
     expect(await store.read(lost)).toEqual([]);
     expect(await store.read(claimGone)).toEqual([]);
     expect((await store.read(conflict)).map((e) => e.seq)).toEqual([1]);
+  });
+
+  it("stores whatever a model wrote byte for byte beside other sessions' appends, and fails none of them", async () => {
+    const ids = await sessions(4);
+    const hostile = [
+      "'); DELETE FROM events; --",
+      'a "quoted" {brace} \\ backslash, NULL',
+      "a NUL \u0000 inside, and 😀 beyond the BMP",
+      "x".repeat(200_000),
+    ];
+    reset();
+    await Promise.all(
+      ids.map((id, i) =>
+        store.append(
+          id,
+          [{ type: "user/message", data: { text: hostile[i]!, source: "human" }, turn: 1 }],
+          0,
+        ),
+      ),
+    );
+    expect(batches[0]).toBe(4);
+    for (const [i, id] of ids.entries()) {
+      const [event] = await store.read(id);
+      expect(event?.type === "user/message" && event.data.text).toBe(hostile[i]);
+    }
   });
 
   it("consumes each append's inbox claims with it", async () => {
