@@ -116,7 +116,8 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
       let attempted = false;
       let inDrive = false;
       let closed = false;
-      const abort = new AbortController();
+      /** The request's controller while it is in flight (an agent that never asks for a title makes none). */
+      let inFlight: AbortController | undefined;
       /** A title that arrived and is not yet in the log. */
       let pending: NewEvent | undefined;
       /** The title event is in the agent's log (buffered or durable): its append sets the row's title. */
@@ -168,11 +169,18 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
 
       const start = (firstMessage: string) => {
         attempted = true;
+        const abort = new AbortController();
+        inFlight = abort;
         const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(timeoutMs)]);
         void (async () => {
-          const reply = await collectReply(
-            ctx.adapter.stream(titleRequest(ctx, firstMessage, maxTokens, signal)),
-          );
+          let reply: Awaited<ReturnType<typeof collectReply>>;
+          try {
+            reply = await collectReply(
+              ctx.adapter.stream(titleRequest(ctx, firstMessage, maxTokens, signal)),
+            );
+          } finally {
+            inFlight = undefined;
+          }
           const usage: Usage = reply.usage; // M20: counted in the session's usage
           const title = cleanTitle(
             reply.blocks
@@ -232,7 +240,7 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
       });
 
       ctx.hooks.onSerial("agent/turn-end", async (event) => {
-        if (event.reason === "aborted" && pending === undefined && !added) abort.abort();
+        if (event.reason === "aborted" && pending === undefined && !added) inFlight?.abort();
         // Added, not flushed: the agent's idle flush (or the next turn's first) follows at once and carries
         // it, so a title costs the store no write of its own.
         addPending();
@@ -240,7 +248,7 @@ export function sessionTitlePlugin(options: SessionTitleOptions): Plugin {
 
       ctx.hooks.onSerial("agent/close", async () => {
         closed = true;
-        abort.abort();
+        inFlight?.abort();
       });
     },
   };

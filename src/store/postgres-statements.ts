@@ -345,6 +345,24 @@ export const SQL = {
     name: "bdsh_enqueue_and_claim",
     text: "SELECT * FROM bdsh_enqueue_claim($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
   },
+  /**
+   * Several sessions' `enqueueAndClaim` in one statement (group commit): the same function once per
+   * message, its parameters as parallel arrays, each call's rows tagged with the message's 1-based index
+   * `k` and kept in order (`n`). The function is volatile, so each of its statements still reads what
+   * committed before it. A message whose session is missing (or archived and refused) has no rows.
+   */
+  enqueueAndClaimBatch: {
+    name: "bdsh_enqueue_and_claim_batch",
+    text: `
+    SELECT m.k::int AS k, f.*
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+      $8::boolean[], $9::text[], $10::float8[], $11::int[], $12::int[])
+      AS m(id, session, queue, mode, source, text, metadata, refuse_archived, owner, ttl_ms, after, k)
+    CROSS JOIN LATERAL bdsh_enqueue_claim(m.id, m.session, m.queue, m.mode, m.source, m.text, m.metadata,
+      m.refuse_archived, m.owner, m.ttl_ms, m.after) WITH ORDINALITY
+      AS f(session_id, seq, type, at, turn, step, data, pending, session, item, claimed, n)
+    ORDER BY m.k, f.n`,
+  },
   pendingInbox: {
     name: "bdsh_pending_inbox",
     text: `SELECT ${INBOX_COLUMNS} FROM inbox WHERE session_id = $1 AND ${PENDING_INPUT} ORDER BY position`,

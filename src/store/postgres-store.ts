@@ -11,7 +11,9 @@
  *   seq, lost lease, unknown session).
  * - Group commit: appends go through a WriteCombiner. Alone, an append is its own statement; appends of
  *   several sessions waiting at once share one (`appendBatchStatement`), each checked and stored or
- *   refused as alone, and a batch refused as a whole is retried one append at a time.
+ *   refused as alone, and a batch refused as a whole is retried one append at a time. Messages with their
+ *   claim (`enqueueAndClaim`) are gathered the same way, in a combiner of their own
+ *   (`SQL.enqueueAndClaimBatch`).
  * - Durability (`synchronousCommit`, default `effects`): an append asking only for `commit` durability turns
  *   `synchronous_commit` off for its own transaction, inside the statement (`set_config(…, true)`); every
  *   other write waits for its WAL flush, which also covers every earlier commit.
@@ -138,6 +140,13 @@ export class PostgresStore implements Store {
     maxWrites: MAX_APPENDS_PER_STATEMENT,
     maxBytes: MAX_APPEND_BYTES_PER_STATEMENT,
   });
+  /** Messages with their session's claim (`enqueueAndClaim`), gathered as appends are. */
+  private readonly intake = new WriteCombiner<Intake, EnqueuedClaim>({
+    run: (batch) => this.runIntake(batch),
+    inFlight: APPENDS_IN_FLIGHT,
+    maxWrites: MAX_APPENDS_PER_STATEMENT,
+    maxBytes: MAX_APPEND_BYTES_PER_STATEMENT,
+  });
 
   constructor(options: PostgresStoreOptions) {
     const applicationName = options.applicationName ?? "bdsh";
@@ -186,7 +195,8 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.appends.idle(); // appends made before close are written, not failed by it
+    // Writes made before close are stored, not failed by it.
+    await Promise.all([this.appends.idle(), this.intake.idle()]);
     await this.listener.stop();
     await this.pool.end();
   }
@@ -338,6 +348,11 @@ export class PostgresStore implements Store {
     }
   }
 
+  /** Whether the append waits for its WAL flush: always, unless the store honours a `commit`-only ask. */
+  private flushWal(write: PreparedAppend): boolean {
+    return !this.honourDurability || write.disk;
+  }
+
   /**
    * The combiner's statement: one append as it always ran, or several sessions' in one (group commit), which
    * waits for the WAL flush if any of them asked for it. A batch the database refuses as a whole (a value a
@@ -346,11 +361,6 @@ export class PostgresStore implements Store {
    * append the batch left out is also run alone: only its own statement tells a refused claim (and which
    * rows) from a seq or lease conflict.
    */
-  /** Whether the append waits for its WAL flush: always, unless the store honours a `commit`-only ask. */
-  private flushWal(write: PreparedAppend): boolean {
-    return !this.honourDurability || write.disk;
-  }
-
   private async runAppends(batch: readonly PreparedAppend[]): Promise<PromiseSettledResult<boolean>[]> {
     if (batch.length === 1) return Promise.allSettled([this.appendAlone(batch[0]!)]);
     let rows: { k: number }[];
@@ -414,35 +424,68 @@ export class PostgresStore implements Store {
     options: EnqueueOptions = {},
   ): Promise<EnqueuedClaim> {
     checkTtl(claim.ttlMs);
-    const v = newInboxValues(item);
-    const { rows } = await this.pool.query<
-      EventRecord & {
-        pending: DrivePendingJson[] | null;
-        session: DriveSessionJson | null;
-        item: DrivePendingJson | null;
-        claimed: boolean | null;
-      }
-    >({
+    const message: Intake = {
+      sessionId,
+      values: newInboxValues(item),
+      claim,
+      refuseArchived: options.refuseArchived ?? false,
+    };
+    return this.intake.submit(
+      message,
+      sessionId,
+      message.values.text.length + message.values.metadata.length,
+    );
+  }
+
+  /** One message and its claim by itself: migration 8's function, as one statement. */
+  private async enqueueAlone(message: Intake): Promise<EnqueuedClaim> {
+    const { rows } = await this.pool.query<IntakeRow>({
       ...SQL.enqueueAndClaim,
-      values: [
-        v.id,
-        sessionId,
-        v.queue,
-        v.mode,
-        v.source,
-        v.text,
-        v.metadata,
-        options.refuseArchived ?? false,
-        claim.owner,
-        claim.ttlMs,
-        claim.after === undefined ? null : Math.min(claim.after, MAX_SEQ),
-      ],
+      values: intakeParameters(message),
     });
+    return this.enqueued(message, rows);
+  }
+
+  /**
+   * The intake combiner's statement: one message as it always ran, or several sessions' in one (group
+   * commit). The messages go in session-id order, so two servers' batches take their leases in the same
+   * order. A batch the database refuses as a whole (a value a column rejects, a deadlock) is retried one
+   * message at a time, so one bad message never fails the others.
+   */
+  private async runIntake(batch: readonly Intake[]): Promise<PromiseSettledResult<EnqueuedClaim>[]> {
+    if (batch.length === 1) return Promise.allSettled([this.enqueueAlone(batch[0]!)]);
+    const order = batch.map((_, i) => i).sort((a, b) => compareIds(batch[a]!.sessionId, batch[b]!.sessionId));
+    const columns: unknown[][] = Array.from({ length: 12 }, () => []);
+    for (const i of order) {
+      [...intakeParameters(batch[i]!), i + 1].forEach((value, c) => {
+        columns[c]!.push(value);
+      });
+    }
+    let rows: (IntakeRow & { k: number })[];
+    try {
+      ({ rows } = await this.pool.query<IntakeRow & { k: number }>({
+        ...SQL.enqueueAndClaimBatch,
+        values: columns,
+      }));
+    } catch {
+      return Promise.allSettled(batch.map((message) => this.enqueueAlone(message)));
+    }
+    const byMessage = new Map<number, IntakeRow[]>();
+    for (const row of rows) {
+      const own = byMessage.get(row.k);
+      if (own) own.push(row);
+      else byMessage.set(row.k, [row]);
+    }
+    return Promise.allSettled(batch.map((message, i) => this.enqueued(message, byMessage.get(i + 1) ?? [])));
+  }
+
+  /** What the function's rows say: the queued row, and the drive's read when the lease was taken. */
+  private async enqueued(message: Intake, rows: readonly IntakeRow[]): Promise<EnqueuedClaim> {
     const last = rows.at(-1);
     if (!last?.item) {
-      if (options.refuseArchived && (await this.getSession(sessionId)))
-        throw new SessionArchivedError(sessionId);
-      throw new SessionNotFoundError(sessionId);
+      if (message.refuseArchived && (await this.getSession(message.sessionId)))
+        throw new SessionArchivedError(message.sessionId);
+      throw new SessionNotFoundError(message.sessionId);
     }
     const queued = fromDrivePending(last.item);
     if (!last.claimed) return { item: queued, claimed: undefined };
@@ -712,6 +755,40 @@ function driveReadOf(
             updated_at: new Date(session.updated_ms),
           }),
   };
+}
+
+/** A message waiting to be queued with its session's claim (`enqueueAndClaim`). */
+type Intake = { sessionId: string; values: InboxRowValues; claim: EnqueueClaim; refuseArchived: boolean };
+
+/** A row of migration 8's function: an event after `after`, then the final row (`driveReadOf`). */
+type IntakeRow = EventRecord & {
+  pending: DrivePendingJson[] | null;
+  session: DriveSessionJson | null;
+  item: DrivePendingJson | null;
+  claimed: boolean | null;
+};
+
+/** The function's parameters for one message, in its order. */
+function intakeParameters(m: Intake): unknown[] {
+  const v = m.values;
+  return [
+    v.id,
+    m.sessionId,
+    v.queue,
+    v.mode,
+    v.source,
+    v.text,
+    v.metadata,
+    m.refuseArchived,
+    m.claim.owner,
+    m.claim.ttlMs,
+    m.claim.after === undefined ? null : Math.min(m.claim.after, MAX_SEQ),
+  ];
+}
+
+/** Byte order, as PostgreSQL's "C" collation would sort them: any fixed order will do for locks. */
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Group commit: statements out at once, and one statement's caps (write-combiner.ts). */

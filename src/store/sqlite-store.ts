@@ -10,6 +10,9 @@
  * - `append` checks the session's `last_seq`, the lease (when fenced) and the inbox claims, then writes, all
  *   inside one IMMEDIATE transaction: it writes everything or nothing (a `releaseLease` lets go of the
  *   session lease in that transaction, after the writes).
+ * - Group commit: the appends and the claimed messages (`enqueueAndClaim`) made in one turn of the event
+ *   loop share one IMMEDIATE transaction, each in a savepoint of its own, so each is stored or refused as
+ *   alone, and one commit (one fsync) serves them all.
  * - Durability: the connection runs `synchronous=NORMAL`, SQLite's recommendation for WAL: every commit is
  *   in the WAL before it returns, so a killed process (SIGKILL, the crash matrix) loses nothing, and the
  *   file is never corrupted; a power loss or OS crash may roll back the last commits. With `effects` (the
@@ -37,7 +40,6 @@ import {
   checkTtl,
   DEFAULT_LIST_LIMIT,
   type EventRecord,
-  type encodeEvents,
   type InboxRecord,
   type InboxRowValues,
   isoNow,
@@ -52,7 +54,6 @@ import {
   toEvent,
   toInboxItem,
   toSession,
-  turnOpenAfter,
   uniqueIds,
 } from "./rows.js";
 import { MAX_CANDIDATES, pickSessionId, prefixRange, uniquePrefix } from "./session-ids.js";
@@ -100,38 +101,22 @@ export type SqliteStoreOptions = {
 
 export type SqliteSynchronous = "full" | "effects" | "normal";
 
-type AppendWrite = Database.Transaction<
-  (
-    sessionId: string,
-    encoded: ReturnType<typeof encodeEvents>,
-    expectedSeq: number,
-    leaseOwner: string | undefined,
-    claims: string[],
-    release: boolean,
-    title: string | undefined,
-  ) => void
->;
-
-type AppendBatch = Database.Transaction<(batch: readonly PreparedAppend[]) => PromiseSettledResult<void>[]>;
-
-/** An append's arguments to the append transaction (`appendTransaction`). */
-function appendArgs(a: PreparedAppend) {
-  return [
-    a.sessionId,
-    a.encoded,
-    a.expectedSeq,
-    a.owner ?? undefined,
-    a.claims,
-    a.release,
-    a.title ?? undefined,
-  ] as const;
-}
+/**
+ * A write of the hot path (an append, a message with its claim): its statements run in the batch's
+ * transaction, in a savepoint of their own, so one that throws (a refused seq, lease or claim) rolls back
+ * alone; `committed` runs after the commit, for a write that was stored (its announcement).
+ */
+type BatchedWrite<R = unknown> = {
+  /** Whether it asks for `disk` durability (AppendDurability). */
+  disk: boolean;
+  run(): R;
+  committed(result: R): void;
+};
 
 /** `fn`'s outcome as a settled result: a nested transaction that throws has rolled back to its savepoint. */
-function settled(fn: () => void): PromiseSettledResult<void> {
+function settled<R>(fn: () => R): PromiseSettledResult<R> {
   try {
-    fn();
-    return { status: "fulfilled", value: undefined };
+    return { status: "fulfilled", value: fn() };
   } catch (reason) {
     return { status: "rejected", reason };
   }
@@ -152,11 +137,14 @@ export class SqliteStore implements Store {
   readonly processReceipts: SqliteProcessReceipts;
   /** `effects`: an append asking for `disk` durability commits under `synchronous=FULL`. */
   private readonly honourDurability: boolean;
-  private appendWrite: AppendWrite | undefined;
-  private appendBatch: AppendBatch | undefined;
-  /** Group commit: the appends of one event-loop turn share a transaction and its fsync. */
-  private readonly appends = new WriteCombiner<PreparedAppend, void>({
-    run: async (batch) => this.runAppends(batch),
+  /** `work` in a transaction (a savepoint inside one), wrapped once: better-sqlite3 builds five wrappers per `transaction()`. */
+  private readonly atomic: Database.Transaction<(work: () => unknown) => unknown>;
+  /**
+   * Group commit: the appends and claimed messages of one event-loop turn share a transaction and its fsync
+   * (a burst of a thousand messages, or of a thousand turns ending, is a few commits, not a thousand).
+   */
+  private readonly writes = new WriteCombiner<BatchedWrite, unknown>({
+    run: async (batch) => this.runBatch(batch),
     inFlight: 1,
     maxWrites: 256,
     maxBytes: Number.POSITIVE_INFINITY,
@@ -175,6 +163,7 @@ export class SqliteStore implements Store {
     // Changing the journal mode needs a moment of exclusive access; two processes opening a fresh file
     // together can both ask, and the busy handler does not cover it, so retry briefly.
     retryBusy(() => this.db.pragma("journal_mode = WAL"));
+    this.atomic = this.db.transaction((work: () => unknown) => work());
     this.hub = new NotificationHub({ onFirst: () => this.startPoll(), onLast: () => this.stopPoll() });
     this.planning = new SqlitePlanning(this.db, (sessionId) =>
       this.hub.emit({ channel: "inbox", sessionId }),
@@ -207,7 +196,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     this.stopPoll();
-    await this.appends.idle(); // appends made before close are written, not failed by it
+    await this.writes.idle(); // writes made before close are stored, not failed by it
     if (this.db.open) this.db.close();
   }
 
@@ -298,34 +287,55 @@ export class SqliteStore implements Store {
     options: AppendOptions = {},
   ): Promise<LogEvent[]> {
     const append = prepareAppend(sessionId, events, expectedSeq, options);
-    await this.appends.submit(append, sessionId, 1);
+    await this.batched(sessionId, {
+      disk: append.disk,
+      run: () => this.writeAppend(append),
+      committed: () =>
+        this.hub.emit({ channel: "events", sessionId, seq: expectedSeq + append.encoded.length }),
+    });
     return appendedEvents(sessionId, expectedSeq, events, append.encoded);
   }
 
+  /** `write` through the group commit (`writes`); one session's writes keep their order. */
+  private batched<R>(sessionId: string, write: BatchedWrite<R>): Promise<R> {
+    return this.writes.submit(write as BatchedWrite, sessionId, 1) as Promise<R>;
+  }
+
   /**
-   * The appends gathered in one turn of the event loop, in one IMMEDIATE transaction: each in a savepoint
-   * of its own (a nested transaction function), so one that is refused (seq, lease, claim) or fails rolls
-   * back alone, and one commit, so at most one fsync (under `FULL` when any of them asked for `disk`) for
-   * all of them. Each stored session is announced after the commit.
+   * The writes gathered in one turn of the event loop, in one IMMEDIATE transaction: each in a savepoint
+   * of its own, so one that is refused (seq, lease, claim) or fails rolls back alone, and one commit, so at
+   * most one fsync (under `FULL` when any of them asked for `disk`) for all of them. Each stored write is
+   * announced after the commit.
    */
-  private runAppends(batch: readonly PreparedAppend[]): PromiseSettledResult<void>[] {
+  private runBatch(batch: readonly BatchedWrite[]): PromiseSettledResult<unknown>[] {
     // `FULL` only where the store honours the durability asked for (`effects`); `full` always runs it.
-    const disk = this.honourDurability && batch.some((a) => a.disk);
+    const disk = this.honourDurability && batch.some((w) => w.disk);
     // `exec`, not `pragma`: nothing to read back (a prepared PRAGMA statement takes effect when prepared,
     // not reliably when run, so it cannot be kept).
     if (disk) this.db.exec("PRAGMA synchronous = FULL");
-    let results: PromiseSettledResult<void>[];
+    let results: PromiseSettledResult<unknown>[];
     try {
       results =
         batch.length === 1
-          ? [settled(() => this.appendTransaction().immediate(...appendArgs(batch[0]!)))]
-          : this.batchTransaction().immediate(batch);
+          ? [settled(() => this.atomic.immediate(batch[0]!.run))]
+          : (this.atomic.immediate(() =>
+              batch.map((w) => {
+                const result = settled(() => this.atomic(w.run));
+                // An I/O or disk-full error may roll back the whole transaction, not only the savepoint:
+                // then nothing of the batch is stored, and every write of it fails.
+                if (!this.db.inTransaction)
+                  throw result.status === "rejected"
+                    ? result.reason
+                    : new StoreError("ROLLED_BACK", "the write batch's transaction was rolled back");
+                return result;
+              }),
+            ) as PromiseSettledResult<unknown>[]);
     } finally {
       if (disk) this.db.exec("PRAGMA synchronous = NORMAL");
     }
-    batch.forEach((a, i) => {
-      if (results[i]!.status === "fulfilled")
-        this.hub.emit({ channel: "events", sessionId: a.sessionId, seq: a.expectedSeq + a.encoded.length });
+    batch.forEach((w, i) => {
+      const result = results[i]!;
+      if (result.status === "fulfilled") w.committed(result.value);
     });
     return results;
   }
@@ -348,7 +358,7 @@ export class SqliteStore implements Store {
 
   async readForDrive(sessionId: string, after: number): Promise<DriveRead> {
     // One read transaction: the three reads see the same moment, as PostgreSQL's one statement does.
-    return this.db.transaction(() => this.readDrive(sessionId, after)).deferred();
+    return this.atomic.deferred(() => this.readDrive(sessionId, after)) as DriveRead;
   }
 
   /** `readForDrive`'s reads, inside the caller's transaction; no events when `after` is undefined. */
@@ -391,17 +401,20 @@ export class SqliteStore implements Store {
   ): Promise<EnqueuedClaim> {
     checkTtl(claim.ttlMs);
     const values = newInboxValues(item);
-    // One IMMEDIATE transaction: the row, the lease, the cancel requests and the drive's read.
-    const run = this.db.transaction(() => {
-      const row = this.insertInbox(sessionId, values, options.refuseArchived ?? false, false);
-      const now = Date.now();
-      if (this.takeClaimed([sessionId], claim.owner, now, claim.ttlMs).length === 0)
-        return { row, claimed: undefined };
-      return { row, claimed: this.readDrive(sessionId, claim.after) };
+    // One transaction (shared with the writes of this turn of the event loop): the row, the lease, the
+    // cancel requests and the drive's read.
+    const { row, claimed } = await this.batched(sessionId, {
+      disk: false,
+      run: () => {
+        const row = this.insertInbox(sessionId, values, options.refuseArchived ?? false, false);
+        if (this.takeClaimed([sessionId], claim.owner, Date.now(), claim.ttlMs).length === 0)
+          return { row, claimed: undefined };
+        return { row, claimed: this.readDrive(sessionId, claim.after) };
+      },
+      // After the commit, as PostgreSQL's NOTIFY.
+      committed: ({ row, claimed }) =>
+        this.announceInbox(sessionId, row.id, values.mode, claimed !== undefined),
     });
-    const { row, claimed } = run.immediate();
-    // After the commit, as PostgreSQL's NOTIFY.
-    this.announceInbox(sessionId, row.id, values.mode, claimed !== undefined);
     return { item: toInboxItem(row), claimed };
   }
 
@@ -584,83 +597,44 @@ export class SqliteStore implements Store {
     };
   }
 
-  /** Statements are prepared on first use: the tables exist only after `migrate()`. */
-  /**
-   * 1,000 sessions on one server: the append's transaction, wrapped once per store rather than
-   * on every call (better-sqlite3 builds five wrappers per `transaction()`); its checks and writes as the
-   * header says.
-   */
-  private appendTransaction(): AppendWrite {
-    this.appendWrite ??= this.db.transaction(
-      (
-        sessionId: string,
-        encoded: ReturnType<typeof encodeEvents>,
-        expectedSeq: number,
-        leaseOwner: string | undefined,
-        claims: string[],
-        release: boolean,
-        title: string | undefined,
-      ) => {
-        const s = this.s;
-        const lastSeq = s.lastSeq.get(sessionId) as number | undefined;
-        if (lastSeq === undefined) throw new SessionNotFoundError(sessionId);
-        if (leaseOwner !== undefined) {
-          const held = s.leaseHeld.get(sessionLeaseName(sessionId), leaseOwner, Date.now());
-          if (!held) throw new LeaseLostError(sessionId, leaseOwner);
-        }
-        if (lastSeq !== expectedSeq) throw new AppendConflictError(sessionId, expectedSeq, lastSeq);
-        const now = isoNow();
-        if (claims.length > 0) {
-          const claimed = s.claimInbox.all(
-            now,
-            expectedSeq + 1,
-            sessionId,
-            JSON.stringify(claims),
-          ) as string[];
-          if (claimed.length !== claims.length) {
-            const taken = new Set(claimed);
-            throw new InboxClaimError(
-              sessionId,
-              claims.filter((id) => !taken.has(id)),
-            );
-          }
-        }
-        encoded.forEach((e, i) => {
-          s.insertEvent.run(sessionId, expectedSeq + 1 + i, e.type, e.at, e.turn, e.step, e.data);
-        });
-        const open = turnOpenAfter(encoded);
-        s.advanceSession.run({
-          seq: expectedSeq + encoded.length,
-          now,
-          open: open === undefined ? null : open ? 1 : 0,
-          title: title ?? null,
-          id: sessionId,
-        });
-        if (release && leaseOwner !== undefined)
-          s.releaseLease.run(Date.now(), sessionLeaseName(sessionId), leaseOwner);
-      },
-    );
-    return this.appendWrite;
-  }
-
-  /** Several appends in one transaction, each in its own savepoint (`runAppends`); wrapped once per store. */
-  private batchTransaction(): AppendBatch {
-    this.appendBatch ??= this.db.transaction((batch: readonly PreparedAppend[]) => {
-      const write = this.appendTransaction();
-      return batch.map((a) => {
-        const result = settled(() => write(...appendArgs(a)));
-        // An I/O or disk-full error may roll back the whole transaction, not only the savepoint: then
-        // nothing of the batch is stored, and every write of it fails.
-        if (!this.db.inTransaction)
-          throw result.status === "rejected"
-            ? result.reason
-            : new StoreError("ROLLED_BACK", "the append batch's transaction was rolled back");
-        return result;
-      });
+  /** An append's checks and writes, as the header says (inside the batch's transaction, `runBatch`). */
+  private writeAppend(append: PreparedAppend): void {
+    const { sessionId, encoded, expectedSeq, claims, release, title, turnOpen } = append;
+    const leaseOwner = append.owner ?? undefined;
+    const s = this.s;
+    const lastSeq = s.lastSeq.get(sessionId) as number | undefined;
+    if (lastSeq === undefined) throw new SessionNotFoundError(sessionId);
+    if (leaseOwner !== undefined) {
+      const held = s.leaseHeld.get(sessionLeaseName(sessionId), leaseOwner, Date.now());
+      if (!held) throw new LeaseLostError(sessionId, leaseOwner);
+    }
+    if (lastSeq !== expectedSeq) throw new AppendConflictError(sessionId, expectedSeq, lastSeq);
+    const now = isoNow();
+    if (claims.length > 0) {
+      const claimed = s.claimInbox.all(now, expectedSeq + 1, sessionId, JSON.stringify(claims)) as string[];
+      if (claimed.length !== claims.length) {
+        const taken = new Set(claimed);
+        throw new InboxClaimError(
+          sessionId,
+          claims.filter((id) => !taken.has(id)),
+        );
+      }
+    }
+    encoded.forEach((e, i) => {
+      s.insertEvent.run(sessionId, expectedSeq + 1 + i, e.type, e.at, e.turn, e.step, e.data);
     });
-    return this.appendBatch;
+    s.advanceSession.run({
+      seq: expectedSeq + encoded.length,
+      now,
+      open: turnOpen === null ? null : turnOpen ? 1 : 0,
+      title,
+      id: sessionId,
+    });
+    if (release && leaseOwner !== undefined)
+      s.releaseLease.run(Date.now(), sessionLeaseName(sessionId), leaseOwner);
   }
 
+  /** Statements are prepared on first use: the tables exist only after `migrate()`. */
   private get s(): SqliteStatements {
     this.statements ??= sqliteStatements(this.db);
     return this.statements;

@@ -4,7 +4,6 @@
  * append), and each is stored, refused or failed exactly as it would be alone. The batch path is entered by
  * making the appends in one tick; the batches the store's combiner sends are recorded to show that it was.
  */
-import type pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../src/log/events.js";
 import {
@@ -19,6 +18,7 @@ import {
 import { testDatabaseUrl } from "../support/database.js";
 import { waitUntil } from "../support/wait.js";
 import { type FreshDatabase, postgresHarness, type StoreHarness, sqliteHarness } from "./harness.js";
+import { recordBatches, recordStatements } from "./recorders.js";
 
 const OWNER = "server-a";
 const TTL = 60_000;
@@ -29,7 +29,7 @@ describe.each([
 ] as Array<[string, StoreHarness]>)("group commit on %s", (storeName, harness) => {
   let db: FreshDatabase;
   let store: Store;
-  /** The size of every batch the store's append combiner sent, in order. */
+  /** The size of every batch the store's append combiner sent, in order (SQLite: of its writes). */
   let batches: number[];
   /** PostgreSQL: the names of the append statements its pool ran, in order. */
   let appendStatements: string[];
@@ -39,21 +39,8 @@ describe.each([
     store = await db.open();
     batches = [];
     appendStatements = [];
-    const combiner = (store as unknown as { appends: { options: { run(batch: unknown[]): unknown } } })
-      .appends.options;
-    const run = combiner.run;
-    combiner.run = (batch) => {
-      batches.push(batch.length);
-      return run(batch);
-    };
-    if (storeName !== "PostgreSQL") return;
-    const pool = (store as unknown as { pool: pg.Pool }).pool;
-    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-    (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const name = (args[0] as { name?: string }).name;
-      if (name?.startsWith("bdsh_append")) appendStatements.push(name);
-      return query(...args);
-    };
+    recordBatches(store, "appends", batches);
+    if (storeName === "PostgreSQL") recordStatements(store, "bdsh_append", appendStatements);
   });
 
   afterEach(async () => {
@@ -66,8 +53,8 @@ describe.each([
     if (storeName === "PostgreSQL") expect(appendStatements).toEqual([name]);
   };
   const reset = () => {
-    batches = [];
-    appendStatements = [];
+    batches.length = 0; // in place: the recorders hold these arrays
+    appendStatements.length = 0;
   };
 
   const status = (value: "running" | "idle"): NewEvent => ({ type: "agent/status", data: { status: value } });
