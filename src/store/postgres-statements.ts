@@ -180,7 +180,7 @@ function buildAppend({ claiming, flushWal, releasing }: AppendKind): NamedStatem
 }
 
 /**
- * Appends of several sessions in one statement (group commit, write-combiner.ts), each as the single append
+ * Appends of several sessions in one statement (group commit, statement-combiner.ts), each as the single append
  * above would run it. $1…$8 one entry per append: session, expected seq, event count, lease name, lease
  * owner or null, the turn flag after it (null: unchanged), the title (null: none), whether to let go of the
  * lease; $9…$15 one entry per event: which append (1-based, as $1's ordinality), seq, type, at, turn, step,

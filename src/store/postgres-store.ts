@@ -9,7 +9,7 @@
  *   (a claim that finds a row no longer pending raises inside the statement). All or nothing; a zero-row
  *   append is diagnosed by a second read so the caller gets the right typed error (conflict with the actual
  *   seq, lost lease, unknown session).
- * - Group commit: appends go through a WriteCombiner. Alone, an append is its own statement; appends of
+ * - Group commit: appends go through a StatementCombiner. Alone, an append is its own statement; appends of
  *   several sessions waiting at once share one (`appendBatchStatement`), each checked and stored or
  *   refused as alone, and a batch refused as a whole is retried one append at a time. Messages with their
  *   claim (`enqueueAndClaim`) are gathered the same way, in a combiner of their own
@@ -73,6 +73,7 @@ import {
   uniqueIds,
 } from "./rows.js";
 import { MAX_CANDIDATES, pickSessionId, prefixRange, uniquePrefix } from "./session-ids.js";
+import { StatementCombiner } from "./statement-combiner.js";
 import {
   AppendConflictError,
   type AppendOptions,
@@ -103,7 +104,6 @@ import {
   type SubscribeOptions,
   sessionLeaseName,
 } from "./store.js";
-import { WriteCombiner } from "./write-combiner.js";
 
 export type PostgresStoreOptions = {
   connectionString: string;
@@ -134,14 +134,14 @@ export class PostgresStore implements Store {
   /** `effects`: an append asking only for `commit` durability skips its WAL flush. */
   private readonly honourDurability: boolean;
   /** Appends without a claim go through it: alone when the store is quiet, several sessions' together under load. */
-  private readonly appends = new WriteCombiner<PreparedAppend, boolean>({
+  private readonly appends = new StatementCombiner<PreparedAppend, boolean>({
     run: (batch) => this.runAppends(batch),
     inFlight: APPENDS_IN_FLIGHT,
     maxWrites: MAX_APPENDS_PER_STATEMENT,
     maxBytes: MAX_APPEND_BYTES_PER_STATEMENT,
   });
   /** Messages with their session's claim (`enqueueAndClaim`), gathered as appends are. */
-  private readonly intake = new WriteCombiner<Intake, EnqueuedClaim>({
+  private readonly intake = new StatementCombiner<Intake, EnqueuedClaim>({
     run: (batch) => this.runIntake(batch),
     inFlight: APPENDS_IN_FLIGHT,
     maxWrites: MAX_APPENDS_PER_STATEMENT,
@@ -791,7 +791,7 @@ function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Group commit: statements out at once, and one statement's caps (write-combiner.ts). */
+/** Group commit: statements out at once, and one statement's caps (statement-combiner.ts). */
 const APPENDS_IN_FLIGHT = 2;
 const MAX_APPENDS_PER_STATEMENT = 256;
 const MAX_APPEND_BYTES_PER_STATEMENT = 4 * 1024 * 1024;

@@ -15,6 +15,7 @@
  */
 import type Database from "better-sqlite3";
 import type pg from "pg";
+import { StatementCombiner } from "./statement-combiner.js";
 
 export type ReceiptState = "running" | "completed" | "failed" | "signaled" | "killed" | "lost";
 
@@ -247,7 +248,23 @@ export class SqliteProcessReceipts implements ProcessReceiptStore {
   }
 }
 
+/** One (host, session) pair as a key. */
+function pairKey(host: string, sessionId: string): string {
+  return `${host}\0${sessionId}`;
+}
+
 export class PostgresProcessReceipts implements ProcessReceiptStore {
+  /**
+   * `runningOn`, gathered: every agent that opens reads its session's checkpoints once, so a thousand
+   * sessions opening together read theirs in a few statements, not a thousand.
+   */
+  private readonly running = new StatementCombiner<{ host: string; sessionId: string }, ProcessReceipt[]>({
+    run: (batch) => this.readRunning(batch),
+    inFlight: 2,
+    maxWrites: 256,
+    maxBytes: Number.POSITIVE_INFINITY,
+  });
+
   constructor(private readonly pool: pg.Pool) {}
 
   async checkpoint(i: ProcessCheckpoint): Promise<void> {
@@ -309,11 +326,28 @@ export class PostgresProcessReceipts implements ProcessReceiptStore {
   }
 
   async runningOn(host: string, sessionId: string): Promise<ProcessReceipt[]> {
-    const result = await this.pool.query<ReceiptRecord>(
-      `SELECT ${COLUMNS} FROM process_receipts WHERE session_id = $1 AND host = $2 AND state = 'running'`,
-      [sessionId, host],
-    );
-    return result.rows.map(toReceipt);
+    return this.running.submit({ host, sessionId }, pairKey(host, sessionId), 1);
+  }
+
+  /** The running checkpoints of several (host, session) pairs in one statement, answered per pair. */
+  private async readRunning(
+    batch: readonly { host: string; sessionId: string }[],
+  ): Promise<PromiseSettledResult<ProcessReceipt[]>[]> {
+    const result = await this.pool.query<ReceiptRecord>({
+      name: "bdsh_receipts_running",
+      text: `SELECT ${COLUMNS} FROM process_receipts
+        WHERE state = 'running' AND (session_id, host) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+      values: [batch.map((pair) => pair.sessionId), batch.map((pair) => pair.host)],
+    });
+    const byPair = new Map<string, ProcessReceipt[]>();
+    for (const row of result.rows) {
+      const key = pairKey(row.host, row.session_id);
+      byPair.set(key, [...(byPair.get(key) ?? []), toReceipt(row)]);
+    }
+    return batch.map(({ host, sessionId }) => ({
+      status: "fulfilled",
+      value: byPair.get(pairKey(host, sessionId)) ?? [],
+    }));
   }
 
   async markRead(sessionId: string, jobId: string, readBytes: number): Promise<void> {

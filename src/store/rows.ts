@@ -114,7 +114,7 @@ export function encodeEvents(events: readonly NewEvent[], expectedSeq: number): 
   }));
 }
 
-/** One append as both stores write it, alone or in a group commit (write-combiner.ts). */
+/** One append as both stores write it, alone or in a group commit (statement-combiner.ts). */
 export type PreparedAppend = {
   sessionId: string;
   expectedSeq: number;

@@ -59,6 +59,7 @@ import {
 import { MAX_CANDIDATES, pickSessionId, prefixRange, uniquePrefix } from "./session-ids.js";
 import { SqlitePlanning } from "./sqlite-planning.js";
 import { type SqliteStatements, sqliteStatements } from "./sqlite-statements.js";
+import { StatementCombiner } from "./statement-combiner.js";
 import {
   AppendConflictError,
   type AppendOptions,
@@ -89,7 +90,6 @@ import {
   type SubscribeOptions,
   sessionLeaseName,
 } from "./store.js";
-import { WriteCombiner } from "./write-combiner.js";
 
 export type SqliteStoreOptions = {
   /** How often to look for other processes' commits while subscribed (default 200 ms). */
@@ -143,7 +143,7 @@ export class SqliteStore implements Store {
    * Group commit: the appends and claimed messages of one event-loop turn share a transaction and its fsync
    * (a burst of a thousand messages, or of a thousand turns ending, is a few commits, not a thousand).
    */
-  private readonly writes = new WriteCombiner<BatchedWrite, unknown>({
+  private readonly writes = new StatementCombiner<BatchedWrite, unknown>({
     run: async (batch) => this.runBatch(batch),
     inFlight: 1,
     maxWrites: 256,

@@ -1,5 +1,5 @@
 /**
- * Group commit, on both stores: appends of many sessions made at once go out together (write-combiner.ts;
+ * Group commit, on both stores: appends of many sessions made at once go out together (statement-combiner.ts;
  * on PostgreSQL one statement, `appendBatchStatement`; on SQLite one transaction with a savepoint per
  * append), and each is stored, refused or failed exactly as it would be alone. The batch path is entered by
  * making the appends in one tick; the batches the store's combiner sends are recorded to show that it was.

@@ -1,5 +1,5 @@
 /**
- * What a store's group commit sent, recorded by the tests that enter its batch paths (write-combiner.ts):
+ * What a store's group commit sent, recorded by the tests that enter its batch paths (statement-combiner.ts):
  * the size of each batch a combiner ran, and on PostgreSQL the names of the statements its pool ran.
  */
 import type pg from "pg";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WriteCombiner } from "../../src/store/write-combiner.js";
+import { StatementCombiner } from "../../src/store/statement-combiner.js";
 
 type Write = { key: string; value: string; bytes?: number };
 
@@ -7,7 +7,7 @@ type Write = { key: string; value: string; bytes?: number };
 function gated(options: { inFlight?: number; maxWrites?: number; maxBytes?: number } = {}) {
   const batches: string[][] = [];
   const gates: Array<() => void> = [];
-  const combiner = new WriteCombiner<Write, string>({
+  const combiner = new StatementCombiner<Write, string>({
     inFlight: options.inFlight ?? 1,
     maxWrites: options.maxWrites ?? 100,
     maxBytes: options.maxBytes ?? 1_000_000,
@@ -32,7 +32,7 @@ function gated(options: { inFlight?: number; maxWrites?: number; maxBytes?: numb
   return { combiner, batches, submit, release, settle, out: () => gates.length };
 }
 
-describe("WriteCombiner (group commit)", () => {
+describe("StatementCombiner (group commit)", () => {
   it("sends a write made alone by itself, at once", async () => {
     const c = gated();
     const stored = c.submit("s1", "a");
@@ -123,7 +123,7 @@ describe("WriteCombiner (group commit)", () => {
 
   it("fails every write of a statement that fails as a whole, and goes on with the next", async () => {
     let calls = 0;
-    const combiner = new WriteCombiner<Write, string>({
+    const combiner = new StatementCombiner<Write, string>({
       inFlight: 1,
       maxWrites: 10,
       maxBytes: 100,

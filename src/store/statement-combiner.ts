@@ -1,5 +1,6 @@
 /**
- * Group commit for a store's writes. At most `inFlight` statements are out at once; a write submitted
+ * Group commit for a store's writes, and the same gathering for its hottest reads (a thousand agents opening
+ * at once each read their own rows: one statement can read them all). At most `inFlight` statements are out at once; a write submitted
  * while they are waits, and every write waiting when one comes back goes out together in the next
  * statement. Alone (one session stepping, a quiet server) a write goes out at once, by itself; under load
  * (a thousand turns ending in the same second) the writes of many sessions share one round trip, one
@@ -36,7 +37,7 @@ type Waiting<T, R> = {
   reject(error: unknown): void;
 };
 
-export class WriteCombiner<T, R> {
+export class StatementCombiner<T, R> {
   private waiting: Waiting<T, R>[] = [];
   private out = 0;
   /** Keys of the writes in the statements that are out. */
@@ -120,7 +121,8 @@ export class WriteCombiner<T, R> {
     }
     batch.forEach((entry, i) => {
       const result = results[i];
-      if (!result) entry.reject(new Error("write combiner: the batch answered fewer results than writes"));
+      if (!result)
+        entry.reject(new Error("statement combiner: the batch answered fewer results than writes"));
       else if (result.status === "fulfilled") entry.resolve(result.value);
       else entry.reject(result.reason);
     });
