@@ -3,16 +3,17 @@
  * `./.bdsh/skills`, AGENTS.md) are untrusted until `bdsh trust`, and even a trusted project's config can
  * never loosen a security key. Driven through the real CLI against the scripted provider.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
-import { isTrusted, trustDirectory } from "../../src/config/trust.js";
+import { isTrusted, readTrustList, trustDirectory } from "../../src/config/trust.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { runCli } from "../support/run-cli.js";
+import { waitUntil } from "../support/wait.js";
 
 let fake: FakeProvider | undefined;
 const closers: Array<() => Promise<void>> = [];
@@ -239,6 +240,43 @@ describe("project config and security keys (issue 14 deliver 1)", () => {
     expect(isTrusted(home, cwd)).toBe(false);
     expect(() => trustDirectory(home, cwd)).toThrow(/not readable as JSON/);
     expect(readFileSync(join(home, "trusted.json"), "utf8")).toBe("{ not json");
+  });
+});
+
+describe("the trust list, kept between reads (a server asks for every agent it opens)", () => {
+  /** A trust list trusting `dir` only, written in place (same inode) as a person's editor might. */
+  const writeInPlace = (home: string, dir: string) =>
+    writeFileSync(
+      join(home, "trusted.json"),
+      JSON.stringify({ version: 1, directories: [{ path: dir, trustedAt: "2026-01-01T00:00:00.000Z" }] }),
+    );
+
+  it("sees a change made in place at once, even one of the same size right after the last", () => {
+    const home = mkdtempSync(join(tmpdir(), "bdsh-trust-list-"));
+    writeInPlace(home, "/work/aaaa");
+    expect(isTrusted(home, "/work/aaaa")).toBe(true);
+    writeInPlace(home, "/work/bbbb"); // the same size, likely in the same clock tick
+    expect(isTrusted(home, "/work/aaaa")).toBe(false);
+    expect(isTrusted(home, "/work/bbbb")).toBe(true);
+  });
+
+  it("serves a settled list from memory, never lets a caller change it, and sees the next change", async () => {
+    const home = mkdtempSync(join(tmpdir(), "bdsh-trust-list-"));
+    writeInPlace(home, "/work/aaaa");
+    const file = join(home, "trusted.json");
+    // Settled: its last change is over a second old, so the list is kept after the next read.
+    await waitUntil(() => Date.now() - statSync(file).ctimeMs > 1_100, "the trust list to settle");
+    readTrustList(home); // read and kept
+    const kept = readTrustList(home); // served from memory
+    kept.directories.push({ path: "/work/cccc", trustedAt: "" });
+    expect(readTrustList(home).directories.map((e) => e.path)).toEqual(["/work/aaaa"]);
+    expect(isTrusted(home, "/work/cccc")).toBe(false);
+    writeInPlace(home, "/work/dddd"); // same size and inode: only its times differ
+    expect(isTrusted(home, "/work/aaaa")).toBe(false);
+    expect(isTrusted(home, "/work/dddd")).toBe(true);
+    const eeee = mkdtempSync(join(tmpdir(), "bdsh-trust-eeee-"));
+    trustDirectory(home, eeee); // through the CLI's own write (a rename)
+    expect(isTrusted(home, eeee)).toBe(true);
   });
 });
 
