@@ -14,16 +14,9 @@
  *   directory) to the sha256 of its content (./instruction-files.ts). An entry without it was written
  *   before instruction review: it accepts nothing until `bdsh trust --accept-instructions` (fail closed).
  */
-import {
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
+import { fileVersion } from "./file-version.js";
 import {
   digestOf,
   INSTRUCTION_FILES,
@@ -62,30 +55,23 @@ export function realDirectory(dir: string): string {
 /**
  * The trust list; throws TrustFileError when the file exists but is not a trust list. Every agent a server
  * opens asks (its project root, the project roots commands may write, the accepted instruction files), so
- * the parsed list is kept per file and read again only when the file is another or has changed: its inode,
- * size, mtime or ctime (any write or rename moves the ctime, which nothing can set back). File times are
- * coarse (a clock tick), so two same-size writes in one tick can look alike: a file changed in the last
- * second is read every time, as git treats a "racy" index entry.
+ * the parsed list is kept per file and read again only when the file's version moves, and always while its
+ * last change is recent (./file-version.ts says why).
  */
 export function readTrustList(home: string): TrustList {
   const path = trustFilePath(home);
-  const stat = statSync(path, { bigint: true, throwIfNoEntry: false });
-  if (!stat) return { version: 1, directories: [] };
-  const identity = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
-  const racy = BigInt(Date.now()) * 1_000_000n - stat.ctimeNs < RACY_NS;
+  const now = fileVersion(path);
+  if (!("version" in now)) return { version: 1, directories: [] };
   const known = parsedLists.get(path);
-  if (known?.identity === identity && !racy) return copyOf(known.list);
+  if (known && now.settled && known.version === now.version) return copyOf(known.list);
   const list = parseTrustList(path);
-  if (racy) parsedLists.delete(path);
-  else parsedLists.set(path, { identity, list });
+  if (now.settled) parsedLists.set(path, { version: now.version, list });
+  else parsedLists.delete(path);
   return copyOf(list);
 }
 
-/** How recent a change must be for the file to be read again whatever its stat says. */
-const RACY_NS = 1_000_000_000n;
-
 /** The lists read, by file (a process has one home, tests a few). */
-const parsedLists = new Map<string, { identity: string; list: TrustList }>();
+const parsedLists = new Map<string, { version: string; list: TrustList }>();
 
 /** A copy the caller may change (adding an entry) without changing the list kept. */
 function copyOf(list: TrustList): TrustList {

@@ -33,20 +33,26 @@ export type ToolDeclaration = { name: string; description: string; parameters: O
  * whose JSON text is then written once per process (log/json-text.ts), not once per agent and request. A
  * schema that is not frozen (an MCP server's) gets a plain declaration each time, as before.
  */
-const shared = new WeakMap<ObjectSchema, Map<string, ToolDeclaration>>();
+const shared = new WeakMap<ObjectSchema, Map<string, Map<string, ToolDeclaration>>>();
 
 function declarationOf(name: string, description: string, parameters: ObjectSchema): ToolDeclaration {
   if (!Object.isFrozen(parameters)) return { name, description, parameters };
-  let bySchema = shared.get(parameters);
-  if (!bySchema) {
-    bySchema = new Map();
-    shared.set(parameters, bySchema);
+  let byName = shared.get(parameters);
+  if (!byName) {
+    byName = new Map();
+    shared.set(parameters, byName);
   }
-  const key = `${name}\0${description}`;
-  let declaration = bySchema.get(key);
+  // By name, then by description: the same module-level description string every time, whose hash V8
+  // keeps, where a joined key would be a new string of a kilobyte or two to hash on every agent opened.
+  let byDescription = byName.get(name);
+  if (!byDescription) {
+    byDescription = new Map();
+    byName.set(name, byDescription);
+  }
+  let declaration = byDescription.get(description);
   if (!declaration) {
     declaration = Object.freeze({ name, description, parameters });
-    bySchema.set(key, declaration);
+    byDescription.set(description, declaration);
   }
   return declaration;
 }

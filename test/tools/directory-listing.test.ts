@@ -30,6 +30,15 @@ describe("a plugin folder's listing, reused until the folder changes", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
+  it("sees two entries added one right after the other (file times are coarse: one tick can stamp both)", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "bdsh-listing-"));
+    writeFileSync(join(folder, "a.mjs"), "");
+    expect(await sorted(folder)).toEqual(["a.mjs"]);
+    writeFileSync(join(folder, "b.mjs"), "");
+    expect(await sorted(folder)).toEqual(["a.mjs", "b.mjs"]);
+    rmSync(folder, { recursive: true, force: true });
+  });
+
   it("a caller sorting its copy does not change what the next caller gets", async () => {
     const folder = mkdtempSync(join(tmpdir(), "bdsh-listing-"));
     for (const name of ["z.mjs", "a.mjs", "m.mjs"]) writeFileSync(join(folder, name), "");
