@@ -34,7 +34,8 @@
  *   # fsync at durability points off (store.sqlite_synchronous normal, store.postgres_synchronous_commit off),
  *   # BENCH_SOURCES=1 runs the sources through tsx instead of dist/cli/main.js, BDSH_TEST_MAIN=<main.js> another build,
  *   # BENCH_PROFILE=<dir> writes a --cpu-prof of each server there (SIGTERM at the end, so it is flushed),
- *   # BENCH_NODE_ARGS="--max-semi-space-size=64" runs the server's node with those flags.
+ *   # BENCH_NODE_ARGS="--max-semi-space-size=64" runs the server's node with those flags,
+ *   # BENCH_WARM (20) sets how many warm-up sessions run first.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -64,7 +65,8 @@ const STORES = (process.env.BENCH_STORES ?? "sqlite,postgres").split(",");
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 /** BENCH_NODE_ARGS: flags for the server's node (space-separated), to try V8 settings against the default. */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-const WARM = 20;
+/** BENCH_WARM: warm-up sessions before the clock (more leaves less of V8's compiling inside it). */
+const WARM = Number(process.env.BENCH_WARM ?? 20);
 /** BENCH_NO_FSYNC=1: `store.sqlite_synchronous: normal` and `store.postgres_synchronous_commit: off` (what the durability points cost). */
 const NO_FSYNC = process.env.BENCH_NO_FSYNC === "1";
 /** BENCH_PRIMED=1: each session first runs one turn answered at once (outside the clock), so the clock sees agents already cached. */
