@@ -73,7 +73,7 @@ import {
   uniqueIds,
 } from "./rows.js";
 import { MAX_CANDIDATES, pickSessionId, prefixRange, uniquePrefix } from "./session-ids.js";
-import { StatementCombiner } from "./statement-combiner.js";
+import { POOLED_STATEMENTS, StatementCombiner } from "./statement-combiner.js";
 import {
   AppendConflictError,
   type AppendOptions,
@@ -136,16 +136,12 @@ export class PostgresStore implements Store {
   /** Appends without a claim go through it: alone when the store is quiet, several sessions' together under load. */
   private readonly appends = new StatementCombiner<PreparedAppend, boolean>({
     run: (batch) => this.runAppends(batch),
-    inFlight: APPENDS_IN_FLIGHT,
-    maxWrites: MAX_APPENDS_PER_STATEMENT,
-    maxBytes: MAX_APPEND_BYTES_PER_STATEMENT,
+    ...POOLED_STATEMENTS,
   });
   /** Messages with their session's claim (`enqueueAndClaim`), gathered as appends are. */
   private readonly intake = new StatementCombiner<Intake, EnqueuedClaim>({
     run: (batch) => this.runIntake(batch),
-    inFlight: APPENDS_IN_FLIGHT,
-    maxWrites: MAX_APPENDS_PER_STATEMENT,
-    maxBytes: MAX_APPEND_BYTES_PER_STATEMENT,
+    ...POOLED_STATEMENTS,
   });
 
   constructor(options: PostgresStoreOptions) {
@@ -790,11 +786,6 @@ function intakeParameters(m: Intake): unknown[] {
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
-
-/** Group commit: statements out at once, and one statement's caps (statement-combiner.ts). */
-const APPENDS_IN_FLIGHT = 2;
-const MAX_APPENDS_PER_STATEMENT = 256;
-const MAX_APPEND_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
 
 /** About what an append sends: its events' text (for the combiner's byte cap). */
 function bytesOf(encoded: readonly EncodedEvent[]): number {

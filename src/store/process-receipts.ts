@@ -15,7 +15,7 @@
  */
 import type Database from "better-sqlite3";
 import type pg from "pg";
-import { StatementCombiner } from "./statement-combiner.js";
+import { POOLED_STATEMENTS, StatementCombiner } from "./statement-combiner.js";
 
 export type ReceiptState = "running" | "completed" | "failed" | "signaled" | "killed" | "lost";
 
@@ -260,9 +260,7 @@ export class PostgresProcessReceipts implements ProcessReceiptStore {
    */
   private readonly running = new StatementCombiner<{ host: string; sessionId: string }, ProcessReceipt[]>({
     run: (batch) => this.readRunning(batch),
-    inFlight: 2,
-    maxWrites: 256,
-    maxBytes: Number.POSITIVE_INFINITY,
+    ...POOLED_STATEMENTS,
   });
 
   constructor(private readonly pool: pg.Pool) {}

@@ -29,6 +29,13 @@ export type CombinerOptions<T, R> = {
   gather?: "microtask" | "immediate";
 };
 
+/**
+ * The limits a PostgreSQL store's combiners share (appends, messages, the opening read): two statements out
+ * at once, so one can wait on the disk while the next gathers (bench/RESULTS.md tried 1, 2 and 4), and at
+ * most 256 writes or 4 MiB in one statement.
+ */
+export const POOLED_STATEMENTS = { inFlight: 2, maxWrites: 256, maxBytes: 4 * 1024 * 1024 } as const;
+
 type Waiting<T, R> = {
   write: T;
   key: string;

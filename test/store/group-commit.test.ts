@@ -15,18 +15,14 @@ import {
   type StoreNotification,
   sessionLeaseName,
 } from "../../src/store/store.js";
-import { testDatabaseUrl } from "../support/database.js";
 import { waitUntil } from "../support/wait.js";
-import { type FreshDatabase, postgresHarness, type StoreHarness, sqliteHarness } from "./harness.js";
+import { bothStores, type FreshDatabase } from "./harness.js";
 import { recordBatches, recordStatements } from "./recorders.js";
 
 const OWNER = "server-a";
 const TTL = 60_000;
 
-describe.each([
-  ["SQLite", sqliteHarness()],
-  ["PostgreSQL", postgresHarness(testDatabaseUrl())],
-] as Array<[string, StoreHarness]>)("group commit on %s", (storeName, harness) => {
+describe.each(bothStores())("group commit on %s", (storeName, harness) => {
   let db: FreshDatabase;
   let store: Store;
   /** The size of every batch the store's append combiner sent, in order (SQLite: of its writes). */

@@ -11,6 +11,7 @@ import pg from "pg";
 import { PostgresStore } from "../../src/store/postgres-store.js";
 import { SqliteStore } from "../../src/store/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
+import { testDatabaseUrl } from "../support/database.js";
 
 /** How a child process opens the same database (see fixtures/open.ts). */
 export type StoreTarget = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
@@ -30,6 +31,14 @@ export type StoreHarness = {
   crossProcessNotificationsArePrecise: boolean;
   fresh(): Promise<FreshDatabase>;
 };
+
+/** The table a test runs on both stores with: `describe.each(bothStores())("… on %s", (name, harness) => …)`. */
+export function bothStores(): Array<[string, StoreHarness]> {
+  return [
+    ["SQLite", sqliteHarness()],
+    ["PostgreSQL", postgresHarness(testDatabaseUrl())],
+  ];
+}
 
 export function sqliteHarness(): StoreHarness {
   return {

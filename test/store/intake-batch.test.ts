@@ -16,17 +16,13 @@ import {
   type StoreNotification,
   sessionLeaseName,
 } from "../../src/store/store.js";
-import { testDatabaseUrl } from "../support/database.js";
 import { waitUntil } from "../support/wait.js";
-import { type FreshDatabase, postgresHarness, type StoreHarness, sqliteHarness } from "./harness.js";
+import { bothStores, type FreshDatabase } from "./harness.js";
 import { recordBatches, recordStatements } from "./recorders.js";
 
 const TTL = 60_000;
 
-describe.each([
-  ["SQLite", sqliteHarness()],
-  ["PostgreSQL", postgresHarness(testDatabaseUrl())],
-] as Array<[string, StoreHarness]>)("messages with their claim, together, on %s", (storeName, harness) => {
+describe.each(bothStores())("messages with their claim, together, on %s", (storeName, harness) => {
   let db: FreshDatabase;
   let store: Store;
   let batches: number[];
@@ -67,7 +63,7 @@ describe.each([
     return ids;
   }
 
-  it("queues many sessions' messages made at once, each claimed and read as alone, in one write", async () => {
+  it("queues many sessions' messages made at once, each claimed and read as alone, in one write (L4: the durable inbox)", async () => {
     const ids = await sessions(8);
     // Sessions 0–3 have a stored event; 4 and 5 are driven by another server; 6 has input waiting already.
     for (const id of ids.slice(0, 4)) await store.append(id, [status], 0);

@@ -7,14 +7,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ProcessCheckpoint } from "../../src/store/process-receipts.js";
 import type { Store } from "../../src/store/store.js";
-import { testDatabaseUrl } from "../support/database.js";
-import { type FreshDatabase, postgresHarness, type StoreHarness, sqliteHarness } from "./harness.js";
+import { bothStores, type FreshDatabase } from "./harness.js";
 import { recordStatements } from "./recorders.js";
 
-describe.each([
-  ["SQLite", sqliteHarness()],
-  ["PostgreSQL", postgresHarness(testDatabaseUrl())],
-] as Array<[string, StoreHarness]>)("running checkpoints read together, on %s", (storeName, harness) => {
+describe.each(bothStores())("running checkpoints read together, on %s", (storeName, harness) => {
   let db: FreshDatabase;
   let store: Store;
 
