@@ -2,8 +2,8 @@
  * The `bdsh` program. Commands register themselves on one commander program; every failure leaves as
  * one `bdsh: CODE: message` line and an exit code from INTERFACE.md.
  */
-import { readFileSync } from "node:fs";
 import { Command, CommanderError, type Option } from "commander";
+import { packageInfo } from "../config/package-root.js";
 import { Redactor } from "../log/redact.js";
 import { EnvironmentPolicy } from "../tools/terminal/child-env.js";
 import { registerApprovals } from "./commands/approvals.js";
@@ -23,14 +23,10 @@ import { sanitize } from "./render/terminal-text.js";
 import { addSharedOptions } from "./shared-options.js";
 import { registerSpeech } from "./speech.js";
 
-const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-  version: string;
-};
-
 export function buildProgram(output: Output, setExitCode: (code: number) => void): Command {
   const program = addSharedOptions(new Command("bdsh"))
     .description("A durable agent harness: agents that finish the job and survive crashes.")
-    .version(packageJson.version, "-v, --version")
+    .version(packageInfo().version, "-v, --version")
     .enablePositionalOptions()
     .exitOverride()
     .configureOutput({

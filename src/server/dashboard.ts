@@ -19,9 +19,9 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { extname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { packageInfo } from "../config/package-root.js";
 
 type Asset = { body: Buffer; gzip: Buffer | undefined; type: string; etag: string; immutable: boolean };
 
@@ -48,13 +48,10 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** Where the build puts the page: beside the compiled server (dist/), or under dist/ seen from src/. */
+/** Where the build puts the page (`dist/dashboard/` in the package), when it has been built. */
 export function defaultDashboardDir(): string | undefined {
-  const candidates = [
-    fileURLToPath(new URL("../dashboard/", import.meta.url)),
-    fileURLToPath(new URL("../../dist/dashboard/", import.meta.url)),
-  ];
-  return candidates.find((dir) => existsSync(join(dir, "index.html")));
+  const dir = join(packageInfo().root, "dist", "dashboard");
+  return existsSync(join(dir, "index.html")) ? dir : undefined;
 }
 
 /** Reads a built dashboard: `index.html` and every file under `assets/`, keyed by URL path. */

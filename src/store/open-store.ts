@@ -6,8 +6,8 @@
 import { mkdirSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import { PostgresStore, type PostgresSynchronousCommit } from "./postgres-store.js";
-import { SqliteStore, type SqliteSynchronous } from "./sqlite-store.js";
+import type { PostgresSynchronousCommit } from "./postgres-store.js";
+import type { SqliteSynchronous } from "./sqlite-store.js";
 import type { Store } from "./store.js";
 
 export type OpenStoreOptions = {
@@ -36,7 +36,7 @@ export type OpenStoreOptions = {
 export const SQLITE_FILE = "bdsh.db";
 
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const store = createStore(options);
+  const store = await createStore(options);
   try {
     await store.migrate();
   } catch (error) {
@@ -46,9 +46,13 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   return store;
 }
 
-/** The store `openStore` would open, not yet migrated. */
-export function createStore(options: OpenStoreOptions): Store {
-  if (options.databaseUrl)
+/**
+ * The store `openStore` would open, not yet migrated. Each store's module (and its driver: `pg`, or the
+ * native better-sqlite3) is loaded only when chosen, so a process pays for one database driver, not two.
+ */
+export async function createStore(options: OpenStoreOptions): Promise<Store> {
+  if (options.databaseUrl) {
+    const { PostgresStore } = await import("./postgres-store.js");
     return new PostgresStore({
       connectionString: withDefaultUser(options.databaseUrl),
       ...(options.postgresPoolSize === undefined ? {} : { poolSize: options.postgresPoolSize }),
@@ -56,6 +60,8 @@ export function createStore(options: OpenStoreOptions): Store {
         ? {}
         : { synchronousCommit: options.postgresSynchronousCommit }),
     });
+  }
+  const { SqliteStore } = await import("./sqlite-store.js");
   mkdirSync(options.home, { recursive: true, mode: 0o700 });
   return new SqliteStore(join(options.home, SQLITE_FILE), {
     ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),

@@ -28,8 +28,18 @@ export function runCli(
   /** Written to the child's stdin (closed after); none: stdin is closed at once. */
   input?: string,
 ): Promise<CliResult> {
+  return runNode([BDSH_MAIN, ...args], env, cwd, input);
+}
+
+/** Runs `node` with `argv` (node's own flags first, e.g. `--import`, then a script and its arguments). */
+export function runNode(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+  input?: string,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BDSH_MAIN, ...args], {
+    const child = spawn(process.execPath, argv, {
       env: { PATH: process.env.PATH, ...env },
       cwd: cwd ?? process.cwd(),
       stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
