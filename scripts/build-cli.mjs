@@ -14,12 +14,14 @@
  * - Inlined: the pure ES module packages of many small files, where the loader's cost per file dominates.
  *   Every other package stays an import of `node_modules`: native ones (better-sqlite3, tree-sitter), and
  *   CommonJS ones, which an ES module bundle could only inline with a `require` shim.
- * - Names are kept (`keepNames`): error classes name themselves from `new.target.name`, and a bundle would
- *   otherwise rename two classes of the same name in different modules.
+ * - No `keepNames`: it wraps every function and arrow function in a `__name` call that defines an own
+ *   `name` property, so each closure an agent makes costs more memory and time (about 110 KB more per
+ *   served session). Instead the build fails if the bundle renamed a class (two of one name in different
+ *   modules): error classes name themselves from `new.target.name`, which people read.
  * - Chunks sit one folder deeper than `main.js`, so code that finds files beside itself goes through
  *   `packageInfo()` (src/config/package-root.ts), not a fixed number of `../`.
  */
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -64,11 +66,28 @@ export async function buildCli() {
     format: "esm",
     platform: "node",
     target: "node20",
-    keepNames: true,
     sourcemap: "linked",
     plugins: [externalPackages],
     logLevel: "warning",
   });
+  const renamed = renamedClasses(cliDir);
+  if (renamed.length > 0)
+    throw new Error(`the bundle renamed classes (two of one name?): ${renamed.join(", ")}`);
+}
+
+/**
+ * Classes esbuild renamed to keep two of one name apart: `var Foo2 = class` beside `var Foo = class`, in the
+ * bundle's files.
+ */
+export function renamedClasses(dir) {
+  const files = ["main.js", ...readdirSync(join(dir, "chunks")).map((name) => join("chunks", name))];
+  const names = new Set(
+    files
+      .filter((file) => file.endsWith(".js"))
+      .flatMap((file) => [...readFileSync(join(dir, file), "utf8").matchAll(/\bvar (\w+) = class\b/g)])
+      .map((match) => match[1]),
+  );
+  return [...names].filter((name) => /\d$/.test(name) && names.has(name.replace(/\d+$/, "")));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildCli();
