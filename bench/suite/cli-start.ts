@@ -5,19 +5,24 @@
  * - `bundle`: the built binary, `dist/cli/main.js` (scripts/build-cli.mjs), what users and the tests run;
  * - `modules`: the same build's code as tsc wrote it, one file per module (what `dist/cli/main.js` was
  *   before the bundle), through an entry made for this run;
+ * - `bundle, no cache`: on Node 22 and later, the binary with its compile cache off
+ *   (`NODE_DISABLE_COMPILE_CACHE=1`);
  * - `base`: another build's `main.js` when `BASE_MAIN` names one (a before/after in one run);
  * - `pi`: pi's coding agent CLI (`@mariozechner/pi-coding-agent`, a devDependency), the TypeScript peer:
  *   `--version`, `--help`, and a one-reply `pi -p` against the same fake provider (`sessions list` has no
  *   counterpart there).
  *
- * Subjects alternate within each round, so a machine that slows down mid-run slows all of them. Run
- * `npm run build` first.
+ * Subjects alternate within each round, so a machine that slows down mid-run slows all of them. Each bdsh
+ * subject has a home of its own that exists from the start, so on Node 22 and later `bundle` runs with its
+ * compile cache (warm after its first run; `modules` and `base` start without one). Run `npm run build`
+ * first; run it with another Node from a checkout whose native modules are built for it.
  *
  *   node --import tsx bench/suite/cli-start.ts              # 10 rounds each
  *   ROUNDS=20 BASE_MAIN=/path/to/old/dist/cli/main.js node --import tsx bench/suite/cli-start.ts
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import module from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -78,16 +83,24 @@ const bdshCommands = {
   "sessions list": ["sessions", "list"],
   "run (one reply)": ["run", "hello"],
 };
-const bdshEnv = (name: string) => ({
-  PATH: process.env.PATH,
-  BDSH_HOME: join(scratch, `home-${name}`),
-  BDSH_BASE_URL: fake.url,
-  DEEPSEEK_API_KEY: "sk-bench",
-});
+/** A home that exists, as for anyone who has run bdsh before (the compile cache needs one: cli/compile-cache.ts). */
+function bdshEnv(name: string): NodeJS.ProcessEnv {
+  const home = join(scratch, `home-${name}`);
+  mkdirSync(home, { mode: 0o700 });
+  return { PATH: process.env.PATH, BDSH_HOME: home, BDSH_BASE_URL: fake.url, DEEPSEEK_API_KEY: "sk-bench" };
+}
 const subjects: Subject[] = [
   { name: "bundle", argv: [BUNDLE], env: bdshEnv("bundle"), commands: bdshCommands },
   { name: "modules", argv: [modulesEntry()], env: bdshEnv("modules"), commands: bdshCommands },
 ];
+// Node 22 and later: the bundle without its compile cache too, to show what the cache is worth.
+if (typeof (module as { enableCompileCache?: unknown }).enableCompileCache === "function")
+  subjects.push({
+    name: "bundle, no cache",
+    argv: [BUNDLE],
+    env: { ...bdshEnv("bundle-uncached"), NODE_DISABLE_COMPILE_CACHE: "1" },
+    commands: bdshCommands,
+  });
 if (process.env.BASE_MAIN)
   subjects.push({
     name: "base",
@@ -133,10 +146,10 @@ async function once(argv: string[], env: NodeJS.ProcessEnv): Promise<Sample> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const cell = (s: { wall: number; cpu: number } | undefined) =>
-  s ? `${s.wall.toFixed(0).padStart(5)} / ${s.cpu.toFixed(0).padStart(5)}` : "           -";
+  s ? `${s.wall.toFixed(0).padStart(8)} / ${s.cpu.toFixed(0).padStart(5)}` : "              -";
 
 console.log(`start-up, ${ROUNDS} rounds, median wall / CPU in ms (Node ${process.version})`);
-console.log(`${"command".padEnd(17)} ${subjects.map((s) => s.name.padStart(13)).join(" ")}   CPU ÷ bundle`);
+console.log(`${"command".padEnd(17)} ${subjects.map((s) => s.name.padStart(16)).join(" ")}   CPU ÷ bundle`);
 for (const command of Object.keys(bdshCommands)) {
   const samples = new Map<string, Sample[]>(subjects.map((s) => [s.name, []]));
   for (let round = 0; round < ROUNDS; round++)

@@ -5,16 +5,18 @@
  * different depth than the modules tsc writes. Each case runs the built CLI with a loader hook that records
  * every module the process loads.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import module from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module script without types; only its list of package names is read.
 import { INLINED_PACKAGES } from "../../scripts/build-cli.mjs";
+import { compileCacheDir } from "../../src/cli/compile-cache.js";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { startServe } from "../chaos/serve-process.js";
 import { testDatabaseUrl } from "../support/database.js";
-import { BDSH_MAIN, type CliResult, runNode } from "../support/run-cli.js";
+import { BDSH_MAIN, type CliResult, runCli, runNode } from "../support/run-cli.js";
 
 const RECORD_LOADS = new URL("./fixtures/record-loads.mjs", import.meta.url).href;
 
@@ -111,5 +113,24 @@ describe("the bundled bdsh", () => {
       served.child.kill("SIGTERM");
       await served.exited;
     }
+  });
+
+  it("keeps Node's compile cache in an existing home, private, and never creates a missing home", async () => {
+    const home = mkdtempSync(join(tmpdir(), "bdsh-bundle-home-"));
+    const first = await runCli(["--version"], { BDSH_HOME: home }, tmpdir());
+    expect(first.code).toBe(0);
+    const cache = compileCacheDir(home);
+    if (typeof (module as { enableCompileCache?: unknown }).enableCompileCache === "function") {
+      // Node 22 and later: the cache was written, inside the home, readable by its owner only.
+      expect(statSync(cache).mode & 0o777).toBe(0o700);
+      expect(readdirSync(cache).length).toBeGreaterThan(0);
+      const again = await runCli(["--version"], { BDSH_HOME: home }, tmpdir());
+      expect(again.stdout).toBe(first.stdout);
+    } else {
+      expect(existsSync(cache)).toBe(false);
+    }
+    const missing = join(home, "not-yet");
+    expect((await runCli(["--version"], { BDSH_HOME: missing }, tmpdir())).code).toBe(0);
+    expect(existsSync(missing)).toBe(false);
   });
 });

@@ -12,6 +12,7 @@ import {
   linkSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   statSync,
@@ -20,6 +21,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { compileCacheDir } from "../../src/cli/compile-cache.js";
 import { loadConfig } from "../../src/config/load.js";
 import { trustDirectory } from "../../src/config/trust.js";
 import { HookBus } from "../../src/hooks/hook-bus.js";
@@ -209,6 +211,22 @@ describe("$BDSH_HOME inside the workspace", () => {
       expect(trust).toContain(DENIED);
       expect(readFileSync(join(home, "trusted.json"), "utf8")).toBe('{"directories":[]}\n');
     }
+  });
+
+  it("neither write nor sandboxed bash can plant code in the compile cache the next bdsh runs", async () => {
+    const { workspace, home } = homeInWorkspace();
+    const cache = compileCacheDir(home);
+    mkdirSync(cache, { recursive: true, mode: 0o700 });
+    const { run } = tools(workspace, { home });
+    const planted = join(cache, "planted.bin");
+    expect(await run("write", { file_path: planted, content: "compiled code\n" })).toContain(DENIED);
+    const bash = await run("bash", {
+      command: `mkdir -p ${cache} && echo compiled > ${planted}; echo done`,
+      description: "plant a cache entry",
+    });
+    expect(bash).toContain("done"); // the command ran; only the home was out of its reach
+    expect(existsSync(planted)).toBe(false);
+    expect(readdirSync(cache)).toEqual([]);
   });
 
   it("a workspace inside $BDSH_HOME stays usable (as bubblewrap binds it back in); the rest of the home does not", async () => {
