@@ -11,6 +11,7 @@ import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
 import { testDatabaseUrl } from "../support/database.js";
+import { waitUntil } from "../support/wait.js";
 import {
   api,
   deferred,
@@ -110,9 +111,12 @@ describe("several servers on one PostgreSQL", () => {
     expect(durableIds(resumed.frames).slice(0, end.seq - cut)).toEqual(
       Array.from({ length: end.seq - cut }, (_, i) => cut + 1 + i),
     );
-    expect((await api(b.url, "GET", `/v1/sessions/${id}`, undefined, b.auth)).body).toMatchObject({
-      drivenBy: null,
-    });
+    // A's drive lets go of the lease in its last append, which follows `turn/end` (the idle status goes with
+    // it): seen from B, the session is driven by nobody once that append lands, not necessarily yet.
+    await waitUntil(
+      async () => (await api(b.url, "GET", `/v1/sessions/${id}`, undefined, b.auth)).body.drivenBy === null,
+      "A to let go of the session after its turn",
+    );
   });
 
   it("L7 from another server: cancel on B aborts the turn A drives (outcome remote)", async () => {
