@@ -2,8 +2,9 @@
  * The built `bdsh` is one bundle (scripts/build-cli.mjs): what the bundle inlines is never loaded again from
  * `node_modules`, a process loads the driver of the store it opens and not the other's, and code that finds
  * the package's own files (the version, the dashboard) finds them from the bundle's chunks, which sit at a
- * different depth than the modules tsc writes. Each case runs the built CLI with a loader hook that records
- * every module the process loads.
+ * different depth than the modules tsc writes; on Node 22 and later the binary keeps Node's compile cache in
+ * its home, privately. The first cases run the built CLI with a loader hook that records every module the
+ * process loads. Every case has a home of its own, never the real `~/.bdsh`.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import module from "node:module";
@@ -68,7 +69,8 @@ describe("the bundled bdsh", () => {
     const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
       version: string;
     };
-    const result = await bdshRecordingLoads(["--version"], {}, tmpdir());
+    const home = mkdtempSync(join(tmpdir(), "bdsh-bundle-home-"));
+    const result = await bdshRecordingLoads(["--version"], { BDSH_HOME: home }, tmpdir());
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe(packageJson.version);
     expect(result.modules.some((url) => url.includes("/dist/cli/chunks/"))).toBe(true);
