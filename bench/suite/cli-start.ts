@@ -1,6 +1,6 @@
 /**
- * What starting one `bdsh` process costs: wall and CPU time of `--version`, `--help`, `sessions list` and a
- * one-reply `run` (fake provider on loopback), for
+ * What starting one `bdsh` process costs: wall and CPU time of `--version`, `--help`, `sessions list`, a
+ * one-reply `run` (fake provider on loopback) and `serve` until it listens (its CPU counts its stop too), for
  *
  * - `bundle`: the built binary, `dist/cli/main.js` (scripts/build-cli.mjs), what users and the tests run;
  * - `modules`: the same build's code as tsc wrote it, one file per module (what `dist/cli/main.js` was
@@ -82,6 +82,7 @@ const bdshCommands = {
   "--help": ["--help"],
   "sessions list": ["sessions", "list"],
   "run (one reply)": ["run", "hello"],
+  "serve (listening)": ["serve", "--port", "0", "--host", "127.0.0.1"],
 };
 /** A home that exists, as for anyone who has run bdsh before (the compile cache needs one: cli/compile-cache.ts). */
 function bdshEnv(name: string): NodeJS.ProcessEnv {
@@ -129,18 +130,30 @@ function childrenCpuMs(): number {
   return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100; // USER_HZ is 100 on Linux
 }
 
-/** One child's wall time and CPU time (spawned asynchronously: the fake provider answers in this process). */
+/** `bdsh serve` is measured until it says it listens; then it is stopped (its CPU includes the stop). */
+const LISTENING = /serving on http/;
+
+/**
+ * One child's wall time and CPU time (spawned asynchronously: the fake provider answers in this process).
+ * A server's wall time ends when it is listening.
+ */
 async function once(argv: string[], env: NodeJS.ProcessEnv): Promise<Sample> {
   const cpu0 = childrenCpuMs();
   const t0 = performance.now();
   const child = spawn(process.execPath, argv, { env, cwd: workspace, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
+  let listeningMs: number | undefined;
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
+    if (listeningMs === undefined && LISTENING.test(stderr)) {
+      listeningMs = performance.now() - t0;
+      child.kill("SIGTERM");
+    }
   });
   const status = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  const wallMs = performance.now() - t0;
-  if (status !== 0) throw new Error(`${argv.join(" ")} exited ${status}: ${stderr}`);
+  const wallMs = listeningMs ?? performance.now() - t0;
+  if (status !== 0 && listeningMs === undefined)
+    throw new Error(`${argv.join(" ")} exited ${status}: ${stderr}`);
   return { wallMs, cpuMs: childrenCpuMs() - cpu0 };
 }
 
