@@ -17,7 +17,7 @@ import {
 } from "../../src/store/store.js";
 import { waitUntil } from "../support/wait.js";
 import { bothStores, type FreshDatabase } from "./harness.js";
-import { recordBatches, recordStatements } from "./recorders.js";
+import { recordCombiner } from "./recorders.js";
 
 const OWNER = "server-a";
 const TTL = 60_000;
@@ -33,10 +33,7 @@ describe.each(bothStores())("group commit on %s", (storeName, harness) => {
   beforeEach(async () => {
     db = await harness.fresh();
     store = await db.open();
-    batches = [];
-    appendStatements = [];
-    recordBatches(store, "appends", batches);
-    if (storeName === "PostgreSQL") recordStatements(store, "bdsh_append", appendStatements);
+    ({ batches, statements: appendStatements } = recordCombiner(store, storeName, "appends", "bdsh_append"));
   });
 
   afterEach(async () => {

@@ -18,7 +18,7 @@ import {
 } from "../../src/store/store.js";
 import { waitUntil } from "../support/wait.js";
 import { bothStores, type FreshDatabase } from "./harness.js";
-import { recordBatches, recordStatements } from "./recorders.js";
+import { recordCombiner } from "./recorders.js";
 
 const TTL = 60_000;
 
@@ -31,10 +31,7 @@ describe.each(bothStores())("messages with their claim, together, on %s", (store
   beforeEach(async () => {
     db = await harness.fresh();
     store = await db.open();
-    batches = [];
-    statements = [];
-    recordBatches(store, "intake", batches);
-    if (storeName === "PostgreSQL") recordStatements(store, "bdsh_enqueue", statements);
+    ({ batches, statements } = recordCombiner(store, storeName, "intake", "bdsh_enqueue"));
   });
 
   afterEach(async () => {
@@ -190,10 +187,12 @@ describe.each(bothStores())("messages with their claim, together, on %s", (store
 
   it("gives each session to one server when two servers' batches claim the same sessions at once", async () => {
     const other = await db.open();
-    const otherBatches: number[] = [];
-    const otherStatements: string[] = [];
-    recordBatches(other, "intake", otherBatches);
-    if (storeName === "PostgreSQL") recordStatements(other, "bdsh_enqueue", otherStatements);
+    const { batches: otherBatches, statements: otherStatements } = recordCombiner(
+      other,
+      storeName,
+      "intake",
+      "bdsh_enqueue",
+    );
     const ids = await sessions(6);
     reset();
     // Each server sends a message to every session, in opposite orders: their leases are taken in the same

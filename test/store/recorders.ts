@@ -31,3 +31,20 @@ export function recordStatements(store: Store, prefix: string, into: string[]): 
     return query(...args);
   };
 }
+
+/**
+ * Both records of one combiner, as the group-commit tests take them: the size of every batch it sends, and
+ * on PostgreSQL the names of its pool's statements that start with `prefix`.
+ */
+export function recordCombiner(
+  store: Store,
+  storeName: string,
+  which: "appends" | "intake",
+  prefix: string,
+): { batches: number[]; statements: string[] } {
+  const batches: number[] = [];
+  const statements: string[] = [];
+  recordBatches(store, which, batches);
+  if (storeName === "PostgreSQL") recordStatements(store, prefix, statements);
+  return { batches, statements };
+}
